@@ -1,0 +1,1 @@
+// PLACEHOLDER until the neighbor cache lands.

@@ -1,0 +1,46 @@
+// The inspector's output for one mini-batch (DESIGN.md "Trace"), and for a superbatch.
+//
+// node_ids: the batch's unique sampled node ids, seeds first (node_ids[0..num_seeds)
+// are the seeds in batch order), then every other node in first-seen order while
+// sampling hop 1, hop 2, ... — so the nodes reached within h hops are a prefix.
+// blocks: one per GNN layer, ordered input layer first (blocks[0] consumes the raw
+// features of node_ids[0..blocks[0].num_src)), output layer last
+// (blocks.back().num_dst == num_seeds). A block is CSR over destination nodes in
+// *local* ids: the in-neighbors of local dst d are
+// col_idx[row_ptr[d] .. row_ptr[d+1]), each a local id < num_src. Destinations are
+// node_ids[0..num_dst) and num_dst <= num_src, so a block's dst are a prefix of its src.
+//
+// Plain values; no I/O here (see trace_store.h for files).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace seer {
+
+struct LayerBlock {
+  int64_t num_dst = 0;
+  int64_t num_src = 0;
+  std::vector<int64_t> row_ptr;   // num_dst + 1
+  std::vector<int32_t> col_idx;   // row_ptr[num_dst] entries, local src ids
+};
+
+struct BatchTrace {
+  int64_t epoch = 0;
+  int64_t batch_index = 0;         // index of the batch within its epoch
+  int64_t num_seeds = 0;
+  std::vector<int64_t> node_ids;   // global ids, seeds first
+  std::vector<LayerBlock> blocks;  // input layer first
+
+  const int64_t* seeds() const { return node_ids.data(); }
+  bool operator==(const BatchTrace& other) const;
+};
+
+struct SuperbatchTrace {
+  int64_t epoch = 0;
+  int64_t superbatch_index = 0;    // within the epoch
+  std::vector<BatchTrace> batches;
+};
+
+}  // namespace seer

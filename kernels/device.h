@@ -1,0 +1,16 @@
+// Whether a CUDA device can be used. Plain C++ entry points: callers never see CUDA
+// headers. On a build without CUDA every function answers "no device".
+#pragma once
+
+#include <string>
+
+namespace seer::kernels {
+
+// True when this binary was compiled with the CUDA kernels.
+bool BuiltWithCuda();
+// Number of usable CUDA devices (0 without CUDA, without a driver or without a GPU).
+int CudaDeviceCount();
+// "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)" or "none (<reason>)".
+std::string DescribeDevice();
+
+}  // namespace seer::kernels

@@ -1,0 +1,10 @@
+// Built when CUDA is not available: every query answers "no device".
+#include "kernels/device.h"
+
+namespace seer::kernels {
+
+bool BuiltWithCuda() { return false; }
+int CudaDeviceCount() { return 0; }
+std::string DescribeDevice() { return "none (built without CUDA)"; }
+
+}  // namespace seer::kernels
