@@ -1,0 +1,34 @@
+// Node degrees of a dataset's CSC topology (DESIGN.md "On-disk dataset format").
+//
+// In-degrees come straight from indptr (in RAM). Out-degrees need one sequential pass
+// over indices.bin: out_degree[u] = number of times u appears as an in-neighbor, i.e.
+// the number of nodes whose sampling can reach u. Both the neighbor cache (Ginex §3.2
+// score out/in) and the static-degree feature-cache policy (PaGraph) rank by them.
+//
+// ComputeOutDegrees reads indices.bin in large sequential chunks (buffered pread with
+// POSIX_FADV_SEQUENTIAL), never one read per node. It blocks; not thread-safe with
+// respect to the `progress` object only if that object is shared elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "storage/dataset.h"
+#include "storage/status.h"
+
+namespace seer {
+
+struct DegreeScanOptions {
+  int64_t chunk_bytes = 8 << 20;  // sequential read size
+  bool show_progress = false;     // progress line on stderr (storage/progress.h)
+};
+
+// out_degree[u] for every node u in [0, num_nodes). Ids >= num_nodes in indices.bin are
+// a kCorrupt error naming the file and the byte offset of the bad entry.
+Result<std::vector<int64_t>> ComputeOutDegrees(const Dataset& dataset,
+                                               const DegreeScanOptions& options = {});
+
+// in_degree[v] = indptr[v+1] - indptr[v]; indptr must have num_nodes+1 entries.
+std::vector<int64_t> InDegreesFromIndptr(const std::vector<int64_t>& indptr);
+
+}  // namespace seer
