@@ -60,6 +60,7 @@ Status AtomicFileWriter::Append(const void* data, int64_t length_bytes) {
   if (closed_) throw std::logic_error("AtomicFileWriter::Append after Close");
   const char* in = static_cast<const char*>(data);
   bytes_written_ += length_bytes;
+  hash_.Update(in, static_cast<size_t>(length_bytes));
   if (static_cast<size_t>(length_bytes) >= kBufferBytes) {
     SEER_RETURN_IF_ERROR(Flush());
     return WriteFull(fd_.get(), in, length_bytes, temp_path_);

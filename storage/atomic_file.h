@@ -2,13 +2,15 @@
 // on Close(), fsyncs it, renames it over the final name and fsyncs the directory.
 // Destroying a writer that was not closed removes the temporary file, so a crash or
 // an error never leaves a half-written file under the final name.
-// Sequential, buffered (1 MiB) writes. Not thread-safe.
+// Sequential, buffered (1 MiB) writes; the bytes are hashed (xxh64) as they pass.
+// Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "storage/checksum.h"
 #include "storage/status.h"
 #include "storage/unique_fd.h"
 
@@ -29,6 +31,8 @@ class AtomicFileWriter {
   // Appends zero bytes until the size is a multiple of `alignment`.
   Status PadTo(int64_t alignment);
   int64_t bytes_written() const { return bytes_written_; }
+  // xxh64 of every byte appended so far (streamed, so no re-read is needed).
+  uint64_t xxh64() const { return hash_.Digest(); }
   const std::string& final_path() const { return final_path_; }
 
   // Flush, fsync, rename to the final name, fsync the directory.
@@ -45,6 +49,7 @@ class AtomicFileWriter {
   UniqueFd fd_;
   std::vector<char> buffer_;
   int64_t bytes_written_ = 0;
+  Xxh64 hash_;
   bool closed_ = false;
 };
 
