@@ -1,0 +1,109 @@
+// The inspector's superbatch driver (Ginex §3.1 "superbatch sample", DESIGN.md).
+//
+// Topology: owns what sampling reads — indptr in RAM, the indices.bin BlockReader, and
+// an optional neighbor cache (built in memory for a budget, or loaded from DIR/ncache).
+//
+// SuperbatchSampler: per epoch, shuffles the seed ids (training ids) with a generator
+// seeded by (seed, epoch), cuts them into batches of batch_size and superbatches of S
+// batches — the last batch and the last superbatch may be short, nothing is dropped —
+// and samples superbatch k of epoch e with TBB workers, one batch per task. The result
+// is a function of (seed, epoch, k) only: identical for any thread count.
+//
+// Pipeline use (executor): for e, for k in [0, num_superbatches()): Sample(e, k) → hand
+// the SuperbatchTrace to the planner (optionally through a TraceStore). Sample() blocks
+// until every batch of the superbatch is done; errors from workers come back as the
+// Status of the lowest failing batch (naming file and offset), and no partial trace is
+// returned. One Sample() at a time per SuperbatchSampler (calls are serialized by an
+// internal mutex); the Topology must outlive the sampler.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/neighbor_cache.h"
+#include "inspector/sampler.h"
+#include "inspector/trace.h"
+#include "storage/dataset.h"
+#include "storage/direct_reader.h"
+#include "storage/status.h"
+
+namespace seer {
+
+struct TopologyOptions {
+  DirectReaderOptions reader;
+  // Neighbor cache: when ncache_dir is non-empty it is loaded from there; otherwise one
+  // is built in memory for ncache_budget_bytes (0 = none).
+  std::string ncache_dir;
+  int64_t ncache_budget_bytes = 0;
+  bool show_progress = false;
+};
+
+class Topology {
+ public:
+  static Result<std::unique_ptr<Topology>> Open(const Dataset& dataset,
+                                                const TopologyOptions& options);
+  // For tests and benchmarks: a topology over any reader (e.g. an in-RAM one).
+  Topology(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+           IndexDtype index_dtype, NeighborCache ncache);
+
+  TopologyView view() const;
+  const std::vector<int64_t>& indptr() const { return indptr_; }
+  const NeighborCache& ncache() const { return ncache_; }
+  BlockReader& indices() const { return *indices_; }
+  int64_t num_nodes() const { return static_cast<int64_t>(indptr_.size()) - 1; }
+
+ private:
+  std::vector<int64_t> indptr_;
+  std::unique_ptr<BlockReader> indices_;
+  IndexDtype index_dtype_;
+  NeighborCache ncache_;
+};
+
+struct SuperbatchOptions {
+  int64_t batch_size = 1000;
+  int64_t superbatch_size = 100;  // S: batches per superbatch
+  int num_threads = 0;            // 0 = TBB default (all cores)
+  bool shuffle = true;            // false: seeds in the given order (evaluation)
+  SamplerOptions sampler;
+};
+
+// What one Sample() call did.
+struct SuperbatchStats {
+  int64_t epoch = 0;
+  int64_t superbatch_index = 0;
+  int64_t unique_nodes = 0;   // distinct node ids over all batches of the superbatch
+  SampleStats sample;         // batches, sampled nodes, edges, ncache hits, reads
+  double seconds = 0;
+};
+
+class SuperbatchSampler {
+ public:
+  // seed_ids: distinct ids < num_nodes (checked: kInvalidArgument naming the first bad
+  // one). Options are checked too (batch_size, superbatch_size >= 1, fan-outs).
+  static Result<SuperbatchSampler> Create(TopologyView topology, std::vector<int64_t> seed_ids,
+                                          SuperbatchOptions options);
+  SuperbatchSampler(SuperbatchSampler&&) noexcept;
+  SuperbatchSampler& operator=(SuperbatchSampler&&) noexcept;
+  ~SuperbatchSampler();
+
+  int64_t num_seeds() const;
+  int64_t num_batches() const;        // per epoch: ceil(num_seeds / batch_size)
+  int64_t num_superbatches() const;   // per epoch: ceil(num_batches / S)
+  int64_t num_batches_in(int64_t k) const;  // S, or fewer for the last superbatch
+  const SuperbatchOptions& options() const;
+
+  // The seed order of an epoch (the shuffled ids); batch b is [b*batch_size, ...).
+  std::vector<int64_t> EpochOrder(int64_t epoch) const;
+
+  // Samples superbatch k (0 <= k < num_superbatches()) of `epoch`.
+  Result<SuperbatchTrace> Sample(int64_t epoch, int64_t k, SuperbatchStats* stats = nullptr);
+
+ private:
+  struct Impl;
+  explicit SuperbatchSampler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace seer
