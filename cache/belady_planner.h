@@ -1,0 +1,156 @@
+// BeladyPlanner: exact Belady changesets for one superbatch (DESIGN.md "Planner: exact
+// Belady changesets", Ginex §3.3-3.4), on the CPU or on a CUDA device, byte-identical.
+//
+// Input: the cache state C0 (slot -> node id, kFreeSlot = empty; its length is the
+// capacity K in rows), carried over from the previous superbatch, and ids_0..ids_{S-1}
+// (each batch's unique node ids; an id may not repeat inside one batch). The rule:
+//
+//   C_{i+1} = the K smallest elements of C_i ∪ ids_i under the key
+//             (next_use_i(v), v ∉ C_i, v)      lexicographic, ∞ last,
+//   next_use_i(v) = first j > i with v ∈ ids_j, or ∞ (only this superbatch is known).
+//
+// Consequences worth knowing:
+//  * When |C_i ∪ ids_i| <= K everything is kept, including nodes never used again:
+//    free capacity is filled ("keep the K smallest"), so a cold cache fills on demand.
+//    A free slot is "nothing there" and loses to any node.
+//  * At the last iteration every key is ∞, so a full cache keeps its content (cached
+//    nodes win the tie) and the final state is carried into the next superbatch.
+//  * misses_i = |ids_i \ C_i|; hits are served from the cache before the changeset of
+//    iteration i is applied (the executor gathers, then applies).
+//
+// Changeset i (what turns C_i into C_{i+1}), all deterministic:
+//  * out_slots / out_ids: the evicted nodes and the slots they held, ascending slot.
+//  * in_ids / in_positions: the inserted nodes (always misses of iteration i) and their
+//    positions in ids_i, ascending position — the executor copies their rows from the
+//    batch buffer, no extra read.
+//  * in_slots: where each inserted node goes. Slot rule: after the evictions of
+//    iteration i, take the free slots (never-filled ones and those just freed) in
+//    ascending slot order; the k-th inserted node (in ascending position) gets the k-th
+//    smallest free slot.
+//
+// Complexity (CPU): next-use tracking is O(T log T) for T total accesses by sorting
+// (node, access position) pairs — no per-node array, so node ids may be large; memory
+// is about 20 bytes per access. The cache is kept as buckets by next-use iteration
+// (heaps ordered by id), so iteration i costs O(|ids_i| log) — never O(K).
+// The GPU path (kernels/belady_gpu.h) re-sorts C_i ∪ ids_i per iteration (O(K + |ids_i|)
+// per iteration on the device), following Ginex; both obey the rule above exactly.
+//
+// Thread-safety: PlanBelady is a pure function (uses TBB internally); ChangesetStore is
+// a single-threaded object.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/status.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+
+inline constexpr int64_t kFreeSlot = -1;
+
+// A batch's unique node ids, borrowed (e.g. BatchTrace::node_ids).
+struct IdSpan {
+  const int64_t* data = nullptr;
+  int64_t size = 0;
+};
+std::vector<IdSpan> MakeIdSpans(const std::vector<std::vector<int64_t>>& batches);
+
+struct Changeset {
+  int64_t num_accesses = 0;           // |ids_i|
+  int64_t num_misses = 0;             // |ids_i \ C_i|
+  std::vector<int64_t> in_ids;        // ascending position
+  std::vector<int32_t> in_positions;  // positions in ids_i
+  std::vector<int32_t> in_slots;      // slot each in_id goes to (rule above)
+  std::vector<int64_t> out_ids;       // evicted nodes, ascending slot
+  std::vector<int32_t> out_slots;
+
+  int64_t num_hits() const { return num_accesses - num_misses; }
+  int64_t ByteSize() const;
+  bool operator==(const Changeset& other) const;
+};
+
+// Changesets of a superbatch, in iteration order. Kept in RAM until `budget_bytes` of
+// changesets are held; later ones are appended to a spill file in `spill_dir`
+// (runtime file, removed by the destructor). spill_dir "" = never spill.
+//
+// Spill file format (little-endian, one record per spilled changeset, back to back):
+//   int64 magic 0x31475343524553 ("SERCSG1"), int64 num_accesses, int64 num_misses,
+//   int64 n_in, int64 n_out, int64 in_ids[n_in], int32 in_positions[n_in],
+//   int32 in_slots[n_in], int64 out_ids[n_out], int32 out_slots[n_out]
+// The record offsets are kept in RAM; Get() reads one record back with pread.
+class ChangesetStore {
+ public:
+  static constexpr int64_t kUnlimited = INT64_MAX;
+  explicit ChangesetStore(int64_t budget_bytes = kUnlimited, std::string spill_dir = "");
+  ChangesetStore(ChangesetStore&&) noexcept;
+  ChangesetStore& operator=(ChangesetStore&&) noexcept;
+  ~ChangesetStore();
+
+  Status Append(Changeset changeset);
+  int64_t size() const { return static_cast<int64_t>(entries_.size()); }
+  // Changeset i (a copy from RAM, or read back from the spill file).
+  Result<Changeset> Get(int64_t i) const;
+
+  int64_t ram_bytes() const { return ram_bytes_; }
+  int64_t spilled_bytes() const { return spilled_bytes_; }
+  int64_t num_spilled() const { return num_spilled_; }
+  const std::string& spill_path() const { return spill_path_; }
+
+ private:
+  struct Entry {
+    std::unique_ptr<Changeset> ram;  // null when spilled
+    int64_t offset_bytes = -1;       // in the spill file
+    int64_t length_bytes = 0;
+  };
+  int64_t budget_bytes_;
+  std::string spill_dir_;
+  std::string spill_path_;
+  UniqueFd spill_fd_;
+  std::vector<Entry> entries_;
+  int64_t ram_bytes_ = 0;
+  int64_t spilled_bytes_ = 0;
+  int64_t num_spilled_ = 0;
+};
+
+enum class PlannerDevice { kAuto, kCpu, kGpu };
+// "auto" | "cpu" | "gpu"; anything else is kInvalidArgument naming the value.
+Result<PlannerDevice> ParsePlannerDevice(const std::string& text);
+const char* PlannerDeviceName(PlannerDevice device);
+// kAuto -> kGpu when built with CUDA and a device is present, else kCpu.
+PlannerDevice ResolvePlannerDevice(PlannerDevice device);
+
+struct BeladyPlannerOptions {
+  PlannerDevice device = PlannerDevice::kAuto;
+  int64_t changeset_budget_bytes = ChangesetStore::kUnlimited;
+  std::string spill_dir;  // "" = never spill
+};
+
+struct BeladyPlan {
+  ChangesetStore changesets;        // one per batch
+  std::vector<int64_t> final_slots; // C_S: slot -> node id, carry into the next superbatch
+  int64_t num_accesses = 0;
+  int64_t num_misses = 0;
+  PlannerDevice device_used = PlannerDevice::kCpu;
+};
+
+// Plans one superbatch. initial_slots = C0 (size = capacity K; ids unique, >= 0 or
+// kFreeSlot). Errors: kInvalidArgument for a negative id, an id repeated inside a batch
+// or inside C0; kUnsupported for kGpu on a build without CUDA or without a device (and
+// for ids/shapes the GPU path cannot pack — kAuto then falls back to the CPU).
+Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
+                              const std::vector<IdSpan>& batches,
+                              const BeladyPlannerOptions& options = {});
+
+// The optimal prefetch (DESIGN.md "Fair comparison"): the K nodes whose first use in
+// `batches` comes earliest (ties: lower id), in slots 0.. in that order; the rest free.
+std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows);
+
+// An empty cache of `capacity_rows` slots.
+inline std::vector<int64_t> EmptyCacheState(int64_t capacity_rows) {
+  return std::vector<int64_t>(static_cast<size_t>(capacity_rows), kFreeSlot);
+}
+
+}  // namespace seer
