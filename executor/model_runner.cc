@@ -1,0 +1,612 @@
+// libtorch implementation of ModelRunner: the GNN layers on per-layer blocks, Adam,
+// checkpoints and model files. The only executor TU besides none that includes torch —
+// keep it that way, every torch TU costs ~a minute of compile time on 2 cores.
+//
+// Model-file key names (SaveModel; l = layer index, input layer first):
+//   sage: layer{l}.self.weight [out,in], layer{l}.self.bias [out], layer{l}.neigh.weight [out,in]
+//         h_dst' = self(h_dst) + neigh(mean of h_src over the dst's in-neighbors)
+//   gcn:  layer{l}.lin.weight [out,in], layer{l}.lin.bias [out]
+//         h_dst' = lin(sum over N(d)+{d} of h_s / sqrt((indeg_d+1)(outdeg_s+1)))
+//   gat:  layer{l}.fc.weight [H*F,in], layer{l}.attn_l [H,F], layer{l}.attn_r [H,F],
+//         layer{l}.bias [H*F] (hidden layers, heads concatenated) or [F] (last, mean)
+//   mlp:  layer{l}.lin.weight, layer{l}.lin.bias   (seed features only)
+//   seer.config: str, the ModelConfig as JSON.
+// Hidden layers are followed by ReLU (ELU for GAT) and dropout.
+#include "executor/model_runner.h"
+
+#include <torch/torch.h>
+#include <torch/serialize.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+
+#include "storage/atomic_file.h"
+#include "storage/checksum.h"
+#include "storage/json.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+using torch::Tensor;
+
+// ---- blocks as tensors --------------------------------------------------------------
+
+struct BlockTensors {
+  int64_t num_dst = 0;
+  int64_t num_src = 0;
+  Tensor edge_dst;   // int64 [E]
+  Tensor edge_src;   // int64 [E]
+  Tensor in_degree;  // float [num_dst]
+};
+
+BlockTensors ToBlockTensors(const LayerBlock& block, const torch::Device& device) {
+  if (static_cast<int64_t>(block.row_ptr.size()) != block.num_dst + 1 ||
+      block.num_dst > block.num_src) {
+    throw std::invalid_argument("malformed LayerBlock (row_ptr size or num_dst > num_src)");
+  }
+  const int64_t num_edges = block.row_ptr.back();
+  BlockTensors t;
+  t.num_dst = block.num_dst;
+  t.num_src = block.num_src;
+  auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  Tensor dst = torch::empty({num_edges}, i64);
+  Tensor src = torch::empty({num_edges}, i64);
+  Tensor deg = torch::empty({block.num_dst}, torch::kFloat32);
+  int64_t* dst_p = dst.data_ptr<int64_t>();
+  int64_t* src_p = src.data_ptr<int64_t>();
+  float* deg_p = deg.data_ptr<float>();
+  for (int64_t d = 0; d < block.num_dst; ++d) {
+    deg_p[d] = static_cast<float>(block.row_ptr[d + 1] - block.row_ptr[d]);
+    for (int64_t e = block.row_ptr[d]; e < block.row_ptr[d + 1]; ++e) {
+      const int32_t s = block.col_idx[e];
+      if (s < 0 || s >= block.num_src) throw std::invalid_argument("LayerBlock col_idx out of range");
+      dst_p[e] = d;
+      src_p[e] = s;
+    }
+  }
+  t.edge_dst = dst.to(device);
+  t.edge_src = src.to(device);
+  t.in_degree = deg.to(device);
+  return t;
+}
+
+// Sum of rows[src] into dst rows: deterministic on the CPU (index_add_ walks the index
+// in order), and its backward is an index_select.
+Tensor ScatterSum(const Tensor& messages, const Tensor& index, int64_t num_rows) {
+  std::vector<int64_t> shape = messages.sizes().vec();
+  shape[0] = num_rows;
+  return torch::zeros(shape, messages.options()).index_add(0, index, messages);
+}
+
+// ---- layers -------------------------------------------------------------------------
+
+struct GnnLayerImpl : torch::nn::Module {
+  GnnLayerImpl(ModelKind kind, int64_t in, int64_t out, int64_t heads, bool last)
+      : kind_(kind), heads_(heads), last_(last) {
+    switch (kind) {
+      case ModelKind::kSage:
+        self_ = register_module("self", torch::nn::Linear(in, out));
+        neigh_ = register_module("neigh", torch::nn::Linear(torch::nn::LinearOptions(in, out).bias(false)));
+        break;
+      case ModelKind::kGcn:
+      case ModelKind::kMlp:
+        lin_ = register_module("lin", torch::nn::Linear(in, out));
+        break;
+      case ModelKind::kGat: {
+        const int64_t per_head = last ? out : out / heads;
+        per_head_ = per_head;
+        fc_ = register_module("fc", torch::nn::Linear(torch::nn::LinearOptions(in, heads * per_head).bias(false)));
+        attn_l_ = register_parameter("attn_l", torch::empty({heads, per_head}));
+        attn_r_ = register_parameter("attn_r", torch::empty({heads, per_head}));
+        bias_ = register_parameter("bias", torch::zeros({last ? per_head : heads * per_head}));
+        torch::NoGradGuard no_grad;
+        const double bound = std::sqrt(6.0 / static_cast<double>(1 + per_head));
+        attn_l_.uniform_(-bound, bound);
+        attn_r_.uniform_(-bound, bound);
+        break;
+      }
+    }
+  }
+
+  // h: [num_src, in] rows of the block's src nodes (dst = first num_dst rows).
+  Tensor Forward(const Tensor& h, const BlockTensors& b) {
+    const Tensor h_dst = h.narrow(0, 0, b.num_dst);
+    switch (kind_) {
+      case ModelKind::kSage: {
+        Tensor sum = ScatterSum(h.index_select(0, b.edge_src), b.edge_dst, b.num_dst);
+        Tensor mean = sum / b.in_degree.clamp_min(1).unsqueeze(1);
+        return self_(h_dst) + neigh_(mean);
+      }
+      case ModelKind::kGcn: {
+        Tensor out_degree = ScatterSum(torch::ones({b.edge_src.size(0)}, h.options()), b.edge_src, b.num_src);
+        Tensor norm_src = (out_degree + 1).rsqrt().unsqueeze(1);
+        Tensor norm_dst = (b.in_degree + 1).rsqrt().unsqueeze(1);
+        Tensor msgs = h.index_select(0, b.edge_src) * norm_src.index_select(0, b.edge_src);
+        Tensor agg = ScatterSum(msgs, b.edge_dst, b.num_dst) + h_dst * norm_src.narrow(0, 0, b.num_dst);
+        return lin_(agg * norm_dst);
+      }
+      case ModelKind::kGat: {
+        const int64_t n_src = h.size(0);
+        Tensor z = fc_(h).view({n_src, heads_, per_head_});
+        Tensor el = (z * attn_l_).sum(-1);                        // [num_src, H]
+        Tensor er = (z.narrow(0, 0, b.num_dst) * attn_r_).sum(-1);  // [num_dst, H]
+        // Self loops so every destination attends to at least itself.
+        Tensor loops = torch::arange(b.num_dst, b.edge_dst.options());
+        Tensor src = torch::cat({b.edge_src, loops});
+        Tensor dst = torch::cat({b.edge_dst, loops});
+        Tensor e = torch::leaky_relu(el.index_select(0, src) + er.index_select(0, dst), 0.2);
+        Tensor e_max;
+        {
+          // Softmax is invariant to a per-destination shift; the max only keeps exp() finite.
+          torch::NoGradGuard no_grad;
+          Tensor idx = dst.unsqueeze(1).expand({dst.size(0), heads_});
+          e_max = torch::zeros({b.num_dst, heads_}, e.options())
+                      .scatter_reduce(0, idx, e, "amax", /*include_self=*/false);
+        }
+        Tensor w = torch::exp(e - e_max.index_select(0, dst));
+        Tensor denom = ScatterSum(w, dst, b.num_dst);
+        Tensor alpha = w / denom.index_select(0, dst);
+        Tensor out = ScatterSum(z.index_select(0, src) * alpha.unsqueeze(-1), dst, b.num_dst);
+        if (last_) return out.mean(1) + bias_;
+        return out.flatten(1) + bias_;
+      }
+      case ModelKind::kMlp:
+        return lin_(h_dst);
+    }
+    throw std::logic_error("unknown model kind");
+  }
+
+  ModelKind kind_;
+  int64_t heads_;
+  int64_t per_head_ = 0;
+  bool last_;
+  torch::nn::Linear self_{nullptr}, neigh_{nullptr}, lin_{nullptr}, fc_{nullptr};
+  Tensor attn_l_, attn_r_, bias_;
+};
+TORCH_MODULE(GnnLayer);
+
+struct GnnNetImpl : torch::nn::Module {
+  explicit GnnNetImpl(const ModelConfig& c) : config_(c) {
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      const bool last = l + 1 == c.num_layers;
+      const int64_t in = l == 0 ? c.in_dim : c.hidden;
+      const int64_t out = last ? c.num_classes : c.hidden;
+      layers_.push_back(register_module("layer" + std::to_string(l),
+                                        GnnLayer(c.kind, in, out, c.heads, last)));
+    }
+  }
+
+  // x: [>= blocks[0].num_src, in_dim]. Returns logits [num_seeds, C]; *embedding (if
+  // given) = the last layer's input restricted to the seeds.
+  Tensor Forward(const Tensor& x, const std::vector<BlockTensors>& blocks, int64_t num_seeds,
+                 Tensor* embedding) {
+    if (config_.kind == ModelKind::kMlp) {
+      // Features only: every layer sees the seed rows, never a neighbor.
+      Tensor h = x.narrow(0, 0, num_seeds);
+      for (size_t l = 0; l < layers_.size(); ++l) {
+        if (l + 1 == layers_.size() && embedding) *embedding = h;
+        BlockTensors self_block;
+        self_block.num_dst = num_seeds;
+        self_block.num_src = num_seeds;
+        h = layers_[l]->Forward(h, self_block);
+        if (l + 1 < layers_.size()) h = torch::dropout(torch::relu(h), config_.dropout, is_training());
+      }
+      return h;
+    }
+    Tensor h = x.narrow(0, 0, blocks[0].num_src);
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      if (l + 1 == layers_.size() && embedding) *embedding = h.narrow(0, 0, num_seeds);
+      h = layers_[l]->Forward(h, blocks[l]);
+      if (l + 1 < layers_.size()) {
+        h = config_.kind == ModelKind::kGat ? torch::elu(h) : torch::relu(h);
+        h = torch::dropout(h, config_.dropout, is_training());
+      }
+    }
+    return h;
+  }
+
+  ModelConfig config_;
+  std::vector<GnnLayer> layers_;
+};
+TORCH_MODULE(GnnNet);
+
+// splitmix64: the per-step dropout seed from (seed, epoch, batch).
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr const char* kCheckpointFormat = "seer-checkpoint";
+constexpr int kCheckpointVersion = 1;
+
+JsonValue PositionToJson(const TrainPosition& p) {
+  JsonValue j = JsonValue::Object();
+  j.Set("epoch", JsonValue::Int(p.epoch));
+  j.Set("next_superbatch", JsonValue::Int(p.next_superbatch));
+  j.Set("global_step", JsonValue::Int(p.global_step));
+  j.Set("seed", JsonValue::String(std::to_string(p.seed)));  // uint64 does not fit int64
+  j.Set("best_valid_accuracy", JsonValue::Double(p.best_valid_accuracy));
+  j.Set("best_epoch", JsonValue::Int(p.best_epoch));
+  return j;
+}
+
+Result<TrainPosition> PositionFromJson(const JsonValue& j, const std::string& path) {
+  TrainPosition p;
+  auto get_int = [&](const char* key, int64_t* out) -> Status {
+    const JsonValue* v = j.Find(key);
+    if (!v || !v->is_int()) return Corrupt(path + ": checkpoint position lacks integer '" + key + "'");
+    *out = v->as_int();
+    return Status::Ok();
+  };
+  SEER_RETURN_IF_ERROR(get_int("epoch", &p.epoch));
+  SEER_RETURN_IF_ERROR(get_int("next_superbatch", &p.next_superbatch));
+  SEER_RETURN_IF_ERROR(get_int("global_step", &p.global_step));
+  SEER_RETURN_IF_ERROR(get_int("best_epoch", &p.best_epoch));
+  const JsonValue* seed = j.Find("seed");
+  const JsonValue* best = j.Find("best_valid_accuracy");
+  if (!seed || !seed->is_string() || !best || !best->is_number()) {
+    return Corrupt(path + ": checkpoint position lacks 'seed' or 'best_valid_accuracy'");
+  }
+  p.seed = std::stoull(seed->as_string());
+  p.best_valid_accuracy = best->as_double();
+  return p;
+}
+
+struct CheckpointFile {
+  JsonValue header;
+  std::string payload;
+};
+
+// Layout: one JSON header line, '\n', then the torch archive bytes. The header carries
+// the payload size and its xxh64, so truncation and bit flips are both detected.
+Result<CheckpointFile> ReadCheckpointFile(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+  const size_t newline = bytes.find('\n');
+  if (newline == std::string::npos) {
+    return Corrupt(path + ": not a Seer checkpoint (no header line; truncated or foreign file)");
+  }
+  auto header = JsonValue::Parse(bytes.substr(0, newline), path);
+  if (!header.ok()) return Corrupt(path + ": not a Seer checkpoint (unreadable header: " + header.status().message() + ")");
+  const JsonValue* format = header->Find("format");
+  const JsonValue* version = header->Find("version");
+  const JsonValue* size = header->Find("payload_bytes");
+  const JsonValue* sum = header->Find("payload_xxh64");
+  if (!format || !format->is_string() || format->as_string() != kCheckpointFormat) {
+    return Corrupt(path + ": not a Seer checkpoint (format field missing or wrong)");
+  }
+  if (!version || !version->is_int() || version->as_int() != kCheckpointVersion) {
+    return Corrupt(path + ": unsupported checkpoint version");
+  }
+  if (!size || !size->is_int() || !sum || !sum->is_string()) {
+    return Corrupt(path + ": checkpoint header lacks payload_bytes/payload_xxh64");
+  }
+  CheckpointFile file;
+  file.payload = bytes.substr(newline + 1);
+  if (static_cast<int64_t>(file.payload.size()) != size->as_int()) {
+    return Corrupt(path + ": checkpoint is truncated or partial: payload has " +
+                   std::to_string(file.payload.size()) + " bytes, header says " +
+                   std::to_string(size->as_int()));
+  }
+  const std::string actual = Xxh64::ToHex(Xxh64::Hash(file.payload.data(), file.payload.size()));
+  if (actual != sum->as_string()) {
+    return Corrupt(path + ": checkpoint is corrupt: payload xxh64 " + actual + " != recorded " +
+                   sum->as_string());
+  }
+  file.header = std::move(header).value();
+  return file;
+}
+
+class TorchModelRunner final : public ModelRunner {
+ public:
+  TorchModelRunner(const ModelConfig& config, double lr, uint64_t seed, bool use_cuda)
+      : config_(config),
+        seed_(seed),
+        device_(use_cuda && torch::cuda::is_available() ? torch::Device(torch::kCUDA)
+                                                         : torch::Device(torch::kCPU)),
+        net_(nullptr) {
+    if (config.in_dim <= 0 || config.num_classes <= 0 || config.num_layers <= 0 ||
+        config.hidden <= 0) {
+      throw std::invalid_argument("model config needs in_dim, num_classes, num_layers, hidden > 0");
+    }
+    if (config.kind == ModelKind::kGat && config.hidden % config.heads != 0) {
+      throw std::invalid_argument("GAT: --hidden must be a multiple of --heads");
+    }
+    torch::manual_seed(seed);
+    net_ = GnnNet(config);
+    net_->to(device_);
+    optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(),
+                                                      torch::optim::AdamOptions(lr));
+  }
+
+  const ModelConfig& config() const override { return config_; }
+  bool on_cuda() const override { return device_.is_cuda(); }
+  int64_t num_parameters() const override {
+    int64_t n = 0;
+    for (const auto& p : net_->parameters()) n += p.numel();
+    return n;
+  }
+  int64_t embedding_dim() const override {
+    return config_.num_layers == 1 ? config_.in_dim : config_.hidden;
+  }
+
+  StepResult TrainStep(const BatchTrace& batch, const float* rows,
+                       const int32_t* seed_labels) override {
+    CheckBatch(batch);
+    StepResult result;
+    Tensor labels = torch::from_blob(const_cast<int32_t*>(seed_labels), {batch.num_seeds},
+                                     torch::kInt32).to(torch::kInt64);
+    result.num_labeled = (labels >= 0).sum().item<int64_t>();
+    if (result.num_labeled == 0) return result;
+    torch::manual_seed(Mix(seed_ ^ Mix(static_cast<uint64_t>(batch.epoch) * 0x100000001b3ULL +
+                                       static_cast<uint64_t>(batch.batch_index))));
+    net_->train();
+    std::vector<BlockTensors> blocks = Blocks(batch);
+    Tensor x = Stage(batch, rows);
+    Tensor dev_labels = labels.to(device_);
+    Tensor logits = net_->Forward(x, blocks, batch.num_seeds, nullptr);
+    Tensor loss = torch::nn::functional::cross_entropy(
+        logits, dev_labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
+    optimizer_->zero_grad();
+    loss.backward();
+    optimizer_->step();
+    result.loss = loss.item<double>();
+    Tensor pred = logits.argmax(1);
+    result.num_correct = ((pred == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>();
+    return result;
+  }
+
+  void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,
+               std::vector<float>* embeddings) override {
+    CheckBatch(batch);
+    torch::NoGradGuard no_grad;
+    net_->eval();
+    std::vector<BlockTensors> blocks = Blocks(batch);
+    Tensor x = Stage(batch, rows);
+    Tensor emb;
+    Tensor logits = net_->Forward(x, blocks, batch.num_seeds, embeddings ? &emb : nullptr);
+    Tensor pred = logits.argmax(1).to(torch::kCPU).contiguous();
+    std::memcpy(classes, pred.data_ptr<int64_t>(), sizeof(int64_t) * batch.num_seeds);
+    if (embeddings) {
+      Tensor e = emb.to(torch::kCPU).contiguous();
+      embeddings->assign(e.data_ptr<float>(), e.data_ptr<float>() + e.numel());
+    }
+  }
+
+  void SnapshotBest() override {
+    torch::NoGradGuard no_grad;
+    best_.clear();
+    for (const auto& item : net_->named_parameters()) best_[item.key()] = item.value().detach().clone();
+  }
+  void RestoreBest() override {
+    if (best_.empty()) return;
+    torch::NoGradGuard no_grad;
+    for (auto& item : net_->named_parameters()) item.value().copy_(best_.at(item.key()));
+  }
+  bool has_best() const override { return !best_.empty(); }
+
+  Status SaveCheckpoint(const std::string& path, const TrainPosition& position) override {
+    torch::serialize::OutputArchive archive;
+    for (const auto& item : net_->named_parameters()) archive.write("model." + item.key(), item.value());
+    for (const auto& [name, t] : best_) archive.write("best." + name, t);
+    torch::serialize::OutputArchive optim_archive;
+    optimizer_->save(optim_archive);
+    archive.write("optimizer", optim_archive);
+    std::ostringstream payload_stream;
+    archive.save_to(payload_stream);
+    const std::string payload = payload_stream.str();
+
+    JsonValue header = JsonValue::Object();
+    header.Set("format", JsonValue::String(kCheckpointFormat));
+    header.Set("version", JsonValue::Int(kCheckpointVersion));
+    auto config_json = JsonValue::Parse(config_.ToJson(), "<config>");
+    if (!config_json.ok()) return config_json.status();
+    header.Set("config", config_json.value());
+    header.Set("position", PositionToJson(position));
+    header.Set("has_best", JsonValue::Bool(!best_.empty()));
+    header.Set("payload_bytes", JsonValue::Int(static_cast<int64_t>(payload.size())));
+    header.Set("payload_xxh64", JsonValue::String(Xxh64::ToHex(Xxh64::Hash(payload.data(), payload.size()))));
+    return WriteFileAtomically(path, header.Dump() + "\n" + payload);
+  }
+
+  Result<TrainPosition> LoadCheckpoint(const std::string& path) override {
+    SEER_ASSIGN_OR_RETURN(CheckpointFile file, ReadCheckpointFile(path));
+    const JsonValue* config = file.header.Find("config");
+    if (!config) return Corrupt(path + ": checkpoint lacks its model config");
+    SEER_ASSIGN_OR_RETURN(ModelConfig stored, ModelConfig::FromJson(config->Dump(), path));
+    if (stored.ToJson() != config_.ToJson()) {
+      return InvalidArgument(path + ": checkpoint was written for model " + stored.ToJson() +
+                             ", this run builds " + config_.ToJson());
+    }
+    const JsonValue* position = file.header.Find("position");
+    if (!position) return Corrupt(path + ": checkpoint lacks its position");
+    SEER_ASSIGN_OR_RETURN(TrainPosition pos, PositionFromJson(*position, path));
+    const JsonValue* has_best = file.header.Find("has_best");
+    try {
+      torch::serialize::InputArchive archive;
+      std::istringstream in(file.payload);
+      archive.load_from(in, device_);
+      torch::NoGradGuard no_grad;
+      for (auto& item : net_->named_parameters()) {
+        Tensor t;
+        archive.read("model." + item.key(), t);
+        item.value().copy_(t);
+      }
+      best_.clear();
+      if (has_best && has_best->is_bool() && has_best->as_bool()) {
+        for (const auto& item : net_->named_parameters()) {
+          Tensor t;
+          archive.read("best." + item.key(), t);
+          best_[item.key()] = t.to(device_).clone();
+        }
+      }
+      torch::serialize::InputArchive optim_archive;
+      archive.read("optimizer", optim_archive);
+      optimizer_->load(optim_archive);
+    } catch (const c10::Error& e) {
+      return Corrupt(path + ": checkpoint payload unreadable: " + std::string(e.what_without_backtrace()));
+    }
+    return pos;
+  }
+
+  Status SaveModel(const std::string& path, bool best) override {
+    c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
+    for (const auto& item : net_->named_parameters()) {
+      Tensor t = (best && !best_.empty()) ? best_.at(item.key()) : item.value();
+      dict.insert(item.key(), t.detach().to(torch::kCPU).contiguous());
+    }
+    dict.insert("seer.config", config_.ToJson());
+    std::vector<char> bytes = torch::pickle_save(dict);
+    return WriteFileAtomically(path, std::string(bytes.begin(), bytes.end()));
+  }
+
+  Status LoadWeights(const c10::impl::GenericDict& dict, const std::string& path) {
+    torch::NoGradGuard no_grad;
+    for (auto& item : net_->named_parameters()) {
+      if (!dict.contains(item.key())) return Corrupt(path + ": model file lacks tensor '" + item.key() + "'");
+      Tensor t = dict.at(item.key()).toTensor();
+      if (t.sizes() != item.value().sizes()) {
+        return Corrupt(path + ": tensor '" + item.key() + "' has the wrong shape");
+      }
+      item.value().copy_(t);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void CheckBatch(const BatchTrace& batch) const {
+    if (config_.kind != ModelKind::kMlp &&
+        static_cast<int64_t>(batch.blocks.size()) != config_.num_layers) {
+      throw std::invalid_argument("batch has " + std::to_string(batch.blocks.size()) +
+                                  " blocks, model has " + std::to_string(config_.num_layers) + " layers");
+    }
+    if (batch.num_seeds <= 0) throw std::invalid_argument("batch without seeds");
+  }
+
+  std::vector<BlockTensors> Blocks(const BatchTrace& batch) const {
+    std::vector<BlockTensors> blocks;
+    if (config_.kind == ModelKind::kMlp) return blocks;
+    for (const LayerBlock& b : batch.blocks) blocks.push_back(ToBlockTensors(b, device_));
+    return blocks;
+  }
+
+  // The rows the model reads: the first blocks[0].num_src (MLP: num_seeds) of the batch.
+  Tensor Stage(const BatchTrace& batch, const float* rows) {
+    const int64_t n = (config_.kind == ModelKind::kMlp || batch.blocks.empty())
+                          ? batch.num_seeds : batch.blocks[0].num_src;
+    Tensor host = torch::from_blob(const_cast<float*>(rows), {n, config_.in_dim}, torch::kFloat32);
+    if (!device_.is_cuda()) return host;
+    // Pinned staging, then an asynchronous copy on the current stream; the step's
+    // loss.item() synchronises before the staging buffer is reused.
+    if (!staging_.defined() || staging_.numel() < n * config_.in_dim) {
+      staging_ = torch::empty({std::max<int64_t>(n, 1) * config_.in_dim * 2},
+                              torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+    }
+    Tensor pinned = staging_.narrow(0, 0, n * config_.in_dim).view({n, config_.in_dim});
+    pinned.copy_(host);
+    return pinned.to(device_, /*non_blocking=*/true);
+  }
+
+  ModelConfig config_;
+  uint64_t seed_;
+  torch::Device device_;
+  GnnNet net_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::map<std::string, Tensor> best_;
+  Tensor staging_;
+};
+
+}  // namespace
+
+Result<ModelKind> ParseModelKind(const std::string& text) {
+  if (text == "sage") return ModelKind::kSage;
+  if (text == "gcn") return ModelKind::kGcn;
+  if (text == "gat") return ModelKind::kGat;
+  if (text == "mlp") return ModelKind::kMlp;
+  return InvalidArgument("unknown model '" + text + "' (expected sage, gcn, gat or mlp)");
+}
+
+const char* ModelKindName(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kSage: return "sage";
+    case ModelKind::kGcn: return "gcn";
+    case ModelKind::kGat: return "gat";
+    case ModelKind::kMlp: return "mlp";
+  }
+  return "?";
+}
+
+std::string ModelConfig::ToJson() const {
+  JsonValue j = JsonValue::Object();
+  j.Set("kind", JsonValue::String(ModelKindName(kind)));
+  j.Set("in_dim", JsonValue::Int(in_dim));
+  j.Set("hidden", JsonValue::Int(hidden));
+  j.Set("num_classes", JsonValue::Int(num_classes));
+  j.Set("num_layers", JsonValue::Int(num_layers));
+  j.Set("dropout", JsonValue::Double(dropout));
+  j.Set("heads", JsonValue::Int(heads));
+  return j.Dump();
+}
+
+Result<ModelConfig> ModelConfig::FromJson(const std::string& json, const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(JsonValue j, JsonValue::Parse(json, path));
+  ModelConfig c;
+  const JsonValue* kind = j.Find("kind");
+  if (!kind || !kind->is_string()) return Corrupt(path + ": model config lacks 'kind'");
+  SEER_ASSIGN_OR_RETURN(c.kind, ParseModelKind(kind->as_string()));
+  for (auto [key, out] : {std::pair<const char*, int64_t*>{"in_dim", &c.in_dim},
+                          {"hidden", &c.hidden}, {"num_classes", &c.num_classes},
+                          {"num_layers", &c.num_layers}, {"heads", &c.heads}}) {
+    const JsonValue* v = j.Find(key);
+    if (!v || !v->is_int()) return Corrupt(path + ": model config lacks integer '" + key + "'");
+    *out = v->as_int();
+  }
+  const JsonValue* dropout = j.Find("dropout");
+  if (!dropout || !dropout->is_number()) return Corrupt(path + ": model config lacks 'dropout'");
+  c.dropout = dropout->as_double();
+  return c;
+}
+
+std::unique_ptr<ModelRunner> ModelRunner::Create(const ModelConfig& config, double learning_rate,
+                                                 uint64_t seed, bool use_cuda) {
+  return std::make_unique<TorchModelRunner>(config, learning_rate, seed, use_cuda);
+}
+
+Result<std::unique_ptr<ModelRunner>> ModelRunner::LoadModel(const std::string& path, bool use_cuda) {
+  SEER_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+  try {
+    torch::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+    if (!value.isGenericDict()) return Corrupt(path + ": model file is not a dict of tensors");
+    c10::impl::GenericDict dict = value.toGenericDict();
+    if (!dict.contains("seer.config") || !dict.at("seer.config").isString()) {
+      return Corrupt(path + ": model file lacks 'seer.config' (not written by seer train --save-model)");
+    }
+    SEER_ASSIGN_OR_RETURN(ModelConfig config,
+                          ModelConfig::FromJson(dict.at("seer.config").toStringRef(), path));
+    auto runner = std::make_unique<TorchModelRunner>(config, 1e-3, 0, use_cuda);
+    SEER_RETURN_IF_ERROR(runner->LoadWeights(dict, path));
+    return std::unique_ptr<ModelRunner>(std::move(runner));
+  } catch (const c10::Error& e) {
+    return Corrupt(path + ": model file unreadable: " + std::string(e.what_without_backtrace()));
+  }
+}
+
+Result<TrainPosition> ReadCheckpointPosition(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(CheckpointFile file, ReadCheckpointFile(path));
+  const JsonValue* position = file.header.Find("position");
+  if (!position) return Corrupt(path + ": checkpoint lacks its position");
+  return PositionFromJson(*position, path);
+}
+
+Result<ModelConfig> ReadCheckpointConfig(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(CheckpointFile file, ReadCheckpointFile(path));
+  const JsonValue* config = file.header.Find("config");
+  if (!config) return Corrupt(path + ": checkpoint lacks its model config");
+  return ModelConfig::FromJson(config->Dump(), path);
+}
+
+}  // namespace seer

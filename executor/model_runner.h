@@ -1,0 +1,110 @@
+// ModelRunner: a GNN (GraphSAGE / GCN / GAT, or the features-only MLP baseline) with its
+// Adam optimizer, driven one mini-batch at a time from a BatchTrace (inspector/trace.h)
+// and the batch's gathered feature rows. This header is torch-free on purpose: the data
+// path (pipeline.cc) and the tests include it without paying libtorch's compile time;
+// the libtorch code lives in model_runner.cc / models.cc.
+//
+// Rows: float32, row-major [trace.node_ids.size() x in_dim], row r = features of
+// node_ids[r] (only the first blocks[0].num_src rows are read). Labels: one int32 per
+// seed, -1 = unlabeled (ignored by the loss and by accuracy).
+//
+// Determinism (CPU): parameters are initialised from `seed`; the dropout RNG is reseeded
+// before every training step from (seed, epoch, batch_index), so the losses of a run
+// depend only on the seed, the batches and the model/optimizer state — which is what a
+// checkpoint stores. A resumed run therefore reproduces the uninterrupted run exactly.
+//
+// Device: CUDA when `use_cuda` and a device is present (rows are staged in pinned host
+// memory and copied asynchronously), else the CPU. Not thread-safe: one caller at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "inspector/trace.h"
+#include "storage/status.h"
+
+namespace seer {
+
+enum class ModelKind { kSage, kGcn, kGat, kMlp };
+// "sage" | "gcn" | "gat" | "mlp" (features only: an MLP on each seed's own features).
+Result<ModelKind> ParseModelKind(const std::string& text);
+const char* ModelKindName(ModelKind kind);
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::kSage;
+  int64_t in_dim = 0;
+  int64_t hidden = 256;
+  int64_t num_classes = 0;
+  int64_t num_layers = 3;   // = number of fan-outs (blocks per batch)
+  double dropout = 0.5;
+  int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
+  std::string ToJson() const;
+  static Result<ModelConfig> FromJson(const std::string& json, const std::string& path);
+};
+
+// Where a run stands; stored in checkpoints. `next_superbatch` is the first superbatch
+// of `epoch` that has not been trained yet.
+struct TrainPosition {
+  int64_t epoch = 0;
+  int64_t next_superbatch = 0;
+  int64_t global_step = 0;
+  uint64_t seed = 0;
+  double best_valid_accuracy = -1;
+  int64_t best_epoch = -1;
+};
+
+struct StepResult {
+  double loss = 0;           // mean cross-entropy over labeled seeds (0 when none)
+  int64_t num_labeled = 0;
+  int64_t num_correct = 0;   // argmax == label among labeled seeds
+};
+
+class ModelRunner {
+ public:
+  virtual ~ModelRunner() = default;
+
+  // Throws std::invalid_argument on an inconsistent config (e.g. GAT hidden % heads).
+  static std::unique_ptr<ModelRunner> Create(const ModelConfig& config, double learning_rate,
+                                             uint64_t seed, bool use_cuda);
+
+  virtual const ModelConfig& config() const = 0;
+  virtual bool on_cuda() const = 0;
+  virtual int64_t num_parameters() const = 0;
+
+  // One forward/backward/Adam step. A batch without labeled seeds does no update.
+  virtual StepResult TrainStep(const BatchTrace& batch, const float* rows,
+                               const int32_t* seed_labels) = 0;
+  // Inference (no dropout, no grad). classes: num_seeds predicted classes. embeddings
+  // (optional): num_seeds x embedding_dim() floats, the input of the last layer.
+  virtual void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,
+                       std::vector<float>* embeddings) = 0;
+  virtual int64_t embedding_dim() const = 0;
+
+  // Best-validation model: Snapshot copies the current weights aside, RestoreBest copies
+  // them back (no-op without a snapshot).
+  virtual void SnapshotBest() = 0;
+  virtual void RestoreBest() = 0;
+  virtual bool has_best() const = 0;
+
+  // Checkpoint = config + position + weights + Adam state (+ best weights), written
+  // atomically with an xxh64 of the payload. Load refuses a truncated or corrupt file
+  // or one whose config differs from this runner's, naming the path.
+  virtual Status SaveCheckpoint(const std::string& path, const TrainPosition& position) = 0;
+  virtual Result<TrainPosition> LoadCheckpoint(const std::string& path) = 0;
+
+  // The weights (the best-validation ones when a snapshot exists and best=true) as a
+  // dict name -> tensor that Python's torch.load opens, plus key "seer.config" holding
+  // the ModelConfig JSON (a str). Key names: see docs in model_runner.cc (SaveModel).
+  virtual Status SaveModel(const std::string& path, bool best) = 0;
+  static Result<std::unique_ptr<ModelRunner>> LoadModel(const std::string& path,
+                                                         bool use_cuda);
+};
+
+// Reads a checkpoint's position without building a model (for --resume messages).
+Result<TrainPosition> ReadCheckpointPosition(const std::string& path);
+// Reads the ModelConfig stored in a checkpoint.
+Result<ModelConfig> ReadCheckpointConfig(const std::string& path);
+
+}  // namespace seer
