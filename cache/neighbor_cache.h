@@ -18,7 +18,7 @@
 // ncache.json (written last):
 //   {"format":"seer-ncache","version":1,"budget_bytes","bytes","table_bytes",
 //    "lists_bytes","num_nodes","num_edges","nodes_cached","edges_cached",
-//    "index_dtype","score_rule":"out_degree/in_degree","dataset_indices_xxh64"}
+//    "index_dtype","score_rule":"out_degree/in_degree"}
 // Loading is one sequential read of each file.
 //
 // A built or loaded cache is immutable: lookups are thread-safe.
@@ -77,6 +77,9 @@ class NeighborCache {
   Status Save(const std::string& dir, bool force) const;
   // Loads dir/ and checks it against `dataset` (num_nodes, num_edges, index dtype).
   static Result<NeighborCache> Load(const std::string& dir, const Dataset& dataset);
+  // Checks every cached list against indptr (offset + in-degree within the packed
+  // array); Load() alone only checks sizes. kCorrupt naming the node otherwise.
+  Status Validate(const std::vector<int64_t>& indptr) const;
   // DIR/ncache for a dataset directory.
   static std::string DefaultDir(const Dataset& dataset) {
     return dataset.dir() + "/" + kDirName;
@@ -98,6 +101,7 @@ class NeighborCache {
   }
 
  private:
+  static NeighborCache Disabled(const DatasetManifest& manifest);
   NeighborCacheStats stats_;
   IndexDtype index_dtype_ = IndexDtype::kUint32;
   std::vector<int64_t> offset_;

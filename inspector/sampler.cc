@@ -1,0 +1,265 @@
+#include "inspector/sampler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace seer {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the sampler reads uint32 ids into the low half of zeroed int64 slots");
+
+void SampleStats::Add(const SampleStats& other) {
+  batches += other.batches;
+  sampled_nodes += other.sampled_nodes;
+  edges += other.edges;
+  neighbor_lookups += other.neighbor_lookups;
+  ncache_hits += other.ncache_hits;
+  topology_requests += other.topology_requests;
+  reads.Add(other.reads);
+}
+
+Result<std::vector<int>> ParseFanouts(const std::string& text) {
+  std::vector<int> fanouts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(start, comma - start);
+    size_t used = 0;
+    long value = 0;
+    try {
+      value = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || value == 0 || value < -1 || value > (1L << 30)) {
+      return InvalidArgument("bad fan-out list '" + text +
+                             "': expected comma-separated integers > 0 (or -1 = all), e.g. 10,10,10");
+    }
+    fanouts.push_back(static_cast<int>(value));
+    start = comma + 1;
+  }
+  return fanouts;
+}
+
+// ---- Randomness --------------------------------------------------------------------
+
+namespace {
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+SamplerRng::SamplerRng(uint64_t seed, uint64_t stream_a, uint64_t stream_b) {
+  // Hash the three words into one SplitMix64 state (each step is a bijection mixed
+  // with the next word), then expand it into the xoshiro state, as its authors advise.
+  uint64_t h = seed;
+  uint64_t k = SplitMix64(&h);
+  h = k ^ stream_a;
+  k = SplitMix64(&h);
+  h = k ^ stream_b;
+  for (uint64_t& word : s_) word = SplitMix64(&h);
+}
+
+uint64_t SamplerRng::Next() {  // xoshiro256**
+  const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
+  const uint64_t t = s_[1] << 17;
+  s_[2] ^= s_[0];
+  s_[3] ^= s_[1];
+  s_[1] ^= s_[2];
+  s_[0] ^= s_[3];
+  s_[2] ^= t;
+  s_[3] = Rotl(s_[3], 45);
+  return result;
+}
+
+uint64_t SamplerRng::Below(uint64_t bound) {
+  // Lemire, "Fast Random Integer Generation in an Interval" (2019): the high word of
+  // x * bound is uniform on [0, bound) once the low words below 2^64 mod bound are
+  // rejected — no modulo bias, every value reachable.
+  if (bound == 0) throw std::invalid_argument("SamplerRng::Below(0)");
+  uint64_t x = Next();
+  __uint128_t m = static_cast<__uint128_t>(x) * bound;
+  uint64_t low = static_cast<uint64_t>(m);
+  if (low < bound) {
+    const uint64_t threshold = (0 - bound) % bound;
+    while (low < threshold) {
+      x = Next();
+      m = static_cast<__uint128_t>(x) * bound;
+      low = static_cast<uint64_t>(m);
+    }
+  }
+  return static_cast<uint64_t>(m >> 64);
+}
+
+void SamplePositions(SamplerRng& rng, int64_t degree, int64_t count, int64_t* out) {
+  if (count < 0 || count > degree) throw std::invalid_argument("SamplePositions: count > degree");
+  // Floyd's algorithm: for j = degree-count .. degree-1 pick t uniform in [0, j]; take t
+  // unless already taken, else take j. Every count-subset is equally likely.
+  int64_t taken = 0;
+  if (count <= 64) {
+    for (int64_t j = degree - count; j < degree; ++j) {
+      const int64_t t = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(j) + 1));
+      bool seen = false;
+      for (int64_t i = 0; i < taken; ++i) {
+        if (out[i] == t) {
+          seen = true;
+          break;
+        }
+      }
+      out[taken++] = seen ? j : t;
+    }
+  } else {
+    std::unordered_set<int64_t> chosen;
+    chosen.reserve(static_cast<size_t>(count) * 2);
+    for (int64_t j = degree - count; j < degree; ++j) {
+      const int64_t t = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(j) + 1));
+      const int64_t pick = chosen.insert(t).second ? t : j;
+      if (pick == j) chosen.insert(j);
+      out[taken++] = pick;
+    }
+  }
+  std::sort(out, out + count);
+}
+
+// ---- Sampler --------------------------------------------------------------------------
+
+NeighborSampler::NeighborSampler(TopologyView topology, SamplerOptions options)
+    : topology_(topology), options_(std::move(options)) {
+  if (topology_.indptr == nullptr || topology_.indptr->empty() || topology_.indices == nullptr) {
+    throw std::invalid_argument("NeighborSampler: topology needs indptr and an indices reader");
+  }
+  if (options_.fanouts.empty()) throw std::invalid_argument("NeighborSampler: no fan-outs");
+  for (int f : options_.fanouts) {
+    if (f == 0 || f < -1) throw std::invalid_argument("NeighborSampler: fan-out must be > 0 or -1");
+  }
+}
+
+Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
+                                    int64_t batch_index, BatchTrace* trace,
+                                    SampleStats* stats) const {
+  const std::vector<int64_t>& indptr = *topology_.indptr;
+  const int64_t num_nodes = topology_.num_nodes();
+  const int64_t index_bytes = IndexDtypeBytes(topology_.index_dtype);
+  const NeighborCache* ncache =
+      (topology_.ncache != nullptr && topology_.ncache->enabled()) ? topology_.ncache : nullptr;
+  const int num_layers = static_cast<int>(options_.fanouts.size());
+
+  trace->epoch = epoch;
+  trace->batch_index = batch_index;
+  trace->num_seeds = num_seeds;
+  trace->node_ids.assign(seeds, seeds + num_seeds);
+  trace->blocks.assign(static_cast<size_t>(num_layers), LayerBlock{});
+
+  std::unordered_map<int64_t, int32_t> local;
+  local.reserve(static_cast<size_t>(num_seeds) * 16);
+  for (int64_t i = 0; i < num_seeds; ++i) {
+    const int64_t v = seeds[i];
+    if (v < 0 || v >= num_nodes) {
+      throw std::invalid_argument("SampleBatch: seed " + std::to_string(v) + " out of range");
+    }
+    if (!local.emplace(v, static_cast<int32_t>(i)).second) {
+      throw std::invalid_argument("SampleBatch: duplicate seed " + std::to_string(v));
+    }
+  }
+
+  SamplerRng rng(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(batch_index));
+  SampleStats batch_stats;
+  batch_stats.batches = 1;
+  std::vector<int64_t> picks;         // neighbor ids of the layer, CSR order
+  std::vector<int64_t> pick_element;  // element index in indices.bin (for error messages)
+  std::vector<int64_t> positions;
+  std::vector<ReadRequest> requests;
+
+  int64_t num_dst = num_seeds;
+  for (int hop = 0; hop < num_layers; ++hop) {
+    const int64_t fanout = options_.fanouts[static_cast<size_t>(hop)];
+    LayerBlock& block = trace->blocks[static_cast<size_t>(num_layers - 1 - hop)];
+    block.num_dst = num_dst;
+    block.row_ptr.assign(static_cast<size_t>(num_dst) + 1, 0);
+    for (int64_t d = 0; d < num_dst; ++d) {
+      const int64_t v = trace->node_ids[static_cast<size_t>(d)];
+      const int64_t degree = indptr[v + 1] - indptr[v];
+      const int64_t take = (fanout < 0 || degree <= fanout) ? degree : fanout;
+      block.row_ptr[d + 1] = block.row_ptr[d] + take;
+    }
+    const int64_t num_edges = block.row_ptr[num_dst];
+    picks.assign(static_cast<size_t>(num_edges), 0);
+    pick_element.assign(static_cast<size_t>(num_edges), -1);
+    requests.clear();
+
+    // 1. positions (the RNG sees only degrees), 2. cache hits or read requests.
+    for (int64_t d = 0; d < num_dst; ++d) {
+      const int64_t v = trace->node_ids[static_cast<size_t>(d)];
+      const int64_t begin = indptr[v];
+      const int64_t degree = indptr[v + 1] - begin;
+      const int64_t first = block.row_ptr[d];
+      const int64_t take = block.row_ptr[d + 1] - first;
+      if (take == 0) continue;
+      ++batch_stats.neighbor_lookups;
+      positions.resize(static_cast<size_t>(take));
+      if (take == degree) {
+        for (int64_t i = 0; i < take; ++i) positions[i] = i;
+      } else {
+        SamplePositions(rng, degree, take, positions.data());
+      }
+      const int64_t cached = ncache != nullptr ? ncache->Find(v) : -1;
+      if (cached >= 0) {
+        ++batch_stats.ncache_hits;
+        for (int64_t i = 0; i < take; ++i) picks[first + i] = ncache->NeighborAt(cached, positions[i]);
+        continue;
+      }
+      for (int64_t i = 0; i < take; ++i) {
+        const int64_t element = begin + positions[i];
+        pick_element[first + i] = element;
+        requests.push_back(ReadRequest{element * index_bytes, index_bytes, &picks[first + i]});
+      }
+    }
+    if (!requests.empty()) {
+      ReadStats read_stats;
+      Status st = topology_.indices->ReadBatch(requests, &read_stats);
+      batch_stats.reads.Add(read_stats);
+      batch_stats.topology_requests += static_cast<int64_t>(requests.size());
+      if (!st.ok()) {
+        return st.WithContext("sampling epoch " + std::to_string(epoch) + " batch " +
+                              std::to_string(batch_index) + " hop " + std::to_string(hop + 1));
+      }
+    }
+
+    // 3. the block in local ids; new nodes are appended in first-seen order.
+    block.col_idx.resize(static_cast<size_t>(num_edges));
+    for (int64_t j = 0; j < num_edges; ++j) {
+      const int64_t u = picks[j];
+      if (u < 0 || u >= num_nodes) {
+        const int64_t element = pick_element[j];
+        return Corrupt(topology_.indices->path() + ": neighbor id " + std::to_string(u) +
+                       (element >= 0 ? " at byte offset " + std::to_string(element * index_bytes)
+                                     : std::string(" in the neighbor cache")) +
+                       " is >= num_nodes " + std::to_string(num_nodes));
+      }
+      const int64_t next = static_cast<int64_t>(trace->node_ids.size());
+      if (next > INT32_MAX) throw std::length_error("SampleBatch: more than 2^31 nodes in a batch");
+      auto it = local.emplace(u, static_cast<int32_t>(next));
+      if (it.second) trace->node_ids.push_back(u);
+      block.col_idx[j] = it.first->second;
+    }
+    block.num_src = static_cast<int64_t>(trace->node_ids.size());
+    batch_stats.edges += num_edges;
+    num_dst = block.num_src;
+  }
+  batch_stats.sampled_nodes = static_cast<int64_t>(trace->node_ids.size());
+  if (stats != nullptr) stats->Add(batch_stats);
+  return Status::Ok();
+}
+
+}  // namespace seer

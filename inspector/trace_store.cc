@@ -1,0 +1,411 @@
+#include "inspector/trace_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "storage/aligned_buffer.h"
+#include "storage/atomic_file.h"
+#include "storage/json.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+
+namespace {
+
+int64_t RecordBytes(const BatchTrace& b) {
+  int64_t bytes = 8 * (kTraceRecordHeaderWords + 3 * static_cast<int64_t>(b.blocks.size()));
+  bytes += 8 * static_cast<int64_t>(b.node_ids.size());
+  for (const LayerBlock& l : b.blocks) {
+    bytes += 8 * (l.num_dst + 1);
+    bytes += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
+  }
+  return bytes;
+}
+
+class WordWriter {
+ public:
+  explicit WordWriter(char* out) : out_(out) {}
+  void Word(int64_t v) { Bytes(&v, 8); }
+  void Bytes(const void* data, int64_t n) {
+    if (n > 0) std::memcpy(out_ + pos_, data, static_cast<size_t>(n));
+    pos_ += n;
+  }
+  void PadTo8() {
+    while (pos_ % 8 != 0) out_[pos_++] = 0;
+  }
+  int64_t pos() const { return pos_; }
+
+ private:
+  char* out_;
+  int64_t pos_ = 0;
+};
+
+void SerializeTo(const SuperbatchTrace& trace, int64_t total_bytes, char* out) {
+  WordWriter w(out);
+  w.Word(static_cast<int64_t>(kTraceFileMagic));
+  w.Word(kTraceFileVersion);
+  w.Word(trace.epoch);
+  w.Word(trace.superbatch_index);
+  w.Word(static_cast<int64_t>(trace.batches.size()));
+  w.Word(total_bytes);
+  w.Word(0);
+  w.Word(0);
+  for (const BatchTrace& b : trace.batches) {
+    w.Word(RecordBytes(b));
+    w.Word(b.epoch);
+    w.Word(b.batch_index);
+    w.Word(b.num_seeds);
+    w.Word(static_cast<int64_t>(b.node_ids.size()));
+    w.Word(static_cast<int64_t>(b.blocks.size()));
+    for (const LayerBlock& l : b.blocks) {
+      w.Word(l.num_dst);
+      w.Word(l.num_src);
+      w.Word(static_cast<int64_t>(l.col_idx.size()));
+    }
+    w.Bytes(b.node_ids.data(), 8 * static_cast<int64_t>(b.node_ids.size()));
+    for (const LayerBlock& l : b.blocks) {
+      if (static_cast<int64_t>(l.row_ptr.size()) != l.num_dst + 1) {
+        throw std::logic_error("SerializeTrace: row_ptr size != num_dst + 1");
+      }
+      w.Bytes(l.row_ptr.data(), 8 * static_cast<int64_t>(l.row_ptr.size()));
+      w.Bytes(l.col_idx.data(), 4 * static_cast<int64_t>(l.col_idx.size()));
+      w.PadTo8();
+    }
+  }
+  if (w.pos() != total_bytes) throw std::logic_error("SerializeTrace: size mismatch");
+}
+
+Status MakeDirs(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return ErrnoStatus(ec.value(), "create directory", dir);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int64_t SerializedTraceBytes(const SuperbatchTrace& trace) {
+  int64_t bytes = 8 * kTraceFileHeaderWords;
+  for (const BatchTrace& b : trace.batches) bytes += RecordBytes(b);
+  return bytes;
+}
+
+std::string SerializeTrace(const SuperbatchTrace& trace) {
+  const int64_t bytes = SerializedTraceBytes(trace);
+  std::string out(static_cast<size_t>(bytes), '\0');
+  SerializeTo(trace, bytes, out.data());
+  return out;
+}
+
+Result<SuperbatchTrace> ParseTrace(const char* data, int64_t size_bytes, const std::string& path) {
+  auto corrupt = [&](int64_t offset, const std::string& what) {
+    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(offset) + ": " +
+                   what);
+  };
+  int64_t pos = 0;
+  auto word = [&](int64_t at) {
+    int64_t v;
+    std::memcpy(&v, data + at, 8);
+    return v;
+  };
+  if (size_bytes < 8 * kTraceFileHeaderWords) return corrupt(0, "shorter than the file header");
+  if (static_cast<uint64_t>(word(0)) != kTraceFileMagic) return corrupt(0, "bad magic");
+  if (word(8) != kTraceFileVersion) {
+    return corrupt(8, "unsupported version " + std::to_string(word(8)));
+  }
+  if (word(40) != size_bytes) {
+    return corrupt(40, "header says " + std::to_string(word(40)) + " bytes, file has " +
+                           std::to_string(size_bytes));
+  }
+  SuperbatchTrace trace;
+  trace.epoch = word(16);
+  trace.superbatch_index = word(24);
+  const int64_t num_batches = word(32);
+  if (num_batches < 0 || num_batches > size_bytes / 8) return corrupt(32, "bad batch count");
+  pos = 8 * kTraceFileHeaderWords;
+  trace.batches.resize(static_cast<size_t>(num_batches));
+  for (BatchTrace& b : trace.batches) {
+    const int64_t record = pos;
+    if (size_bytes - pos < 8 * kTraceRecordHeaderWords) return corrupt(pos, "truncated record");
+    const int64_t record_bytes = word(pos);
+    b.epoch = word(pos + 8);
+    b.batch_index = word(pos + 16);
+    b.num_seeds = word(pos + 24);
+    const int64_t num_nodes = word(pos + 32);
+    const int64_t num_layers = word(pos + 40);
+    if (record_bytes <= 0 || record_bytes % 8 != 0 || record_bytes > size_bytes - pos ||
+        num_nodes < 0 || num_layers < 0 || num_layers > record_bytes / 24 || b.num_seeds < 0 ||
+        b.num_seeds > num_nodes) {
+      return corrupt(pos, "bad batch record header");
+    }
+    pos += 8 * kTraceRecordHeaderWords;
+    b.blocks.resize(static_cast<size_t>(num_layers));
+    int64_t need = 8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes;
+    for (LayerBlock& l : b.blocks) {
+      l.num_dst = word(pos);
+      l.num_src = word(pos + 8);
+      const int64_t num_edges = word(pos + 16);
+      if (l.num_dst < 0 || l.num_src < l.num_dst || l.num_src > num_nodes || num_edges < 0 ||
+          num_edges > record_bytes) {
+        return corrupt(pos, "bad layer header");
+      }
+      l.col_idx.resize(static_cast<size_t>(num_edges));
+      need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
+      pos += 24;
+    }
+    if (need != record_bytes) return corrupt(record, "record size does not match its counts");
+    b.node_ids.resize(static_cast<size_t>(num_nodes));
+    std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
+    pos += 8 * num_nodes;
+    for (LayerBlock& l : b.blocks) {
+      l.row_ptr.resize(static_cast<size_t>(l.num_dst + 1));
+      std::memcpy(l.row_ptr.data(), data + pos, static_cast<size_t>(8 * (l.num_dst + 1)));
+      const int64_t row_ptr_at = pos;
+      pos += 8 * (l.num_dst + 1);
+      std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
+      if (l.row_ptr[0] != 0 || l.row_ptr.back() != static_cast<int64_t>(l.col_idx.size())) {
+        return corrupt(row_ptr_at, "row_ptr does not span col_idx");
+      }
+      for (size_t d = 0; d + 1 < l.row_ptr.size(); ++d) {
+        if (l.row_ptr[d] > l.row_ptr[d + 1]) return corrupt(row_ptr_at, "row_ptr decreases");
+      }
+      for (int32_t c : l.col_idx) {
+        if (c < 0 || c >= l.num_src) return corrupt(pos, "col_idx entry outside [0, num_src)");
+      }
+      pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
+    }
+  }
+  if (pos != size_bytes) return corrupt(pos, "trailing bytes after the last record");
+  return trace;
+}
+
+Status WriteTraceFile(const std::string& path, const SuperbatchTrace& trace) {
+  const std::string bytes = SerializeTrace(trace);
+  return WriteFileAtomically(path, bytes);
+}
+
+Result<SuperbatchTrace> ReadTraceFile(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
+  return ParseTrace(bytes.data(), static_cast<int64_t>(bytes.size()), path);
+}
+
+// ---- TraceStore -------------------------------------------------------------------------
+
+TraceStore::TraceStore(int64_t budget_bytes, std::string runtime_dir)
+    : budget_bytes_(budget_bytes), runtime_dir_(std::move(runtime_dir)) {}
+
+TraceStore::~TraceStore() {
+  for (const Entry& e : entries_) {
+    if (!e.path.empty()) ::unlink(e.path.c_str());
+  }
+}
+
+Status TraceStore::Spill(const SuperbatchTrace& trace, const std::string& path) {
+  // One large sequential write. O_DIRECT needs an aligned buffer and length, so the
+  // buffer is padded and the file truncated back to its real size afterwards; file
+  // systems that refuse O_DIRECT (tmpfs: EINVAL) get a buffered write instead.
+  const int64_t bytes = SerializedTraceBytes(trace);
+  const int64_t padded = AlignUp(bytes, 4096);
+  AlignedBuffer buffer(static_cast<size_t>(padded));
+  SerializeTo(trace, bytes, buffer.data());
+  std::memset(buffer.data() + bytes, 0, static_cast<size_t>(padded - bytes));
+  bool direct = true;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+  if (fd < 0 && errno == EINVAL) {
+    direct = false;
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) return ErrnoStatus(errno, "create trace spill file", path);
+  UniqueFd owner(fd);
+  Status st = PwriteFull(fd, buffer.data(), direct ? padded : bytes, 0, path);
+  if (st.ok() && direct && ::ftruncate(fd, bytes) != 0) {
+    st = ErrnoStatus(errno, "truncate trace spill file", path, bytes);
+  }
+  if (st.ok()) st = owner.Close(path);
+  if (!st.ok()) ::unlink(path.c_str());
+  return st;
+}
+
+Status TraceStore::Push(SuperbatchTrace trace) {
+  const int64_t bytes = SerializedTraceBytes(trace);
+  std::unique_lock<std::mutex> lock(mu_);
+  Entry entry;
+  entry.bytes = bytes;
+  if (stats_.ram_bytes + bytes <= budget_bytes_) {
+    entry.trace = std::make_unique<SuperbatchTrace>(std::move(trace));
+    stats_.ram_bytes += bytes;
+    stats_.peak_ram_bytes = std::max(stats_.peak_ram_bytes, stats_.ram_bytes);
+  } else {
+    const int64_t file_index = next_file_++;
+    lock.unlock();  // the write happens outside the lock; order is fixed below
+    SEER_RETURN_IF_ERROR(MakeDirs(runtime_dir_));
+    entry.path = runtime_dir_ + "/seer-trace-" + std::to_string(::getpid()) + "-" +
+                 std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
+                 std::to_string(file_index) + ".sbt";
+    SEER_RETURN_IF_ERROR(Spill(trace, entry.path));
+    lock.lock();
+    ++stats_.spilled;
+    stats_.spilled_bytes += bytes;
+  }
+  ++stats_.pushed;
+  entries_.push_back(std::move(entry));
+  return Status::Ok();
+}
+
+Result<SuperbatchTrace> TraceStore::Pop() {
+  Entry entry;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (entries_.empty()) throw std::logic_error("TraceStore::Pop on an empty store");
+    entry = std::move(entries_.front());
+    entries_.pop_front();
+    if (entry.trace) stats_.ram_bytes -= entry.bytes;
+  }
+  if (entry.trace) return std::move(*entry.trace);
+  Result<SuperbatchTrace> trace = ReadTraceFile(entry.path);
+  ::unlink(entry.path.c_str());
+  return trace;
+}
+
+bool TraceStore::empty() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.empty();
+}
+
+int64_t TraceStore::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int64_t>(entries_.size());
+}
+
+TraceStoreStats TraceStore::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+// ---- Trace directory ------------------------------------------------------------------------
+
+namespace {
+constexpr const char* kTraceManifest = "trace.json";
+
+std::string TraceFileName(int64_t epoch, int64_t k) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "e%04lld_sb%06lld.sbt", static_cast<long long>(epoch),
+                static_cast<long long>(k));
+  return name;
+}
+}  // namespace
+
+Result<TraceDirectoryWriter> TraceDirectoryWriter::Create(const std::string& dir, TraceRunInfo info,
+                                                          bool force) {
+  SEER_RETURN_IF_ERROR(MakeDirs(dir));
+  const std::string manifest = dir + "/" + kTraceManifest;
+  if (::access(manifest.c_str(), F_OK) == 0) {
+    if (!force) {
+      return Status(StatusCode::kAlreadyExists,
+                    manifest + " exists: refusing to overwrite a trace directory (use --force)");
+    }
+    if (::unlink(manifest.c_str()) != 0) return ErrnoStatus(errno, "remove", manifest);
+    SEER_RETURN_IF_ERROR(SyncDirectory(dir));
+  }
+  return TraceDirectoryWriter(dir, std::move(info));
+}
+
+Status TraceDirectoryWriter::Add(const SuperbatchTrace& trace) {
+  const std::string name = TraceFileName(trace.epoch, trace.superbatch_index);
+  SEER_RETURN_IF_ERROR(WriteTraceFile(dir_ + "/" + name, trace));
+  files_.push_back(TraceSuperbatchInfo{trace.epoch, trace.superbatch_index,
+                                       static_cast<int64_t>(trace.batches.size()), name});
+  return Status::Ok();
+}
+
+Status TraceDirectoryWriter::Close() {
+  JsonValue root = JsonValue::Object();
+  root.Set("format", JsonValue::String("seer-trace"));
+  root.Set("version", JsonValue::Int(1));
+  root.Set("dataset", JsonValue::String(info_.dataset_dir));
+  JsonValue fanouts = JsonValue::Array();
+  for (int f : info_.fanouts) fanouts.Push(JsonValue::Int(f));
+  root.Set("fanouts", std::move(fanouts));
+  root.Set("batch_size", JsonValue::Int(info_.batch_size));
+  root.Set("superbatch", JsonValue::Int(info_.superbatch));
+  root.Set("epochs", JsonValue::Int(info_.epochs));
+  root.Set("seed", JsonValue::String(std::to_string(info_.seed)));
+  JsonValue files = JsonValue::Array();
+  for (const TraceSuperbatchInfo& f : files_) {
+    JsonValue item = JsonValue::Object();
+    item.Set("epoch", JsonValue::Int(f.epoch));
+    item.Set("superbatch_index", JsonValue::Int(f.superbatch_index));
+    item.Set("num_batches", JsonValue::Int(f.num_batches));
+    item.Set("file", JsonValue::String(f.path));
+    files.Push(std::move(item));
+  }
+  root.Set("superbatches", std::move(files));
+  return WriteFileAtomically(dir_ + "/" + kTraceManifest, root.Dump(2) + "\n");
+}
+
+Result<TraceDirectoryReader> TraceDirectoryReader::Open(const std::string& dir) {
+  const std::string path = dir + "/" + kTraceManifest;
+  SEER_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  SEER_ASSIGN_OR_RETURN(JsonValue root, JsonValue::Parse(text, path));
+  auto field = [&](const JsonValue& obj, const char* key, JsonValue::Type type,
+                   const std::string& where) -> Result<const JsonValue*> {
+    const JsonValue* v = obj.Find(key);
+    if (v == nullptr || v->type() != type) {
+      return Corrupt(path + ": " + where + " field \"" + key + "\" missing or of the wrong type");
+    }
+    return v;
+  };
+  const JsonValue* v = nullptr;
+  SEER_ASSIGN_OR_RETURN(v, field(root, "format", JsonValue::Type::kString, "top-level"));
+  if (v->as_string() != "seer-trace") return Corrupt(path + ": format is not seer-trace");
+  SEER_ASSIGN_OR_RETURN(v, field(root, "version", JsonValue::Type::kInt, "top-level"));
+  if (v->as_int() != 1) {
+    return Corrupt(path + ": unsupported trace version " + std::to_string(v->as_int()));
+  }
+  TraceDirectoryReader reader;
+  SEER_ASSIGN_OR_RETURN(v, field(root, "dataset", JsonValue::Type::kString, "top-level"));
+  reader.run_.dataset_dir = v->as_string();
+  SEER_ASSIGN_OR_RETURN(v, field(root, "fanouts", JsonValue::Type::kArray, "top-level"));
+  for (const JsonValue& f : v->items()) reader.run_.fanouts.push_back(static_cast<int>(f.as_int()));
+  SEER_ASSIGN_OR_RETURN(v, field(root, "batch_size", JsonValue::Type::kInt, "top-level"));
+  reader.run_.batch_size = v->as_int();
+  SEER_ASSIGN_OR_RETURN(v, field(root, "superbatch", JsonValue::Type::kInt, "top-level"));
+  reader.run_.superbatch = v->as_int();
+  SEER_ASSIGN_OR_RETURN(v, field(root, "epochs", JsonValue::Type::kInt, "top-level"));
+  reader.run_.epochs = v->as_int();
+  SEER_ASSIGN_OR_RETURN(v, field(root, "seed", JsonValue::Type::kString, "top-level"));
+  reader.run_.seed = std::strtoull(v->as_string().c_str(), nullptr, 10);
+  SEER_ASSIGN_OR_RETURN(v, field(root, "superbatches", JsonValue::Type::kArray, "top-level"));
+  for (const JsonValue& item : v->items()) {
+    TraceSuperbatchInfo info;
+    const JsonValue* f = nullptr;
+    SEER_ASSIGN_OR_RETURN(f, field(item, "epoch", JsonValue::Type::kInt, "superbatch"));
+    info.epoch = f->as_int();
+    SEER_ASSIGN_OR_RETURN(f, field(item, "superbatch_index", JsonValue::Type::kInt, "superbatch"));
+    info.superbatch_index = f->as_int();
+    SEER_ASSIGN_OR_RETURN(f, field(item, "num_batches", JsonValue::Type::kInt, "superbatch"));
+    info.num_batches = f->as_int();
+    SEER_ASSIGN_OR_RETURN(f, field(item, "file", JsonValue::Type::kString, "superbatch"));
+    info.path = dir + "/" + f->as_string();
+    reader.infos_.push_back(std::move(info));
+  }
+  return reader;
+}
+
+Result<SuperbatchTrace> TraceDirectoryReader::Read(int64_t i) const {
+  const TraceSuperbatchInfo& meta = info(i);
+  SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, ReadTraceFile(meta.path));
+  if (trace.epoch != meta.epoch || trace.superbatch_index != meta.superbatch_index ||
+      static_cast<int64_t>(trace.batches.size()) != meta.num_batches) {
+    return Corrupt(meta.path + ": header (epoch " + std::to_string(trace.epoch) + ", superbatch " +
+                   std::to_string(trace.superbatch_index) + ", " +
+                   std::to_string(trace.batches.size()) + " batches) does not match trace.json");
+  }
+  return trace;
+}
+
+}  // namespace seer
