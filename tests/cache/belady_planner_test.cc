@@ -1,0 +1,299 @@
+// The planner against a brute-force Belady oracle that implements DESIGN.md's rule
+// literally (O(S^2) next-use scan, full sort of C_i ∪ ids_i per iteration).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cache/belady_planner.h"
+
+namespace seer {
+namespace {
+
+using Batches = std::vector<std::vector<int64_t>>;
+
+struct OraclePlan {
+  std::vector<Changeset> changesets;
+  std::vector<int64_t> final_slots;
+};
+
+// Independent oracle: no buckets, no sorting of accesses; next use by scanning forward.
+OraclePlan BruteForceBelady(std::vector<int64_t> slots, const Batches& batches) {
+  const int64_t capacity = static_cast<int64_t>(slots.size());
+  const int64_t num_batches = static_cast<int64_t>(batches.size());
+  OraclePlan out;
+  for (int64_t i = 0; i < num_batches; ++i) {
+    const auto& ids = batches[i];
+    std::set<int64_t> cached;
+    for (int64_t v : slots) {
+      if (v != kFreeSlot) cached.insert(v);
+    }
+    auto next_use = [&](int64_t v) -> int64_t {
+      for (int64_t j = i + 1; j < num_batches; ++j) {
+        if (std::find(batches[j].begin(), batches[j].end(), v) != batches[j].end()) return j;
+      }
+      return std::numeric_limits<int64_t>::max();
+    };
+    std::vector<std::tuple<int64_t, int, int64_t>> keys;
+    std::set<int64_t> candidates = cached;
+    candidates.insert(ids.begin(), ids.end());
+    for (int64_t v : candidates) keys.emplace_back(next_use(v), cached.count(v) ? 0 : 1, v);
+    std::sort(keys.begin(), keys.end());
+    std::set<int64_t> kept;
+    for (int64_t k = 0; k < std::min<int64_t>(capacity, keys.size()); ++k) kept.insert(std::get<2>(keys[k]));
+
+    Changeset cs;
+    cs.num_accesses = static_cast<int64_t>(ids.size());
+    for (int64_t v : ids) cs.num_misses += cached.count(v) ? 0 : 1;
+    for (int64_t s = 0; s < capacity; ++s) {
+      if (slots[s] != kFreeSlot && !kept.count(slots[s])) {
+        cs.out_slots.push_back(static_cast<int32_t>(s));
+        cs.out_ids.push_back(slots[s]);
+        slots[s] = kFreeSlot;
+      }
+    }
+    std::vector<int32_t> free_slots;
+    for (int64_t s = 0; s < capacity; ++s) {
+      if (slots[s] == kFreeSlot) free_slots.push_back(static_cast<int32_t>(s));
+    }
+    size_t next_free = 0;
+    for (size_t p = 0; p < ids.size(); ++p) {
+      if (!cached.count(ids[p]) && kept.count(ids[p])) {
+        const int32_t slot = free_slots.at(next_free++);
+        cs.in_ids.push_back(ids[p]);
+        cs.in_positions.push_back(static_cast<int32_t>(p));
+        cs.in_slots.push_back(slot);
+        slots[slot] = ids[p];
+      }
+    }
+    out.changesets.push_back(cs);
+  }
+  out.final_slots = slots;
+  return out;
+}
+
+std::string Describe(const Changeset& c) {
+  std::string s = "misses " + std::to_string(c.num_misses) + " in:";
+  for (size_t k = 0; k < c.in_ids.size(); ++k) {
+    s += " " + std::to_string(c.in_ids[k]) + "@" + std::to_string(c.in_positions[k]) + "->" +
+         std::to_string(c.in_slots[k]);
+  }
+  s += " out:";
+  for (size_t k = 0; k < c.out_ids.size(); ++k) {
+    s += " " + std::to_string(c.out_ids[k]) + "@" + std::to_string(c.out_slots[k]);
+  }
+  return s;
+}
+
+// Plans with the CPU planner and compares every changeset and the final state.
+void ExpectMatchesOracle(const std::vector<int64_t>& c0, const Batches& batches,
+                         const std::string& label) {
+  OraclePlan want = BruteForceBelady(c0, batches);
+  BeladyPlannerOptions options;
+  options.device = PlannerDevice::kCpu;
+  auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
+  ASSERT_TRUE(plan.ok()) << label << ": " << plan.status().ToString();
+  ASSERT_EQ(plan->changesets.size(), static_cast<int64_t>(batches.size())) << label;
+  int64_t misses = 0;
+  for (size_t i = 0; i < batches.size(); ++i) {
+    auto got = plan->changesets.Get(static_cast<int64_t>(i));
+    ASSERT_TRUE(got.ok());
+    ASSERT_TRUE(*got == want.changesets[i])
+        << label << " iteration " << i << "\n planner: " << Describe(*got)
+        << "\n oracle:  " << Describe(want.changesets[i]);
+    misses += want.changesets[i].num_misses;
+  }
+  EXPECT_EQ(plan->num_misses, misses) << label;
+  EXPECT_EQ(plan->final_slots, want.final_slots) << label;
+}
+
+// Batches of unique ids: sizes in [0, max_size], ids drawn by `draw`.
+template <typename Draw>
+Batches MakeBatches(std::mt19937_64& rng, int num_batches, int max_size, Draw draw) {
+  Batches batches(num_batches);
+  std::uniform_int_distribution<int> size_dist(0, max_size);
+  for (auto& b : batches) {
+    const int size = size_dist(rng);
+    std::set<int64_t> seen;
+    for (int t = 0; t < size * 3 && static_cast<int>(seen.size()) < size; ++t) {
+      int64_t v = draw(rng);
+      if (seen.insert(v).second) b.push_back(v);
+    }
+  }
+  return batches;
+}
+
+// Power-law ids: v = floor(num_nodes * u^alpha) concentrates on small ids, then shuffled
+// through a fixed permutation-like map so hot ids are not all small.
+int64_t PowerLaw(std::mt19937_64& rng, int64_t num_nodes, double alpha) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  int64_t v = static_cast<int64_t>(num_nodes * std::pow(u(rng), alpha));
+  v = std::min(v, num_nodes - 1);
+  return (v * 7919) % num_nodes;
+}
+
+std::vector<int64_t> RandomInitialState(std::mt19937_64& rng, int64_t capacity, int64_t num_nodes) {
+  std::vector<int64_t> slots(capacity, kFreeSlot);
+  std::vector<int64_t> nodes(num_nodes);
+  for (int64_t v = 0; v < num_nodes; ++v) nodes[v] = v;
+  std::shuffle(nodes.begin(), nodes.end(), rng);
+  std::bernoulli_distribution occupied(0.7);
+  for (int64_t s = 0; s < capacity && s < num_nodes; ++s) {
+    if (occupied(rng)) slots[s] = nodes[s];
+  }
+  return slots;
+}
+
+TEST(BeladyPlannerTest, MatchesBruteForceOracle) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 120; ++round) {
+    const int num_batches = 1 + static_cast<int>(rng() % (round < 100 ? 30 : 200));
+    const int64_t num_nodes = 1 + static_cast<int64_t>(rng() % 80);
+    const int max_size = static_cast<int>(std::min<int64_t>(num_nodes, 1 + rng() % 25));
+    const int kind = round % 3;
+    Batches batches;
+    if (kind == 0) {
+      batches = MakeBatches(rng, num_batches, max_size, [&](std::mt19937_64& r) {
+        return static_cast<int64_t>(r() % num_nodes);
+      });
+    } else if (kind == 1) {
+      batches = MakeBatches(rng, num_batches, max_size,
+                            [&](std::mt19937_64& r) { return PowerLaw(r, num_nodes, 3.0); });
+    } else {
+      // Duplicate-heavy: a small pool shared by every batch.
+      const int64_t pool = 1 + num_nodes / 8;
+      batches = MakeBatches(rng, num_batches, static_cast<int>(std::min<int64_t>(pool, max_size)),
+                            [&](std::mt19937_64& r) { return static_cast<int64_t>(r() % pool); });
+    }
+    std::set<int64_t> distinct;
+    for (auto& b : batches) distinct.insert(b.begin(), b.end());
+    const int64_t capacities[] = {0, 1, 2, static_cast<int64_t>(rng() % (num_nodes + 1)),
+                                  static_cast<int64_t>(distinct.size()),
+                                  static_cast<int64_t>(distinct.size()) + 3};
+    for (int64_t k : capacities) {
+      const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k);
+      ExpectMatchesOracle(EmptyCacheState(k), batches, label + " cold");
+      ExpectMatchesOracle(RandomInitialState(rng, k, num_nodes), batches, label + " carried C0");
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(BeladyPlannerTest, HandlesEmptyInputs) {
+  ExpectMatchesOracle(EmptyCacheState(4), {}, "no batches");
+  ExpectMatchesOracle(EmptyCacheState(4), {{}, {}, {}}, "empty batches");
+  ExpectMatchesOracle({7, kFreeSlot, 3}, {{}, {3}, {}, {7, 3}}, "empty batches between");
+  ExpectMatchesOracle(EmptyCacheState(0), {{1, 2}, {2, 3}}, "K = 0");
+}
+
+TEST(BeladyPlannerTest, LargeIdsAreFine) {
+  // Ids near 2^62 force the unpacked sort path.
+  const int64_t big = int64_t{1} << 62;
+  Batches batches = {{big, 5, big + 9}, {5, big + 1}, {big + 9, big}, {big + 1, 6}};
+  ExpectMatchesOracle(EmptyCacheState(2), batches, "big ids");
+  ExpectMatchesOracle({big + 1, kFreeSlot, 5}, batches, "big ids carried");
+}
+
+// Ginex's reference implementation writes position -1 when exactly one node is inserted
+// in an iteration: check the single insert gets its true position and slot.
+TEST(BeladyPlannerTest, SingleInsertHasItsRealPosition) {
+  // K = 3 full of {10, 11, 12}; batch 1 misses only node 20 (position 2), which is used
+  // again in batch 2, while 12 is never used again: 20 replaces 12 in slot 2.
+  std::vector<int64_t> c0 = {10, 11, 12};
+  Batches batches = {{10, 11, 12}, {11, 10, 20}, {20, 10, 11}};
+  BeladyPlannerOptions options;
+  options.device = PlannerDevice::kCpu;
+  auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  auto cs = plan->changesets.Get(1);
+  ASSERT_TRUE(cs.ok());
+  ASSERT_EQ(cs->in_ids, std::vector<int64_t>({20}));
+  EXPECT_EQ(cs->in_positions, std::vector<int32_t>({2}));
+  EXPECT_EQ(cs->in_slots, std::vector<int32_t>({2}));
+  EXPECT_EQ(cs->out_ids, std::vector<int64_t>({12}));
+  EXPECT_EQ(cs->out_slots, std::vector<int32_t>({2}));
+  EXPECT_EQ(cs->num_misses, 1);
+  auto last = plan->changesets.Get(2);
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->num_misses, 0);
+  ExpectMatchesOracle(c0, batches, "single insert");
+}
+
+TEST(BeladyPlannerTest, RejectsDuplicatesAndBadIds) {
+  auto dup = PlanBelady(EmptyCacheState(2), MakeIdSpans({{1, 2}, {3, 4, 3}}));
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(dup.status().message().find("batch 1"), std::string::npos) << dup.status().message();
+  auto neg = PlanBelady(EmptyCacheState(2), MakeIdSpans({{1, -5}}));
+  EXPECT_EQ(neg.status().code(), StatusCode::kInvalidArgument);
+  auto c0dup = PlanBelady({4, 4}, MakeIdSpans({{1}}));
+  EXPECT_EQ(c0dup.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(BeladyPlannerTest, GpuRequestWithoutDeviceIsUnsupported) {
+  BeladyPlannerOptions options;
+  options.device = PlannerDevice::kGpu;
+  auto plan = PlanBelady(EmptyCacheState(2), MakeIdSpans({{1, 2}, {2}}), options);
+  if (ResolvePlannerDevice(PlannerDevice::kAuto) == PlannerDevice::kGpu) {
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  } else {
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported) << plan.status().ToString();
+  }
+  EXPECT_FALSE(ParsePlannerDevice("tpu").ok());
+  EXPECT_EQ(*ParsePlannerDevice("gpu"), PlannerDevice::kGpu);
+}
+
+TEST(BeladyPlannerTest, InitialFillTakesEarliestFirstUse) {
+  Batches batches = {{9, 4}, {4, 1, 7}, {2, 8}};
+  EXPECT_EQ(BeladyInitialFill(MakeIdSpans(batches), 3), std::vector<int64_t>({4, 9, 1}));
+  EXPECT_EQ(BeladyInitialFill(MakeIdSpans(batches), 7),
+            std::vector<int64_t>({4, 9, 1, 7, 2, 8, kFreeSlot}));
+  EXPECT_EQ(BeladyInitialFill(MakeIdSpans(batches), 0), std::vector<int64_t>());
+}
+
+TEST(ChangesetStoreTest, SpillsBeyondBudgetAndReadsBack) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  Batches batches = MakeBatches(rng, 60, 40, [](std::mt19937_64& r) { return static_cast<int64_t>(r() % 300); });
+  std::string dir = ::testing::TempDir() + "/changeset_spill_XXXXXX";
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  BeladyPlannerOptions ram;
+  ram.device = PlannerDevice::kCpu;
+  BeladyPlannerOptions spill = ram;
+  spill.changeset_budget_bytes = 2000;
+  spill.spill_dir = dir;
+  auto a = PlanBelady(EmptyCacheState(50), MakeIdSpans(batches), ram);
+  auto b = PlanBelady(EmptyCacheState(50), MakeIdSpans(batches), spill);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->changesets.num_spilled(), 0);
+  EXPECT_GT(b->changesets.num_spilled(), 0);
+  EXPECT_LE(b->changesets.ram_bytes(), 2000);
+  const std::string path = b->changesets.spill_path();
+  for (int64_t i = 0; i < a->changesets.size(); ++i) {
+    auto x = a->changesets.Get(i);
+    auto y = b->changesets.Get(i);
+    ASSERT_TRUE(x.ok() && y.ok()) << y.status().ToString();
+    EXPECT_TRUE(*x == *y) << "iteration " << i;
+  }
+  b = Status(StatusCode::kNotFound, "dropped");  // destroys the store
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "spill file left behind: " << path;
+}
+
+}  // namespace
+}  // namespace seer
