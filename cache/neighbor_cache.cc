@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -308,6 +309,24 @@ Result<NeighborCache> NeighborCache::Load(const std::string& dir, const Dataset&
     }
   }
   return cache;
+}
+
+Result<int64_t> ParseNeighborCacheBudget(const std::string& text,
+                                         const DatasetManifest& manifest) {
+  if (!text.empty() && text.back() == '%') {
+    const std::string number = text.substr(0, text.size() - 1);
+    char* end = nullptr;
+    const double percent = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !(percent >= 0) ||
+        percent > 100) {
+      return InvalidArgument("bad neighbor cache budget '" + text +
+                             "': a percentage must be within 0%..100%");
+    }
+    if (percent == 0) return int64_t{0};
+    const int64_t lists = manifest.num_edges * manifest.index_bytes();
+    return 8 * manifest.num_nodes + static_cast<int64_t>(static_cast<long double>(lists) * percent / 100);
+  }
+  return ParseBytes(text);
 }
 
 }  // namespace seer

@@ -109,4 +109,9 @@ class NeighborCache {
   std::vector<int64_t> lists64_;
 };
 
+// Parses a neighbor-cache budget: bytes ("0", "4096", "512M", "2G") or a percentage of
+// the topology ("25%" = the 8-byte-per-node table + 25% of indices.bin, rounded down;
+// "100%" caches every list). kInvalidArgument naming the text otherwise.
+Result<int64_t> ParseNeighborCacheBudget(const std::string& text, const DatasetManifest& manifest);
+
 }  // namespace seer
