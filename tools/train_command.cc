@@ -1,11 +1,155 @@
-// PLACEHOLDER: replaced by the real `seer train` implementation.
+// `seer train`: trains a GNN out of core (inspector samples and plans superbatches, the
+// executor gathers through the feature cache and trains). See executor/train_loop.h.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "executor/train_loop.h"
+#include "inspector/sampler.h"
+#include "storage/progress.h"
 #include "tools/commands.h"
 
 namespace seer::cli {
 
 CommandMain RegisterTrainCommand(CLI::App& root) {
-  root.add_subcommand("train", "(not built yet)");
-  return [] { return ReportError("train", "not implemented in this build"); };
+  auto* cmd = root.add_subcommand(
+      "train", "Train a GNN (GraphSAGE/GCN/GAT) out of core through the Belady feature cache");
+  struct Flags {
+    std::string dataset;
+    std::string model = "sage";
+    int64_t hidden = 256;
+    int64_t heads = 4;
+    std::string fanouts = "10,10,10";
+    double dropout = 0.5;
+    double lr = 0.003;
+    int64_t epochs = 3;
+    int64_t batch_size = 1000;
+    int64_t superbatch = 100;
+    uint64_t seed = 0;
+    int threads = 0;
+    int64_t eval_every = 1;
+    bool no_train = false;
+    bool overlap = false;
+    std::string feature_cache = "belady";
+    std::string planner = "auto";
+    std::string io = "auto";
+    int queue_depth = 64;
+    bool buffered = false;
+    bool cpu = false;
+    std::string memory_budget = "4G";
+    std::string ncache_budget = "auto";
+    std::string fcache_budget = "auto";
+    std::string trace_budget = "auto";
+    std::string runtime_dir;
+    std::string checkpoint_dir;
+    int64_t checkpoint_every = 0;
+    bool resume = false;
+    int64_t stop_after = -1;
+    std::string save_model;
+    std::string metrics;
+    bool quiet = false;
+  };
+  auto f = std::make_shared<Flags>();
+  cmd->add_option("dataset", f->dataset, "Dataset directory")->required();
+  cmd->add_option("--model", f->model, "sage | gcn | gat | mlp (features only, a baseline)")->capture_default_str();
+  cmd->add_option("--hidden", f->hidden, "Hidden units per layer")->capture_default_str();
+  cmd->add_option("--heads", f->heads, "GAT attention heads (hidden must be a multiple)")->capture_default_str();
+  cmd->add_option("--fanouts", f->fanouts, "Fan-out per layer, hop 1 first; the number of layers")->capture_default_str();
+  cmd->add_option("--dropout", f->dropout, "Dropout probability")->capture_default_str();
+  cmd->add_option("--lr", f->lr, "Adam learning rate")->capture_default_str();
+  cmd->add_option("--epochs", f->epochs, "Training epochs")->capture_default_str();
+  cmd->add_option("--batch-size", f->batch_size, "Seeds per mini-batch")->capture_default_str();
+  cmd->add_option("--superbatch", f->superbatch, "Mini-batches per superbatch (S)")->capture_default_str();
+  cmd->add_option("--seed", f->seed, "Random seed (same seed, same batches and losses on the CPU)")->capture_default_str();
+  cmd->add_option("--threads", f->threads, "Sampling threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--eval-every", f->eval_every, "Validate/test every N epochs (0 = after the last only)")->capture_default_str();
+  cmd->add_flag("--no-train", f->no_train, "Run the data path (sample, plan, gather, transfer) without the model");
+  cmd->add_flag("--overlap", f->overlap, "Let sampling superbatch k+1 overlap executing k (default: only planning overlaps)");
+  cmd->add_option("--feature-cache", f->feature_cache, "belady | static-degree | presc | lru | none")->capture_default_str();
+  cmd->add_option("--planner", f->planner, "Belady planner: auto | cpu | gpu")->capture_default_str();
+  cmd->add_option("--io", f->io, "SSD reads: auto | uring | pread")->capture_default_str();
+  cmd->add_option("--queue-depth", f->queue_depth, "Reads in flight per thread")->capture_default_str();
+  cmd->add_flag("--buffered", f->buffered, "Buffered reads instead of O_DIRECT (tmpfs, tests)");
+  cmd->add_flag("--cpu", f->cpu, "Train on the CPU even when a GPU is present");
+  cmd->add_option("--memory-budget", f->memory_budget, "Host memory for tables, caches, traces and staging")->capture_default_str();
+  cmd->add_option("--ncache-budget", f->ncache_budget, "Neighbor cache share of the budget (auto or bytes, 0 = none)")->capture_default_str();
+  cmd->add_option("--fcache-budget", f->fcache_budget, "Feature cache share of the budget (auto or bytes)")->capture_default_str();
+  cmd->add_option("--trace-budget", f->trace_budget, "RAM for traces and changesets before they spill (auto or bytes)")->capture_default_str();
+  cmd->add_option("--runtime-dir", f->runtime_dir, "Where spilled traces/changesets go (default: a fresh dir under $TMPDIR)")->capture_default_str();
+  cmd->add_option("--checkpoint-dir", f->checkpoint_dir, "Write checkpoints here (checkpoint.ckpt; empty = none)")->capture_default_str();
+  cmd->add_option("--checkpoint-every", f->checkpoint_every, "Checkpoint every N superbatches (0 = every epoch)")->capture_default_str();
+  cmd->add_flag("--resume", f->resume, "Continue from the checkpoint in --checkpoint-dir");
+  cmd->add_option("--stop-after", f->stop_after, "Stop after N superbatches, checkpointing first (-1 = never; for tests)")->capture_default_str();
+  cmd->add_option("--save-model", f->save_model, "Write the best-validation weights (torch.load-able dict)")->capture_default_str();
+  cmd->add_option("--metrics", f->metrics, "Write per-epoch metrics as JSON lines")->capture_default_str();
+  cmd->add_flag("--quiet", f->quiet, "No progress or summaries on stderr");
+
+  return [f]() -> int {
+    const char* name = "train";
+    TrainOptions o;
+    o.dataset_dir = f->dataset;
+    auto model = ParseModelKind(f->model);
+    if (!model.ok()) return ReportError(name, model.status());
+    o.model = *model;
+    o.hidden = f->hidden;
+    o.heads = f->heads;
+    auto fanouts = ParseFanouts(f->fanouts);
+    if (!fanouts.ok()) return ReportError(name, fanouts.status());
+    o.fanouts = *fanouts;
+    o.dropout = f->dropout;
+    o.learning_rate = f->lr;
+    o.epochs = f->epochs;
+    o.batch_size = f->batch_size;
+    o.superbatch = f->superbatch;
+    o.seed = f->seed;
+    o.num_threads = f->threads;
+    o.eval_every = f->eval_every;
+    o.no_train = f->no_train;
+    o.overlap = f->overlap;
+    auto policy = ParseFeatureCachePolicy(f->feature_cache);
+    if (!policy.ok()) return ReportError(name, policy.status());
+    o.cache_policy = *policy;
+    auto planner = ParsePlannerDevice(f->planner);
+    if (!planner.ok()) return ReportError(name, planner.status());
+    o.planner = *planner;
+    auto io = ParseIoMode(f->io);
+    if (!io.ok()) return ReportError(name, io.status());
+    o.io = *io;
+    o.queue_depth = f->queue_depth;
+    o.direct_io = !f->buffered;
+    o.use_cuda = !f->cpu;
+    auto budget = ParseBytes(f->memory_budget);
+    if (!budget.ok()) return ReportError(name, budget.status());
+    o.memory_budget_bytes = *budget;
+    auto optional_bytes = [&](const std::string& text, int64_t* out) -> Status {
+      if (text == "auto") return Status::Ok();
+      SEER_ASSIGN_OR_RETURN(*out, ParseBytes(text));
+      return Status::Ok();
+    };
+    for (auto [text, out] : {std::pair<const std::string*, int64_t*>{&f->ncache_budget, &o.ncache_budget_bytes},
+                             {&f->fcache_budget, &o.fcache_budget_bytes},
+                             {&f->trace_budget, &o.trace_budget_bytes}}) {
+      Status st = optional_bytes(*text, out);
+      if (!st.ok()) return ReportError(name, st);
+    }
+    o.runtime_dir = f->runtime_dir;
+    o.checkpoint_dir = f->checkpoint_dir;
+    o.checkpoint_every = f->checkpoint_every;
+    o.resume = f->resume;
+    o.stop_after_superbatches = f->stop_after;
+    o.save_model_path = f->save_model;
+    o.metrics_path = f->metrics;
+    o.quiet = f->quiet;
+    o.show_progress = !f->quiet;
+    auto summary = RunTraining(o);
+    if (!summary.ok()) return ReportError(name, summary.status());
+    if (!f->quiet && !o.no_train && !summary->stopped_early) {
+      std::printf("test_accuracy %.4f\nbest_valid_accuracy %.4f\n", summary->test_accuracy,
+                  summary->best_valid_accuracy);
+    }
+    if (!f->quiet) std::printf("peak_rss_bytes %lld\n", static_cast<long long>(summary->peak_rss_bytes));
+    return 0;
+  };
 }
 
 }  // namespace seer::cli

@@ -1,0 +1,142 @@
+#include "executor/feature_gather.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include "storage/float16.h"
+
+namespace seer {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+void GatherStats::Add(const GatherStats& o) {
+  rows += o.rows;
+  hits += o.hits;
+  misses += o.misses;
+  fill_rows += o.fill_rows;
+  reads.Add(o.reads);
+  fill_reads.Add(o.fill_reads);
+  gather_seconds += o.gather_seconds;
+  io_seconds += o.io_seconds;
+  update_seconds += o.update_seconds;
+  convert_seconds += o.convert_seconds;
+}
+
+void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t num_values, float* dst) {
+  if (dtype == FeatureDtype::kFloat32) {
+    std::memcpy(dst, src, static_cast<size_t>(num_values) * sizeof(float));
+    return;
+  }
+  for (int64_t i = 0; i < num_values; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, src + 2 * i, 2);
+    dst[i] = HalfToFloat(bits);
+  }
+}
+
+FeatureGatherer::FeatureGatherer(BlockReader* features, const DatasetManifest& manifest,
+                                 FeatureCache* cache)
+    : features_(features),
+      cache_(cache),
+      feature_dim_(manifest.feature_dim),
+      row_bytes_(manifest.feature_row_bytes()),
+      dtype_(manifest.feature_dtype) {}
+
+Status FeatureGatherer::Gather(const BatchTrace& batch, const Changeset* changeset,
+                               std::vector<float>* rows_out, GatherStats* stats) {
+  return GatherImpl(batch, changeset, rows_out, stats);
+}
+
+Status FeatureGatherer::GatherReadOnly(const BatchTrace& batch, std::vector<float>* rows_out,
+                                       GatherStats* stats) {
+  return GatherImpl(batch, nullptr, rows_out, stats);
+}
+
+Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* changeset,
+                                   std::vector<float>* rows_out, GatherStats* stats) {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t n = static_cast<int64_t>(batch.node_ids.size());
+  GatherStats local;
+  local.rows = n;
+  raw_.resize(static_cast<size_t>(n * row_bytes_));
+  miss_positions_.clear();
+  if (cache_ != nullptr && cache_->capacity_rows() > 0) {
+    local.hits = cache_->Gather(batch.node_ids.data(), n, raw_.data(), &miss_positions_);
+  } else {
+    miss_positions_.resize(static_cast<size_t>(n));
+    for (int64_t p = 0; p < n; ++p) miss_positions_[static_cast<size_t>(p)] = static_cast<int32_t>(p);
+  }
+  local.misses = static_cast<int64_t>(miss_positions_.size());
+
+  // Misses sorted by file offset: the reader then merges neighbours in one pass.
+  requests_.clear();
+  requests_.reserve(miss_positions_.size());
+  for (int32_t p : miss_positions_) {
+    const int64_t node = batch.node_ids[static_cast<size_t>(p)];
+    requests_.push_back(ReadRequest{node * row_bytes_, row_bytes_, raw_.data() + int64_t{p} * row_bytes_});
+  }
+  std::sort(requests_.begin(), requests_.end(),
+            [](const ReadRequest& a, const ReadRequest& b) { return a.offset_bytes < b.offset_bytes; });
+  const auto io_start = std::chrono::steady_clock::now();
+  if (!requests_.empty()) {
+    SEER_RETURN_IF_ERROR(features_->ReadBatch(requests_, &local.reads));
+  }
+  local.io_seconds = Since(io_start);
+
+  if (changeset != nullptr && cache_ != nullptr) {
+    const auto update_start = std::chrono::steady_clock::now();
+    cache_->Apply(*changeset, batch.node_ids.data(), n, raw_.data());
+    local.update_seconds = Since(update_start);
+  }
+
+  const auto convert_start = std::chrono::steady_clock::now();
+  rows_out->resize(static_cast<size_t>(n * feature_dim_));
+  ConvertRowsToFloat(raw_.data(), dtype_, n * feature_dim_, rows_out->data());
+  local.convert_seconds = Since(convert_start);
+  local.gather_seconds = Since(start);
+  if (stats) stats->Add(local);
+  return Status::Ok();
+}
+
+Status FeatureGatherer::Fill(const std::vector<int64_t>& slot_nodes, GatherStats* stats) {
+  if (cache_ == nullptr) return Status::Ok();
+  const auto start = std::chrono::steady_clock::now();
+  GatherStats local;
+  std::vector<std::pair<int64_t, int32_t>> wanted;  // (node, slot)
+  for (size_t slot = 0; slot < slot_nodes.size(); ++slot) {
+    if (slot_nodes[slot] != kFreeSlot) wanted.emplace_back(slot_nodes[slot], static_cast<int32_t>(slot));
+  }
+  std::sort(wanted.begin(), wanted.end());
+  cache_->Clear();
+  // Bounded chunks so a large fill does not need a second cache-sized buffer.
+  constexpr size_t kChunkRows = 1 << 14;
+  std::vector<char> buffer;
+  for (size_t begin = 0; begin < wanted.size(); begin += kChunkRows) {
+    const size_t end = std::min(wanted.size(), begin + kChunkRows);
+    buffer.resize((end - begin) * static_cast<size_t>(row_bytes_));
+    std::vector<ReadRequest> requests;
+    for (size_t i = begin; i < end; ++i) {
+      requests.push_back(ReadRequest{wanted[i].first * row_bytes_, row_bytes_,
+                                     buffer.data() + (i - begin) * row_bytes_});
+    }
+    const auto io_start = std::chrono::steady_clock::now();
+    SEER_RETURN_IF_ERROR(features_->ReadBatch(requests, &local.fill_reads));
+    local.io_seconds += Since(io_start);
+    for (size_t i = begin; i < end; ++i) {
+      cache_->Install(wanted[i].second, wanted[i].first, buffer.data() + (i - begin) * row_bytes_);
+    }
+  }
+  local.fill_rows = static_cast<int64_t>(wanted.size());
+  local.update_seconds = Since(start) - local.io_seconds;
+  local.gather_seconds = Since(start);
+  if (stats) stats->Add(local);
+  return Status::Ok();
+}
+
+}  // namespace seer

@@ -1,0 +1,74 @@
+// FeatureGatherer: the executor's gather step for one batch (DESIGN.md data flow):
+//   1. hits are copied from the FeatureCache into the batch buffer (rows in node_ids
+//      order, disk dtype),
+//   2. misses are read from features.bin through the BlockReader — one ReadBatch with
+//      the requests sorted by offset (the reader merges same-block requests and keeps
+//      a deep queue),
+//   3. the batch's changeset is applied (inserted rows copied from the batch buffer
+//      into their slots, evictions),
+//   4. the buffer is converted to float32 rows (float16 features are widened).
+// Also: Fill() installs a policy's initial cache content with one sorted bulk read.
+//
+// The gatherer borrows the reader and the cache. Gather() mutates the cache when a
+// changeset is given: one Gather/Fill at a time per cache. GatherReadOnly() never
+// mutates it (evaluation and prediction share the training cache this way).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cache/belady_planner.h"
+#include "cache/feature_cache.h"
+#include "inspector/trace.h"
+#include "storage/dataset.h"
+#include "storage/direct_reader.h"
+#include "storage/status.h"
+
+namespace seer {
+
+struct GatherStats {
+  int64_t rows = 0;          // rows gathered (accesses)
+  int64_t hits = 0;          // served by the feature cache
+  int64_t misses = 0;        // read from the SSD
+  int64_t fill_rows = 0;     // rows installed by fills
+  ReadStats reads;           // miss reads
+  ReadStats fill_reads;      // fill reads (reported separately)
+  double gather_seconds = 0; // whole gather (hits + reads + apply + convert)
+  double io_seconds = 0;     // waiting for miss reads
+  double update_seconds = 0; // applying changesets + fills
+  double convert_seconds = 0;// raw -> float32
+  void Add(const GatherStats& o);
+  double hit_ratio() const { return rows == 0 ? 0.0 : static_cast<double>(hits) / rows; }
+};
+
+class FeatureGatherer {
+ public:
+  // cache may be null (no cache: everything is a miss).
+  FeatureGatherer(BlockReader* features, const DatasetManifest& manifest, FeatureCache* cache);
+
+  // rows_out: resized to node_ids.size() * feature_dim floats. changeset may be null.
+  Status Gather(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
+                GatherStats* stats);
+  Status GatherReadOnly(const BatchTrace& batch, std::vector<float>* rows_out, GatherStats* stats);
+  // Installs slot -> node (kFreeSlot entries skipped) with one sorted bulk read.
+  Status Fill(const std::vector<int64_t>& slot_nodes, GatherStats* stats);
+
+  int64_t feature_dim() const { return feature_dim_; }
+
+ private:
+  Status GatherImpl(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
+                    GatherStats* stats);
+  BlockReader* features_;
+  FeatureCache* cache_;
+  int64_t feature_dim_;
+  int64_t row_bytes_;
+  FeatureDtype dtype_;
+  std::vector<char> raw_;                 // batch buffer (disk dtype)
+  std::vector<int32_t> miss_positions_;
+  std::vector<ReadRequest> requests_;
+};
+
+// Widens `count` rows of `dtype` at src into float32 at dst.
+void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t num_values, float* dst);
+
+}  // namespace seer

@@ -1,0 +1,58 @@
+// How `seer train` splits its one --memory-budget (DESIGN.md "Errors, determinism,
+// budgets"). Plain arithmetic, no allocation, torch-free.
+//
+//   per-node tables   indptr 8 B × (N+1)  +  feature slot table 4 B × N
+//                     (+ the neighbor cache's 8 B × N table, counted in its budget)
+//   staging           batch buffers for the gather pipeline (raw rows + float32 rows,
+//                     `pipeline_depth` batches in flight), estimated from batch size and
+//                     fan-outs, at most a quarter of what the tables leave
+//   trace buffers     RAM for superbatch traces and changesets before they spill to
+//                     runtime files: an eighth of what is left, at least 1 MiB
+//   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
+//                     table, else 0) and 3/4 feature cache; --ncache-budget /
+//                     --fcache-budget override either (the other gets the remainder).
+//
+// A budget that cannot hold the per-node tables plus a minimal staging area is refused
+// (kResourceExhausted) with a one-line message saying how much is needed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/status.h"
+
+namespace seer {
+
+struct MemoryBudgetRequest {
+  int64_t budget_bytes = 0;
+  int64_t num_nodes = 0;
+  int64_t feature_dim = 0;
+  int64_t feature_row_bytes = 0;         // on disk (float16 rows are half of float32)
+  int64_t batch_size = 1000;
+  std::vector<int> fanouts = {10, 10, 10};
+  int64_t pipeline_depth = 3;            // batch buffers alive at once
+  int64_t ncache_budget_bytes = -1;      // -1 = auto
+  int64_t fcache_budget_bytes = -1;      // -1 = auto
+};
+
+struct MemoryBudgetSplit {
+  int64_t budget_bytes = 0;
+  int64_t table_bytes = 0;          // indptr + feature slot table
+  int64_t staging_bytes = 0;
+  int64_t trace_bytes = 0;
+  int64_t ncache_bytes = 0;         // neighbor cache budget (its 8 B/node table included)
+  int64_t fcache_bytes = 0;         // feature cache slots
+  int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
+  int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
+  // "memory budget 1.0 GiB: tables 12 MiB, staging ..., feature cache 600 MiB (N rows)"
+  std::string ToString() const;
+};
+
+// Upper estimate of the unique nodes of one batch: min(N, B × Σ_l Π_{j<=l} f_j) with
+// fan-out -1 counted as 32.
+int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts);
+
+Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request);
+
+}  // namespace seer
