@@ -1,0 +1,220 @@
+// FeatureCache replaying planner (and LRU) changesets must serve, for every batch,
+// exactly the bytes a direct read of the features file gives.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache/belady_planner.h"
+#include "cache/feature_cache.h"
+#include "cache/policies.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+constexpr int64_t kNumNodes = 4111;
+constexpr int64_t kDim = 47;
+constexpr int64_t kRowBytes = kDim * 4;
+
+class FeatureCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/feature_cache_XXXXXX";
+    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
+    path_ = dir_ + "/features.bin";
+    std::vector<float> rows(kNumNodes * kDim);
+    for (int64_t v = 0; v < kNumNodes; ++v) {
+      for (int64_t d = 0; d < kDim; ++d) rows[v * kDim + d] = static_cast<float>(v) * 0.5f + d;
+    }
+    auto fd = UniqueFd::Open(path_, O_CREAT | O_TRUNC | O_RDWR);
+    ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+    ASSERT_TRUE(PwriteFull(fd->get(), rows.data(), kNumNodes * kRowBytes, 0, path_).ok());
+    fd_ = std::move(fd).value();
+  }
+
+  // What the file holds for node v.
+  std::vector<char> DirectRow(int64_t v) {
+    std::vector<char> row(kRowBytes);
+    EXPECT_TRUE(PreadFull(fd_.get(), row.data(), kRowBytes, v * kRowBytes, path_).ok());
+    return row;
+  }
+
+  std::vector<std::vector<int64_t>> RandomBatches(std::mt19937_64& rng, int count, int max_size) {
+    std::vector<std::vector<int64_t>> batches(count);
+    for (auto& b : batches) {
+      std::set<int64_t> seen;
+      const int size = static_cast<int>(rng() % (max_size + 1));
+      while (static_cast<int>(seen.size()) < size) {
+        // Skewed: half the draws from a hot set of 200 nodes.
+        int64_t v = (rng() % 2) ? static_cast<int64_t>(rng() % 200) : static_cast<int64_t>(rng() % kNumNodes);
+        if (seen.insert(v).second) b.push_back(v);
+      }
+    }
+    return batches;
+  }
+
+  // Gathers every batch (hits from the cache, misses from the file), compares with direct
+  // reads, then applies the changeset. Returns the number of hits served.
+  int64_t Replay(FeatureCache& cache, const std::vector<std::vector<int64_t>>& batches,
+                 const ChangesetStore& changesets) {
+    int64_t hits = 0;
+    for (size_t i = 0; i < batches.size(); ++i) {
+      const auto& ids = batches[i];
+      std::vector<char> buffer(ids.size() * kRowBytes, 0x5a);
+      std::vector<int32_t> misses;
+      hits += cache.Gather(ids.data(), static_cast<int64_t>(ids.size()), buffer.data(), &misses);
+      for (int32_t p : misses) {
+        EXPECT_TRUE(PreadFull(fd_.get(), buffer.data() + p * kRowBytes, kRowBytes, ids[p] * kRowBytes, path_).ok());
+      }
+      for (size_t p = 0; p < ids.size(); ++p) {
+        std::vector<char> want = DirectRow(ids[p]);
+        EXPECT_EQ(std::memcmp(buffer.data() + p * kRowBytes, want.data(), kRowBytes), 0)
+            << "batch " << i << " position " << p << " node " << ids[p];
+      }
+      auto cs = changesets.Get(static_cast<int64_t>(i));
+      EXPECT_TRUE(cs.ok());
+      EXPECT_EQ(cs->num_misses, static_cast<int64_t>(misses.size())) << "batch " << i;
+      cache.Apply(*cs, ids.data(), static_cast<int64_t>(ids.size()), buffer.data());
+    }
+    return hits;
+  }
+
+  std::string dir_;
+  std::string path_;
+  UniqueFd fd_;
+};
+
+TEST_F(FeatureCacheTest, BeladyReplayServesTheFileBytes) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int64_t capacity : {int64_t{0}, int64_t{1}, int64_t{97}, int64_t{1000}, kNumNodes}) {
+    SCOPED_TRACE("capacity " + std::to_string(capacity));
+    FeatureCacheOptions options;
+    options.num_nodes = kNumNodes;
+    options.capacity_rows = capacity;
+    options.row_bytes = kRowBytes;
+    auto cache = FeatureCache::Create(options);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    // Two superbatches; the second starts from the state the first left (carried C0).
+    auto sb0 = RandomBatches(rng, 23, 300);
+    auto sb1 = RandomBatches(rng, 17, 300);
+    std::vector<int64_t> fill = BeladyInitialFill(MakeIdSpans(sb0), capacity);
+    for (size_t s = 0; s < fill.size(); ++s) {
+      if (fill[s] != kFreeSlot) cache->Install(static_cast<int32_t>(s), fill[s], DirectRow(fill[s]).data());
+    }
+    BeladyPlannerOptions planner;
+    planner.device = PlannerDevice::kCpu;
+    planner.changeset_budget_bytes = 4096;  // spill most changesets
+    planner.spill_dir = dir_;
+    auto plan0 = PlanBelady(cache->SlotContents(), MakeIdSpans(sb0), planner);
+    ASSERT_TRUE(plan0.ok()) << plan0.status().ToString();
+    Replay(*cache, sb0, plan0->changesets);
+    EXPECT_EQ(cache->SlotContents(), plan0->final_slots);
+    auto plan1 = PlanBelady(cache->SlotContents(), MakeIdSpans(sb1), planner);
+    ASSERT_TRUE(plan1.ok()) << plan1.status().ToString();
+    Replay(*cache, sb1, plan1->changesets);
+    EXPECT_EQ(cache->SlotContents(), plan1->final_slots);
+  }
+}
+
+TEST_F(FeatureCacheTest, LruReplayServesTheFileBytes) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  auto batches = RandomBatches(rng, 30, 200);
+  PolicyOptions policy_options;
+  policy_options.capacity_rows = 150;
+  auto policy = MakeCachePolicy(PolicyKind::kLru, policy_options);
+  ASSERT_TRUE(policy.ok());
+  FeatureCacheOptions options;
+  options.num_nodes = kNumNodes;
+  options.capacity_rows = 150;
+  options.row_bytes = kRowBytes;
+  auto cache = FeatureCache::Create(options);
+  ASSERT_TRUE(cache.ok());
+  auto changesets = (*policy)->Plan(cache->SlotContents(), MakeIdSpans(batches));
+  ASSERT_TRUE(changesets.ok());
+  EXPECT_GT(Replay(*cache, batches, *changesets), 0);
+}
+
+// A single inserted row lands in its slot with the bytes of its own batch position
+// (Ginex's reference code wrote position -1 here).
+TEST_F(FeatureCacheTest, SingleInsertCopiesTheRightRow) {
+  std::vector<std::vector<int64_t>> batches = {{10, 11, 12}, {11, 10, 20}, {20, 10, 11}};
+  FeatureCacheOptions options;
+  options.num_nodes = kNumNodes;
+  options.capacity_rows = 3;
+  options.row_bytes = kRowBytes;
+  auto cache = FeatureCache::Create(options);
+  ASSERT_TRUE(cache.ok());
+  for (int32_t s = 0; s < 3; ++s) cache->Install(s, 10 + s, DirectRow(10 + s).data());
+  auto plan = PlanBelady(cache->SlotContents(), MakeIdSpans(batches));
+  ASSERT_TRUE(plan.ok());
+  Replay(*cache, batches, plan->changesets);
+  ASSERT_GE(cache->SlotOf(20), 0);
+  EXPECT_EQ(std::memcmp(cache->Row(cache->SlotOf(20)), DirectRow(20).data(), kRowBytes), 0);
+}
+
+TEST_F(FeatureCacheTest, RejectsContradictingChangesets) {
+  FeatureCacheOptions options;
+  options.num_nodes = 100;
+  options.capacity_rows = 2;
+  options.row_bytes = 8;
+  auto cache = FeatureCache::Create(options);
+  ASSERT_TRUE(cache.ok());
+  const int64_t ids[] = {5, 6};
+  const char buffer[16] = {};
+  cache->Install(0, 7, buffer);
+  Changeset wrong_evict;
+  wrong_evict.out_ids = {8};
+  wrong_evict.out_slots = {0};
+  EXPECT_THROW(cache->Apply(wrong_evict, ids, 2, buffer), std::logic_error);
+  Changeset occupied;
+  occupied.in_ids = {5};
+  occupied.in_positions = {0};
+  occupied.in_slots = {0};
+  EXPECT_THROW(cache->Apply(occupied, ids, 2, buffer), std::logic_error);
+  Changeset wrong_position;
+  wrong_position.in_ids = {5};
+  wrong_position.in_positions = {1};
+  wrong_position.in_slots = {1};
+  EXPECT_THROW(cache->Apply(wrong_position, ids, 2, buffer), std::logic_error);
+  EXPECT_EQ(cache->num_cached(), 1);
+  EXPECT_EQ(cache->SlotOf(7), 0);
+  EXPECT_EQ(cache->SlotOf(5), -1);
+}
+
+TEST(FeatureCacheSizingTest, CapacityFromBudgetAndAllocatorHook) {
+  EXPECT_EQ(CapacityRowsForBudget(1000, 188), 5);
+  EXPECT_EQ(CapacityRowsForBudget(187, 188), 0);
+  EXPECT_EQ(CapacityRowsForBudget(1000, 0), 0);
+  int allocations = 0, releases = 0;
+  {
+    FeatureCacheOptions options;
+    options.num_nodes = 10;
+    options.capacity_rows = 3;
+    options.row_bytes = 12;
+    options.allocate = [&](size_t bytes) { ++allocations; return std::malloc(bytes); };
+    options.release = [&](void* p) { ++releases; std::free(p); };
+    auto cache = FeatureCache::Create(options);
+    ASSERT_TRUE(cache.ok());
+    options.allocate = [](size_t) -> void* { return nullptr; };
+    auto refused = FeatureCache::Create(options);
+    EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);
+  }
+  EXPECT_EQ(allocations, 1);
+  EXPECT_EQ(releases, 1);
+}
+
+}  // namespace
+}  // namespace seer

@@ -1,0 +1,156 @@
+// Policies through the simulator: Belady never misses more than any other policy, the
+// block counting matches a byte-by-byte brute force, and LRU/static behave as defined.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cache/hit_simulator.h"
+#include "cache/policies.h"
+
+namespace seer {
+namespace {
+
+using Batches = std::vector<std::vector<int64_t>>;
+
+Batches PowerLawTrace(std::mt19937_64& rng, int num_batches, int batch_size, int64_t num_nodes) {
+  Batches batches(num_batches);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (auto& b : batches) {
+    std::set<int64_t> seen;
+    while (static_cast<int>(seen.size()) < batch_size) {
+      int64_t v = std::min<int64_t>(num_nodes - 1, static_cast<int64_t>(num_nodes * std::pow(u(rng), 2.5)));
+      v = (v * 104729) % num_nodes;
+      if (seen.insert(v).second) b.push_back(v);
+    }
+  }
+  return batches;
+}
+
+std::vector<int64_t> FakeDegrees(std::mt19937_64& rng, int64_t num_nodes) {
+  std::vector<int64_t> d(num_nodes);
+  for (auto& x : d) x = static_cast<int64_t>(rng() % 50);
+  return d;
+}
+
+TEST(HitSimulatorTest, BeladyMissesAtMostEveryPolicyAtEveryCapacity) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t num_nodes = 3001;
+  Batches trace = PowerLawTrace(rng, 40, 150, num_nodes);
+  std::vector<std::vector<IdSpan>> whole = {MakeIdSpans(trace)};
+  // The same trace cut into superbatches of 8 (carried state), for the non-Belady ones.
+  std::vector<std::vector<IdSpan>> cut;
+  for (size_t i = 0; i < trace.size(); i += 8) {
+    cut.push_back({});
+    for (size_t k = i; k < std::min(trace.size(), i + 8); ++k) {
+      cut.back().push_back({trace[k].data(), static_cast<int64_t>(trace[k].size())});
+    }
+  }
+  SimulationOptions sim;
+  sim.num_nodes = num_nodes;
+  sim.row_bytes = 400;
+  sim.block_bytes = 4096;
+  const auto degrees = FakeDegrees(rng, num_nodes);
+  const auto visits = CountVisits(MakeIdSpans(trace), num_nodes);
+  for (int64_t capacity : {int64_t{0}, int64_t{1}, int64_t{30}, int64_t{300}, int64_t{1500}, num_nodes}) {
+    PolicyOptions base;
+    base.capacity_rows = capacity;
+    base.planner.device = PlannerDevice::kCpu;
+    auto belady_policy = MakeCachePolicy(PolicyKind::kBelady, base);
+    ASSERT_TRUE(belady_policy.ok());
+    auto belady = SimulatePolicy(**belady_policy, whole, sim);
+    ASSERT_TRUE(belady.ok()) << belady.status().ToString();
+    for (PolicyKind kind : AllPolicyKinds()) {
+      PolicyOptions options = base;
+      if (kind == PolicyKind::kStaticDegree) options.ranking = RankNodesByScore(degrees, capacity);
+      if (kind == PolicyKind::kPresc) options.ranking = RankNodesByScore(visits, capacity);
+      for (const auto* superbatches : {&whole, &cut}) {
+        auto policy = MakeCachePolicy(kind, options);
+        ASSERT_TRUE(policy.ok());
+        auto stats = SimulatePolicy(**policy, *superbatches, sim);
+        ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+        EXPECT_EQ(stats->accesses, belady->accesses);
+        EXPECT_LE(belady->misses, stats->misses)
+            << "capacity " << capacity << " policy " << PolicyKindName(kind);
+        EXPECT_LE(stats->fill_rows, capacity);
+      }
+    }
+    if (capacity >= num_nodes) {
+      EXPECT_EQ(belady->misses, 0);  // optimal prefetch holds everything
+    }
+  }
+}
+
+TEST(HitSimulatorTest, NoneMissesEverythingAndStaticMissesItsComplement) {
+  Batches trace = {{1, 2, 3}, {3, 4}, {1, 5}};
+  SimulationOptions sim;
+  sim.num_nodes = 10;
+  sim.row_bytes = 4096;
+  sim.block_bytes = 4096;
+  auto none = MakeCachePolicy(PolicyKind::kNone, PolicyOptions{});
+  auto stats = SimulatePolicy(**none, {MakeIdSpans(trace)}, sim);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->misses, 7);
+  EXPECT_EQ(stats->blocks_read, 7);
+  EXPECT_EQ(stats->bytes_read, 7 * 4096);
+  EXPECT_EQ(stats->fill_rows, 0);
+  PolicyOptions options;
+  options.capacity_rows = 2;
+  options.ranking = {3, 1, 9};
+  auto fixed = MakeCachePolicy(PolicyKind::kStaticDegree, options);
+  auto s2 = SimulatePolicy(**fixed, {MakeIdSpans(trace)}, sim);
+  ASSERT_TRUE(s2.ok());
+  EXPECT_EQ(s2->misses, 3);  // 2, 4, 5
+  EXPECT_EQ(s2->fill_rows, 2);
+  EXPECT_NEAR(s2->hit_ratio(), 4.0 / 7.0, 1e-12);
+}
+
+TEST(HitSimulatorTest, LruEvictsTheLeastRecentlyUsed) {
+  // K = 2. Fill: first two distinct nodes {1, 2}. Batch {1,2}: hits. Batch {3}: miss,
+  // evicts 1 (least recent). Batch {1}: miss, evicts 2. Batch {3}: hit.
+  Batches trace = {{1, 2}, {3}, {1}, {3}};
+  SimulationOptions sim;
+  sim.num_nodes = 10;
+  PolicyOptions options;
+  options.capacity_rows = 2;
+  auto lru = MakeCachePolicy(PolicyKind::kLru, options);
+  auto stats = SimulatePolicy(**lru, {MakeIdSpans(trace)}, sim);
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->misses, 2);
+  EXPECT_EQ(stats->fill_rows, 2);
+}
+
+TEST(HitSimulatorTest, BlockCountMatchesBruteForce) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int round = 0; round < 200; ++round) {
+    const int64_t row_bytes = 1 + static_cast<int64_t>(rng() % 9000);
+    const int64_t block = int64_t{512} << (rng() % 4);
+    std::vector<int64_t> rows;
+    const int n = static_cast<int>(rng() % 30);
+    for (int k = 0; k < n; ++k) rows.push_back(static_cast<int64_t>(rng() % 64));
+    std::set<int64_t> blocks;
+    for (int64_t v : rows) {
+      for (int64_t byte = v * row_bytes; byte < (v + 1) * row_bytes; ++byte) blocks.insert(byte / block);
+    }
+    EXPECT_EQ(CountDistinctBlocks(rows, row_bytes, block), static_cast<int64_t>(blocks.size()))
+        << "row_bytes " << row_bytes << " block " << block;
+  }
+}
+
+TEST(PolicyTest, ParsesNamesAndRanksWithTies) {
+  EXPECT_EQ(*ParsePolicyKind("static-degree"), PolicyKind::kStaticDegree);
+  EXPECT_FALSE(ParsePolicyKind("fifo").ok());
+  EXPECT_EQ(RankNodesByScore({5, 9, 9, 0, 5}, 4), std::vector<int64_t>({1, 2, 0, 4}));
+  EXPECT_EQ(RankNodesByScore({5, 9}, 10), std::vector<int64_t>({1, 0}));
+}
+
+}  // namespace
+}  // namespace seer
