@@ -65,17 +65,14 @@ bool IsPowerOfTwo(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 // ---- process-wide io_uring probe and one-time warnings ----------------------------
 
-std::atomic<int> g_probe_override{1};  // 1 = no override
+std::atomic<int> g_probe_override{1};  // 1 = no override (tests set 0 or -errno)
 std::once_flag g_probe_once;
 int g_probe_result = 0;
 
 int IoUringProbeResult() {
+  const int override_result = g_probe_override.load();
+  if (override_result != 1) return override_result;
   std::call_once(g_probe_once, [] {
-    const int override_result = g_probe_override.load();
-    if (override_result != 1) {
-      g_probe_result = override_result;
-      return;
-    }
     struct io_uring ring;
     const int rc = io_uring_queue_init(4, &ring, 0);
     if (rc == 0) io_uring_queue_exit(&ring);
@@ -84,8 +81,9 @@ int IoUringProbeResult() {
   return g_probe_result;
 }
 
-std::once_flag g_uring_warning_once;
-std::once_flag g_direct_warning_once;
+// One warning per process and cause (exchange() makes the first caller print).
+std::atomic<bool> g_uring_warned{false};
+std::atomic<bool> g_direct_warned{false};
 
 // ---- per-thread io_uring ----------------------------------------------------------
 
@@ -413,13 +411,11 @@ Result<std::unique_ptr<BlockReader>> OpenDirectReader(const std::string& path,
                       -probe);
       }
       backend = IoMode::kPread;
-      if (!options.quiet) {
-        std::call_once(g_uring_warning_once, [&] {
-          std::fprintf(stderr,
-                       "seer: warning: io_uring unavailable (io_uring_queue_init: %s); "
-                       "using a %d-thread pread pool\n",
-                       std::strerror(-probe), options.pread_threads);
-        });
+      if (!options.quiet && !g_uring_warned.exchange(true)) {
+        std::fprintf(stderr,
+                     "seer: warning: io_uring unavailable (io_uring_queue_init: %s); "
+                     "using a %d-thread pread pool\n",
+                     std::strerror(-probe), options.pread_threads);
       }
     }
   }
@@ -460,12 +456,9 @@ Result<std::unique_ptr<BlockReader>> OpenDirectReader(const std::string& path,
       return ErrnoStatus(errno, "read", path, 0, alignment);
     }
   }
-  if (!direct_refused.empty() && !options.quiet) {
-    std::call_once(g_direct_warning_once, [&] {
-      std::fprintf(stderr,
-                   "seer: warning: O_DIRECT refused for %s (%s); using buffered reads\n",
-                   path.c_str(), direct_refused.c_str());
-    });
+  if (!direct_refused.empty() && !options.quiet && !g_direct_warned.exchange(true)) {
+    std::fprintf(stderr, "seer: warning: O_DIRECT refused for %s (%s); using buffered reads\n",
+                 path.c_str(), direct_refused.c_str());
   }
   return std::unique_ptr<BlockReader>(
       new DirectReader(path, std::move(fd), size, alignment, backend, direct, options));
@@ -473,6 +466,10 @@ Result<std::unique_ptr<BlockReader>> OpenDirectReader(const std::string& path,
 
 namespace internal {
 void OverrideIoUringProbeForTesting(int result) { g_probe_override.store(result); }
+void ResetFallbackWarningsForTesting() {
+  g_uring_warned.store(false);
+  g_direct_warned.store(false);
+}
 }  // namespace internal
 
 }  // namespace seer

@@ -77,8 +77,9 @@ inline constexpr int kMaxRetriesWithoutProgress = 1000;
 ReadStep AdvanceRead(const DeviceRead& read, int result, int64_t resubmit_alignment_bytes,
                      const std::string& path, ReadProgress* progress, Status* error);
 
-// Test hook: pretend the process-wide io_uring probe returned `result` (0 or -errno).
-// Must be called before the first OpenDirectReader of the process.
+// Test hooks: pretend the process-wide io_uring probe returned `result` (0 or -errno;
+// 1 restores the real probe), and re-arm the once-per-process fallback warnings.
 void OverrideIoUringProbeForTesting(int result);
+void ResetFallbackWarningsForTesting();
 
 }  // namespace seer::internal
