@@ -1,0 +1,250 @@
+// Random 4 KiB read rate of the DirectReader: io_uring at several queue depths (one
+// calling thread) against the pread thread pool at several pool sizes, in one run, on
+// one file. Reads use O_DIRECT, so the page cache does not serve them and the file size
+// only has to exceed what the device's own cache holds; a WARNING: line says when the
+// numbers are not to be trusted (debug build, tmpfs, O_DIRECT refused).
+//
+//   direct_reader_bench --file /data/seer_bench.bin --size 8G --seconds 15 --json out.json
+//
+// The file is created once (random bytes) when absent or of another size, then reused.
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include "storage/aligned_buffer.h"
+#include "storage/direct_reader.h"
+#include "storage/progress.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+struct Point {
+  std::string backend;
+  int queue_depth = 0;
+  int threads = 0;
+  double seconds = 0;
+  int64_t device_reads = 0;
+  int64_t device_bytes = 0;
+  double iops() const { return device_reads / seconds; }
+  double mb_per_s() const { return device_bytes / seconds / 1e6; }
+};
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) out.push_back(std::stoi(item));
+  }
+  return out;
+}
+
+Status EnsureFile(const std::string& path, int64_t size_bytes) {
+  auto existing = FileSizeBytes(path);
+  if (existing.ok() && *existing == size_bytes) {
+    fmt::print("reusing {} ({})\n", path, FormatBytes(size_bytes));
+    return Status::Ok();
+  }
+  fmt::print("creating {} ({}) ...\n", path, FormatBytes(size_bytes));
+  std::fflush(stdout);
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_WRONLY | O_CREAT | O_TRUNC));
+  constexpr int64_t kChunk = 8 << 20;
+  AlignedBuffer chunk(kChunk);
+  std::mt19937_64 rng(42);
+  for (int64_t off = 0; off < size_bytes; off += kChunk) {
+    uint64_t* words = chunk.as<uint64_t>();
+    for (int64_t i = 0; i < kChunk / 8; ++i) words[i] = rng();
+    const int64_t n = std::min(kChunk, size_bytes - off);
+    SEER_RETURN_IF_ERROR(PwriteFull(fd.get(), chunk.data(), n, off, path));
+  }
+  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "fsync", path);
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  return fd.Close(path);
+}
+
+// Issues batches of `batch` random block-aligned 4 KiB reads until `seconds` passed.
+Result<Point> RunPoint(const std::string& path, const DirectReaderOptions& options,
+                       int batch, double seconds, uint64_t seed) {
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> reader, OpenDirectReader(path, options));
+  const int64_t blocks = reader->file_size_bytes() / 4096;
+  AlignedBuffer dest(static_cast<size_t>(batch) * 4096);
+  std::vector<ReadRequest> requests(static_cast<size_t>(batch));
+  std::mt19937_64 rng(seed);
+  ReadStats stats;
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    for (int i = 0; i < batch; ++i) {
+      requests[i] = {static_cast<int64_t>(rng() % static_cast<uint64_t>(blocks)) * 4096, 4096,
+                     dest.data() + static_cast<int64_t>(i) * 4096};
+    }
+    SEER_RETURN_IF_ERROR(reader->ReadBatch(requests, &stats));
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } while (elapsed < seconds);
+  Point p;
+  p.backend = IoModeName(reader->mode());
+  p.seconds = elapsed;
+  p.device_reads = stats.device_reads;
+  p.device_bytes = stats.device_bytes;
+  return p;
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app{"Random 4 KiB O_DIRECT reads/s: io_uring queue depths vs pread thread pools"};
+  std::string path = "seer_direct_reader_bench.bin";
+  std::string size_text = "8G";
+  double seconds = 10;
+  std::string qd_text = "1,16,64,256";
+  std::string threads_text = "1,4,16,64";
+  int batch = 4096;
+  std::string json_path;
+  app.add_option("--file", path, "bench file (created once, reused)")->capture_default_str();
+  app.add_option("--size", size_text, "file size (e.g. 8G)")->capture_default_str();
+  app.add_option("--seconds", seconds, "seconds per point")->capture_default_str();
+  app.add_option("--qd", qd_text, "io_uring queue depths")->capture_default_str();
+  app.add_option("--threads", threads_text, "pread pool sizes")->capture_default_str();
+  app.add_option("--batch", batch, "requests per ReadBatch call")->capture_default_str();
+  app.add_option("--json", json_path, "write results as JSON here (empty = no JSON)")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  auto size = ParseBytes(size_text);
+  if (!size.ok()) {
+    fmt::print(stderr, "direct_reader_bench: {}\n", size.status().ToString());
+    return 1;
+  }
+  const int64_t size_bytes = AlignDown(*size, 4096);
+  if (size_bytes < 4096 || batch < 1) {
+    fmt::print(stderr, "direct_reader_bench: --size must be >= 4K and --batch >= 1\n");
+    return 1;
+  }
+  Status st = EnsureFile(path, size_bytes);
+  if (!st.ok()) {
+    fmt::print(stderr, "direct_reader_bench: {}\n", st.ToString());
+    return 1;
+  }
+
+  std::vector<std::string> warnings;
+#ifndef NDEBUG
+  warnings.push_back("built without NDEBUG (Debug build): numbers are not representative");
+#endif
+  struct statfs fs;
+  if (statfs(path.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+    warnings.push_back("the file is on tmpfs: this measures memory, not a device");
+  }
+  {
+    DirectReaderOptions probe_options;
+    probe_options.quiet = true;
+    auto probe = OpenDirectReader(path, probe_options);
+    if (probe.ok() && !(*probe)->direct()) {
+      warnings.push_back("O_DIRECT refused: reads may be served by the page cache");
+    }
+    if (probe.ok() && (*probe)->mode() != IoMode::kUring) {
+      warnings.push_back("io_uring unavailable: the uring rows run on the pread pool");
+    }
+    if (probe.ok()) {
+      fmt::print("file {} size {} alignment {} direct {} hardware threads {}\n", path,
+                 FormatBytes(size_bytes), (*probe)->alignment_bytes(), (*probe)->direct(),
+                 std::thread::hardware_concurrency());
+    }
+  }
+  fmt::print("seconds/point {} batch {} requests of 4096 B at random 4 KiB-aligned offsets\n",
+             seconds, batch);
+  for (const std::string& w : warnings) fmt::print("WARNING: {}\n", w);
+  std::fflush(stdout);
+
+  std::vector<Point> points;
+  uint64_t seed = 1;
+  for (int threads : ParseList(threads_text)) {
+    DirectReaderOptions options;
+    options.mode = IoMode::kPread;
+    options.pread_threads = threads;
+    auto p = RunPoint(path, options, batch, seconds, seed++);
+    if (!p.ok()) {
+      fmt::print(stderr, "direct_reader_bench: {}\n", p.status().ToString());
+      return 1;
+    }
+    p->threads = threads;
+    points.push_back(*p);
+    fmt::print("  pread threads {:>3}: {:>10.0f} IOPS\n", threads, p->iops());
+    std::fflush(stdout);
+  }
+  for (int qd : ParseList(qd_text)) {
+    DirectReaderOptions options;
+    options.mode = IoMode::kUring;
+    options.queue_depth = qd;
+    auto p = RunPoint(path, options, batch, seconds, seed++);
+    if (!p.ok()) {
+      fmt::print(stderr, "direct_reader_bench: {}\n", p.status().ToString());
+      return 1;
+    }
+    p->queue_depth = qd;
+    p->threads = 1;
+    points.push_back(*p);
+    fmt::print("  uring qd {:>3}: {:>10.0f} IOPS\n", qd, p->iops());
+    std::fflush(stdout);
+  }
+
+  double best_pread = 0;
+  int best_pread_threads = 0;
+  for (const Point& p : points) {
+    if (p.backend == "pread" && p.iops() > best_pread) {
+      best_pread = p.iops();
+      best_pread_threads = p.threads;
+    }
+  }
+  fmt::print("\n{:<8} {:>4} {:>8} {:>12} {:>10} {:>16}\n", "backend", "qd", "threads", "IOPS",
+             "MB/s", "vs best pread");
+  for (const Point& p : points) {
+    fmt::print("{:<8} {:>4} {:>8} {:>12.0f} {:>10.1f} {:>15.2f}x\n", p.backend,
+               p.queue_depth > 0 ? std::to_string(p.queue_depth) : "-", p.threads, p.iops(),
+               p.mb_per_s(), best_pread > 0 ? p.iops() / best_pread : 0.0);
+  }
+  fmt::print("best pread pool: {} threads, {:.0f} IOPS\n", best_pread_threads, best_pread);
+
+  if (!json_path.empty()) {
+    std::string json = "{\"file\":\"" + path + "\",\"size_bytes\":" +
+                       std::to_string(size_bytes) + ",\"seconds_per_point\":" +
+                       fmt::format("{}", seconds) + ",\"batch\":" + std::to_string(batch) +
+                       ",\"warnings\":[";
+    for (size_t i = 0; i < warnings.size(); ++i) {
+      json += (i ? ",\"" : "\"") + warnings[i] + "\"";
+    }
+    json += "],\"points\":[";
+    for (size_t i = 0; i < points.size(); ++i) {
+      const Point& p = points[i];
+      json += fmt::format(
+          "{}{{\"backend\":\"{}\",\"queue_depth\":{},\"threads\":{},\"seconds\":{:.3f},"
+          "\"device_reads\":{},\"iops\":{:.1f},\"mb_per_s\":{:.2f},\"ratio_to_best_pread\":{:.3f}}}",
+          i ? "," : "", p.backend, p.queue_depth, p.threads, p.seconds, p.device_reads,
+          p.iops(), p.mb_per_s(), best_pread > 0 ? p.iops() / best_pread : 0.0);
+    }
+    json += "]}\n";
+    FILE* f = std::fopen(json_path.c_str(), "w");
+    if (f == nullptr || std::fputs(json.c_str(), f) < 0 || std::fclose(f) != 0) {
+      fmt::print(stderr, "direct_reader_bench: cannot write {}\n", json_path);
+      return 1;
+    }
+    fmt::print("wrote {}\n", json_path);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace seer
+
+int main(int argc, char** argv) { return seer::Main(argc, argv); }
