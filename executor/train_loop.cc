@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "cache/degrees.h"
@@ -883,10 +884,13 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
                              " is out of range [0, " + std::to_string(m.num_nodes) + ")");
     }
   }
-  // The sampler needs distinct seeds: predict the distinct ids, then map back.
-  std::vector<int64_t> distinct = result.nodes;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  // The sampler needs distinct seeds: predict the distinct ids (in first-occurrence
+  // order, so the test split gives the batches evaluation used), then map back.
+  std::vector<int64_t> distinct;
+  std::unordered_map<int64_t, size_t> index_by_node;
+  for (int64_t v : result.nodes) {
+    if (index_by_node.emplace(v, distinct.size()).second) distinct.push_back(v);
+  }
   SEER_ASSIGN_OR_RETURN(LabelTable labels, LabelTable::Load(dataset, distinct));
   SuperbatchOptions sb;
   sb.batch_size = o.batch_size;
@@ -901,9 +905,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   std::vector<int64_t> classes_sorted(distinct.size(), -1);
   std::vector<float> emb_sorted;
   if (o.want_embeddings) emb_sorted.resize(distinct.size() * static_cast<size_t>(result.embedding_dim));
-  auto index_of = [&](int64_t node) {
-    return static_cast<size_t>(std::lower_bound(distinct.begin(), distinct.end(), node) - distinct.begin());
-  };
+  auto index_of = [&](int64_t node) { return index_by_node.at(node); };
   EvalResult eval;
   ProgressReporter progress("predict", static_cast<int64_t>(distinct.size()), "nodes", o.show_progress);
   SEER_RETURN_IF_ERROR(EvaluateSplit(

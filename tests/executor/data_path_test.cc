@@ -1,0 +1,430 @@
+// The executor's data path on generated graphs: memory split, cache policies, the
+// features handed to the model (byte-identical to features.bin), resume determinism,
+// accuracy against the features-only baseline, prediction and npy files.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include "cache/feature_cache.h"
+#include "executor/cache_policy.h"
+#include "executor/memory_budget.h"
+#include "executor/npy.h"
+#include "executor/train_loop.h"
+#include "storage/float16.h"
+#include "storage/synthetic_graph.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/seer_data_path_" + name + "_" + std::to_string(::getpid());
+  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return dir;
+}
+
+std::string MakeGraph(const std::string& name, int64_t nodes, FeatureDtype dtype, int64_t dim = 16) {
+  const std::string dir = TempDir(name) + "/g";
+  SyntheticGraphConfig c;
+  c.num_nodes = nodes;
+  c.avg_degree = 8;
+  c.feature_dim = dim;
+  c.num_classes = 6;
+  c.seed = 17;
+  c.feature_dtype = dtype;
+  c.train_fraction = 0.3;
+  c.valid_fraction = 0.1;
+  c.test_fraction = 0.1;
+  auto s = GenerateSyntheticDataset(c, dir, true);
+  EXPECT_TRUE(s.ok()) << s.status().message();
+  return dir;
+}
+
+TrainOptions SmallRun(const std::string& dir) {
+  TrainOptions o;
+  o.dataset_dir = dir;
+  o.hidden = 16;
+  o.fanouts = {5, 5};
+  o.batch_size = 64;
+  o.superbatch = 4;
+  o.epochs = 1;
+  o.seed = 3;
+  o.num_threads = 2;
+  o.direct_io = false;
+  o.use_cuda = false;
+  o.memory_budget_bytes = 32 << 20;
+  o.quiet = true;
+  o.show_progress = false;
+  return o;
+}
+
+// ---- memory budget --------------------------------------------------------------
+
+TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
+  MemoryBudgetRequest r;
+  r.budget_bytes = 256 << 20;
+  r.num_nodes = 1000003;
+  r.feature_dim = 100;
+  r.feature_row_bytes = 400;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->table_bytes, 8 * (1000003 + 1) + 4 * 1000003);
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes, r.budget_bytes);
+  EXPECT_GT(s->fcache_rows, 0);
+  EXPECT_EQ(s->fcache_bytes, s->fcache_rows * 400);
+  EXPECT_NE(s->ToString().find("feature cache"), std::string::npos);
+
+  r.fcache_budget_bytes = 40000;  // exactly 100 rows
+  r.ncache_budget_bytes = 0;
+  s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->fcache_rows, 100);
+  EXPECT_EQ(s->ncache_bytes, 0);
+
+  r.fcache_budget_bytes = int64_t{1} << 40;  // more than the budget
+  EXPECT_EQ(SplitMemoryBudget(r).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(MemoryBudgetTest, RefusesBudgetBelowPerNodeTables) {
+  MemoryBudgetRequest r;
+  r.budget_bytes = 10 << 20;
+  r.num_nodes = 1 << 20;  // 12 MiB of tables
+  r.feature_dim = 8;
+  r.feature_row_bytes = 32;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.status().message().find("per-node tables"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("--memory-budget"), std::string::npos);
+}
+
+TEST(MemoryBudgetTest, BatchEstimateIsCappedByNodes) {
+  EXPECT_EQ(EstimateBatchRows(1 << 30, 10, {2, 3}), 10 + 20 + 60);
+  EXPECT_EQ(EstimateBatchRows(50, 10, {10, 10}), 50);
+  EXPECT_EQ(EstimateBatchRows(0, 10, {10}), 0);
+}
+
+// ---- cache policies -------------------------------------------------------------
+
+// Brute-force LRU over whole batches: the K most recent of C ∪ ids.
+std::set<int64_t> BruteLru(std::map<int64_t, std::pair<int64_t, int64_t>>& last_use,
+                           const std::vector<int64_t>& ids, int64_t batch, int64_t k) {
+  for (size_t p = 0; p < ids.size(); ++p) last_use[ids[p]] = {batch, static_cast<int64_t>(p)};
+  std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> order;
+  for (auto& [v, t] : last_use) order.push_back({t, v});
+  std::sort(order.rbegin(), order.rend());
+  std::set<int64_t> keep;
+  for (int64_t i = 0; i < std::min<int64_t>(k, static_cast<int64_t>(order.size())); ++i) keep.insert(order[i].second);
+  for (auto it = last_use.begin(); it != last_use.end();) it = keep.count(it->first) ? std::next(it) : last_use.erase(it);
+  return keep;
+}
+
+TEST(CachePolicyTest, LruChangesetsMatchBruteForceAndApplyCleanly) {
+  const uint64_t seed = 20240611;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int64_t capacity : {1, 7, 40}) {
+    FeatureCachePolicyOptions po;
+    po.kind = FeatureCachePolicyKind::kLru;
+    po.capacity_rows = capacity;
+    auto policy = MakeFeatureCachePolicy(po);
+    FeatureCacheOptions co;
+    co.num_nodes = 100;
+    co.capacity_rows = capacity;
+    co.row_bytes = 0;
+    auto cache = FeatureCache::Create(co);
+    ASSERT_TRUE(cache.ok());
+    std::map<int64_t, std::pair<int64_t, int64_t>> last_use;
+    int64_t batch_no = 0;
+    for (int sb = 0; sb < 3; ++sb) {
+      SuperbatchTrace trace;
+      for (int b = 0; b < 5; ++b) {
+        BatchTrace bt;
+        std::set<int64_t> seen;
+        const int n = static_cast<int>(rng() % 25);  // includes empty batches
+        while (static_cast<int>(seen.size()) < n) {
+          const int64_t v = static_cast<int64_t>(rng() % 100);
+          if (seen.insert(v).second) bt.node_ids.push_back(v);
+        }
+        trace.batches.push_back(bt);
+      }
+      auto plan = policy->Plan(trace);
+      ASSERT_TRUE(plan.ok());
+      ASSERT_TRUE(plan->changesets);
+      for (size_t i = 0; i < trace.batches.size(); ++i) {
+        const auto& ids = trace.batches[i].node_ids;
+        auto cs = plan->changesets->Get(static_cast<int64_t>(i));
+        ASSERT_TRUE(cs.ok());
+        int64_t misses = 0;
+        for (int64_t v : ids) misses += cache->SlotOf(v) < 0;
+        EXPECT_EQ(cs->num_misses, misses);
+        ASSERT_NO_THROW(cache->Apply(*cs, ids.data(), static_cast<int64_t>(ids.size()), nullptr));
+        const std::set<int64_t> expected = BruteLru(last_use, ids, ++batch_no, capacity);
+        std::set<int64_t> actual;
+        for (int64_t v : cache->SlotContents()) if (v != kFreeSlot) actual.insert(v);
+        EXPECT_EQ(actual, expected) << "capacity " << capacity << " batch " << batch_no;
+      }
+    }
+  }
+}
+
+TEST(CachePolicyTest, TopKNodesRanksByScoreThenId) {
+  EXPECT_EQ(TopKNodes({5, 9, 9, 1, 7}, 3), (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(TopKNodes({5, 9}, 10), (std::vector<int64_t>{1, 0}));
+  EXPECT_TRUE(TopKNodes({}, 3).empty());
+  EXPECT_FALSE(ParseFeatureCachePolicy("belady-ish").ok());
+}
+
+// ---- the rows the model receives --------------------------------------------------
+
+// Independent oracle: features.bin read with plain file I/O, widened with float16.h.
+std::vector<float> ReadAllFeatures(const std::string& dir, int64_t nodes, int64_t dim, FeatureDtype dtype) {
+  std::string bytes = ReadWholeFile(dir + "/features.bin").value();
+  std::vector<float> out(static_cast<size_t>(nodes * dim));
+  for (int64_t i = 0; i < nodes * dim; ++i) {
+    if (dtype == FeatureDtype::kFloat32) {
+      std::memcpy(&out[i], bytes.data() + 4 * i, 4);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      out[i] = HalfToFloat(h);
+    }
+  }
+  return out;
+}
+
+struct HookCase {
+  FeatureCachePolicyKind policy;
+  bool spill;
+  FeatureDtype dtype;
+};
+
+class GatheredRowsTest : public ::testing::TestWithParam<HookCase> {};
+
+TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
+  const HookCase c = GetParam();
+  const int64_t nodes = 3001, dim = 13;
+  const std::string dir = MakeGraph(std::string("hook_") + FeatureCachePolicyName(c.policy) +
+                                        (c.spill ? "_spill" : "") + (c.dtype == FeatureDtype::kFloat16 ? "_f16" : ""),
+                                    nodes, c.dtype, dim);
+  const std::vector<float> oracle = ReadAllFeatures(dir, nodes, dim, c.dtype);
+  TrainOptions o = SmallRun(dir);
+  o.no_train = true;
+  o.epochs = 2;
+  o.cache_policy = c.policy;
+  o.fcache_budget_bytes = 150 * dim * (c.dtype == FeatureDtype::kFloat32 ? 4 : 2);  // 150 rows: many evictions
+  o.ncache_budget_bytes = 0;
+  if (c.spill) o.trace_budget_bytes = 0;  // every trace and changeset goes through runtime files
+  int64_t batches = 0, rows_checked = 0, mismatches = 0;
+  std::map<int64_t, int64_t> rows_by_epoch;
+  o.batch_hook = [&](const BatchTrace& batch, const float* rows, int64_t num_rows, int64_t feature_dim) {
+    ++batches;
+    ASSERT_EQ(feature_dim, dim);
+    ASSERT_EQ(num_rows, static_cast<int64_t>(batch.node_ids.size()));
+    for (int64_t r = 0; r < num_rows; ++r) {
+      const int64_t v = batch.node_ids[static_cast<size_t>(r)];
+      if (std::memcmp(rows + r * dim, oracle.data() + v * dim, dim * sizeof(float)) != 0) ++mismatches;
+      ++rows_checked;
+    }
+    rows_by_epoch[batch.epoch] += num_rows;
+  };
+  auto summary = RunTraining(o);
+  ASSERT_TRUE(summary.ok()) << summary.status().message();
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_GT(batches, 8);
+  EXPECT_EQ(summary->split.fcache_rows, 150);
+  ASSERT_EQ(summary->epochs.size(), 2u);
+  const GatherStats& g = summary->epochs[0].gather;
+  EXPECT_EQ(g.rows, rows_by_epoch[0]);
+  EXPECT_EQ(summary->epochs[1].gather.rows, rows_by_epoch[1]);
+  if (c.policy == FeatureCachePolicyKind::kNone) {
+    EXPECT_EQ(g.hits, 0);
+  } else {
+    EXPECT_GT(g.hits, 0);
+    EXPECT_LT(g.hits, g.rows);  // the cache is much smaller than the graph
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllPolicies, GatheredRowsTest,
+    ::testing::Values(HookCase{FeatureCachePolicyKind::kBelady, false, FeatureDtype::kFloat32},
+                      HookCase{FeatureCachePolicyKind::kBelady, true, FeatureDtype::kFloat32},
+                      HookCase{FeatureCachePolicyKind::kBelady, true, FeatureDtype::kFloat16},
+                      HookCase{FeatureCachePolicyKind::kStaticDegree, false, FeatureDtype::kFloat32},
+                      HookCase{FeatureCachePolicyKind::kPresc, true, FeatureDtype::kFloat32},
+                      HookCase{FeatureCachePolicyKind::kLru, false, FeatureDtype::kFloat32},
+                      HookCase{FeatureCachePolicyKind::kLru, true, FeatureDtype::kFloat16},
+                      HookCase{FeatureCachePolicyKind::kNone, false, FeatureDtype::kFloat32}),
+    [](const auto& info) {
+      std::string name = FeatureCachePolicyName(info.param.policy);
+      for (char& ch : name) if (ch == '-') ch = '_';
+      return name + (info.param.spill ? "_spill" : "") + (info.param.dtype == FeatureDtype::kFloat16 ? "_f16" : "");
+    });
+
+TEST(DataPathTest, BeladyMissesNoMoreThanOtherPolicies) {
+  const std::string dir = MakeGraph("misses", 3001, FeatureDtype::kFloat32, 8);
+  std::map<FeatureCachePolicyKind, int64_t> misses;
+  for (auto policy : {FeatureCachePolicyKind::kBelady, FeatureCachePolicyKind::kStaticDegree,
+                      FeatureCachePolicyKind::kLru, FeatureCachePolicyKind::kNone}) {
+    TrainOptions o = SmallRun(dir);
+    o.no_train = true;
+    o.cache_policy = policy;
+    o.fcache_budget_bytes = 300 * 8 * 4;
+    o.ncache_budget_bytes = 0;
+    auto s = RunTraining(o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    misses[policy] = s->epochs[0].gather.misses;
+  }
+  EXPECT_LE(misses[FeatureCachePolicyKind::kBelady], misses[FeatureCachePolicyKind::kStaticDegree]);
+  EXPECT_LE(misses[FeatureCachePolicyKind::kBelady], misses[FeatureCachePolicyKind::kLru]);
+  EXPECT_LT(misses[FeatureCachePolicyKind::kBelady], misses[FeatureCachePolicyKind::kNone]);
+}
+
+// ---- training runs ---------------------------------------------------------------
+
+TEST(TrainLoopTest, ResumeReproducesTheUninterruptedLosses) {
+  const std::string dir = MakeGraph("resume", 2000, FeatureDtype::kFloat32);
+  const std::string ckpt = TempDir("resume_ckpt");
+  TrainOptions base = SmallRun(dir);
+  base.epochs = 2;
+  base.fcache_budget_bytes = 200 * 16 * 4;
+  base.overlap = true;
+  std::vector<std::pair<int64_t, double>> full, resumed;
+  TrainOptions a = base;
+  a.step_hook = [&](int64_t e, int64_t b, double loss) { full.push_back({e * 1000 + b, loss}); };
+  auto ra = RunTraining(a);
+  ASSERT_TRUE(ra.ok()) << ra.status().message();
+  ASSERT_GE(full.size(), 10u);
+
+  TrainOptions b = base;
+  b.checkpoint_dir = ckpt;
+  b.checkpoint_every = 1;
+  b.stop_after_superbatches = 4;  // 3 superbatches per epoch: stops inside epoch 1
+  b.step_hook = [&](int64_t e, int64_t bi, double loss) { resumed.push_back({e * 1000 + bi, loss}); };
+  auto rb = RunTraining(b);
+  ASSERT_TRUE(rb.ok()) << rb.status().message();
+  EXPECT_TRUE(rb->stopped_early);
+  const size_t first_part = resumed.size();
+  ASSERT_LT(first_part, full.size());
+  ASSERT_GT(first_part, full.size() / 2);  // the stop is inside the second epoch
+
+  TrainOptions c = base;
+  c.checkpoint_dir = ckpt;
+  c.resume = true;
+  c.step_hook = b.step_hook;
+  auto rc = RunTraining(c);
+  ASSERT_TRUE(rc.ok()) << rc.status().message();
+  ASSERT_EQ(resumed.size(), full.size());
+  for (size_t i = 0; i < full.size(); ++i) {
+    EXPECT_EQ(resumed[i].first, full[i].first) << i;
+    EXPECT_EQ(resumed[i].second, full[i].second) << "step " << i << " (resumed after " << first_part << ")";
+  }
+  EXPECT_EQ(rc->test_accuracy, ra->test_accuracy);
+
+  // A damaged checkpoint is refused with the path in the message.
+  {
+    std::string bytes = ReadWholeFile(ckpt + "/checkpoint.ckpt").value();
+    FILE* f = std::fopen((ckpt + "/checkpoint.ckpt").c_str(), "wb");
+    std::fwrite(bytes.data(), 1, bytes.size() / 2, f);
+    std::fclose(f);
+    auto rd = RunTraining(c);
+    ASSERT_FALSE(rd.ok());
+    EXPECT_NE(rd.status().message().find("checkpoint.ckpt"), std::string::npos) << rd.status().message();
+  }
+}
+
+TEST(TrainLoopTest, GraphSageBeatsFeaturesOnlyBaseline) {
+  const std::string dir = MakeGraph("accuracy", 4000, FeatureDtype::kFloat32, 24);
+  auto run = [&](ModelKind kind) {
+    TrainOptions o = SmallRun(dir);
+    o.model = kind;
+    o.hidden = 32;
+    o.fanouts = {10, 10};
+    o.epochs = 3;
+    o.learning_rate = 0.01;
+    o.dropout = 0.2;
+    auto s = RunTraining(o);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return s.ok() ? s->test_accuracy : -1.0;
+  };
+  const double sage = run(ModelKind::kSage);
+  const double mlp = run(ModelKind::kMlp);
+  std::printf("test accuracy: sage %.4f, mlp %.4f\n", sage, mlp);
+  EXPECT_GT(sage, 0.75);
+  EXPECT_GT(sage, mlp + 0.2);
+}
+
+TEST(TrainLoopTest, PredictionMatchesTrainingEvaluationPath) {
+  const std::string dir = MakeGraph("predict", 2000, FeatureDtype::kFloat16);
+  const std::string out = TempDir("predict_out");
+  TrainOptions o = SmallRun(dir);
+  o.epochs = 2;
+  o.learning_rate = 0.01;
+  o.save_model_path = out + "/model.pt";
+  auto s = RunTraining(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  PredictOptions p;
+  p.dataset_dir = dir;
+  p.model_path = o.save_model_path;
+  p.fanouts = o.fanouts;
+  p.batch_size = o.batch_size;
+  p.superbatch = o.superbatch;
+  p.seed = o.seed;
+  p.direct_io = false;
+  p.use_cuda = false;
+  p.memory_budget_bytes = 32 << 20;
+  p.want_embeddings = true;
+  p.show_progress = false;
+  auto r = RunPrediction(p);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  // Same sampler, same seed, same best model: the accuracy on the test split is the one
+  // training reported.
+  EXPECT_DOUBLE_EQ(r->accuracy, s->test_accuracy);
+  EXPECT_EQ(r->embeddings.size(), r->nodes.size() * 16);
+  // Duplicated and reordered node ids get the same answers as in the full run.
+  PredictOptions q = p;
+  q.nodes = {r->nodes[3], r->nodes[0], r->nodes[3]};
+  auto r2 = RunPrediction(q);
+  ASSERT_TRUE(r2.ok());
+  ASSERT_EQ(r2->classes.size(), 3u);
+  EXPECT_EQ(r2->classes[0], r2->classes[2]);
+  q.nodes = {2000};
+  EXPECT_EQ(RunPrediction(q).status().code(), StatusCode::kInvalidArgument);
+
+  ASSERT_TRUE(WriteNpyInt64(out + "/ids.npy", r->nodes).ok());
+  auto ids = ReadNpyIds(out + "/ids.npy");
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, r->nodes);
+  ASSERT_TRUE(WriteNpyFloat32(out + "/emb.npy", r->embeddings, static_cast<int64_t>(r->nodes.size()), 16).ok());
+  const std::string npy = ReadWholeFile(out + "/emb.npy").value();
+  EXPECT_EQ(npy.size() % 16, 0u);  // header padded to 64, floats after
+  EXPECT_NE(npy.find("'shape': (" + std::to_string(r->nodes.size()) + ", 16)"), std::string::npos);
+}
+
+TEST(TrainLoopTest, ErrorsNameTheProblem) {
+  const std::string dir = MakeGraph("errors", 500, FeatureDtype::kFloat32);
+  TrainOptions o = SmallRun(dir);
+  o.memory_budget_bytes = 4096;
+  auto s = RunTraining(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  o = SmallRun(dir);
+  o.resume = true;
+  o.checkpoint_dir = TempDir("errors_ckpt");
+  s = RunTraining(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("no checkpoint"), std::string::npos);
+  o = SmallRun(TempDir("errors_missing"));
+  EXPECT_FALSE(RunTraining(o).ok());
+}
+
+}  // namespace
+}  // namespace seer

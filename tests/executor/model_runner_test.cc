@@ -1,0 +1,293 @@
+// ModelRunner on hand-made batches: learning, determinism, checkpoints, model files.
+#include "executor/model_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "kernels/device.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/seer_model_runner_" + name + "_" + std::to_string(::getpid());
+  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  return dir;
+}
+
+// A random batch: num_seeds seeds, `layers` blocks, nodes 0..num_nodes-1 local ids.
+// The label of a seed is the class whose "feature direction" dominates its in-neighbors,
+// so the GNN has something to learn from the neighborhood.
+struct ToyBatch {
+  BatchTrace trace;
+  std::vector<float> rows;
+  std::vector<int32_t> labels;
+};
+
+ToyBatch MakeBatch(uint64_t seed, int64_t num_seeds, int64_t num_nodes, int64_t dim, int64_t classes,
+                   int layers, int64_t batch_index) {
+  std::mt19937_64 rng(seed);
+  ToyBatch b;
+  b.trace.epoch = 0;
+  b.trace.batch_index = batch_index;
+  b.trace.num_seeds = num_seeds;
+  for (int64_t v = 0; v < num_nodes; ++v) b.trace.node_ids.push_back(1000 + v);
+  std::vector<int> node_class(static_cast<size_t>(num_nodes));
+  for (auto& c : node_class) c = static_cast<int>(rng() % classes);
+  b.rows.resize(static_cast<size_t>(num_nodes * dim));
+  std::normal_distribution<float> noise(0, 1);
+  for (int64_t v = 0; v < num_nodes; ++v) {
+    for (int64_t d = 0; d < dim; ++d) {
+      b.rows[v * dim + d] = noise(rng) + (d % classes == node_class[v] ? 1.5f : 0.f);
+    }
+  }
+  // Blocks: layer l (input first) has num_dst shrinking towards num_seeds.
+  std::vector<int64_t> sizes(layers + 1);
+  sizes[layers] = num_seeds;
+  for (int l = layers - 1; l >= 0; --l) sizes[l] = std::min<int64_t>(num_nodes, sizes[l + 1] * 3);
+  sizes[0] = num_nodes;
+  for (int l = 0; l < layers; ++l) {
+    LayerBlock blk;
+    blk.num_src = sizes[l];
+    blk.num_dst = sizes[l + 1];
+    blk.row_ptr.push_back(0);
+    for (int64_t d = 0; d < blk.num_dst; ++d) {
+      const int64_t deg = static_cast<int64_t>(rng() % 6);  // includes 0-degree nodes
+      for (int64_t e = 0; e < deg; ++e) {
+        // Neighbors prefer the destination's class (homophily).
+        int64_t s = static_cast<int64_t>(rng() % blk.num_src);
+        for (int tries = 0; tries < 8 && node_class[s] != node_class[d]; ++tries) s = static_cast<int64_t>(rng() % blk.num_src);
+        blk.col_idx.push_back(static_cast<int32_t>(s));
+      }
+      blk.row_ptr.push_back(static_cast<int64_t>(blk.col_idx.size()));
+    }
+    b.trace.blocks.push_back(blk);
+  }
+  for (int64_t s = 0; s < num_seeds; ++s) b.labels.push_back(s % 7 == 3 ? -1 : node_class[s]);
+  return b;
+}
+
+ModelConfig Config(ModelKind kind, int64_t dim = 12, int64_t classes = 5, int layers = 2) {
+  ModelConfig c;
+  c.kind = kind;
+  c.in_dim = dim;
+  c.hidden = 16;
+  c.num_classes = classes;
+  c.num_layers = layers;
+  c.dropout = 0.3;
+  c.heads = 4;
+  return c;
+}
+
+class ModelRunnerKindTest : public ::testing::TestWithParam<ModelKind> {};
+
+TEST_P(ModelRunnerKindTest, LossDecreasesOnAFixedBatch) {
+  const ModelKind kind = GetParam();
+  std::printf("seed 7\n");
+  ToyBatch b = MakeBatch(7, 37, 113, 12, 5, 2, 0);
+  auto model = ModelRunner::Create(Config(kind), 0.01, 7, /*use_cuda=*/false);
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    b.trace.batch_index = step;
+    StepResult r = model->TrainStep(b.trace, b.rows.data(), b.labels.data());
+    EXPECT_EQ(r.num_labeled, 37 - 5);  // seeds 3, 10, 17, 24, 31 are unlabeled
+    if (step == 0) first = r.loss;
+    last = r.loss;
+  }
+  EXPECT_LT(last, first * 0.6) << ModelKindName(kind);
+  std::vector<int64_t> classes(37);
+  std::vector<float> emb;
+  model->Predict(b.trace, b.rows.data(), classes.data(), &emb);
+  EXPECT_EQ(static_cast<int64_t>(emb.size()), 37 * model->embedding_dim());
+  int correct = 0, labeled = 0;
+  for (int s = 0; s < 37; ++s) {
+    ASSERT_GE(classes[s], 0);
+    ASSERT_LT(classes[s], 5);
+    if (b.labels[s] >= 0) {
+      ++labeled;
+      correct += classes[s] == b.labels[s];
+    }
+  }
+  EXPECT_GT(correct, labeled * 0.8) << ModelKindName(kind);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModels, ModelRunnerKindTest,
+                         ::testing::Values(ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp),
+                         [](const auto& info) { return std::string(ModelKindName(info.param)); });
+
+TEST(ModelRunnerTest, SameSeedSameLosses) {
+  ToyBatch b = MakeBatch(3, 20, 61, 12, 5, 2, 0);
+  auto run = [&] {
+    auto model = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 42, false);
+    std::vector<double> losses;
+    for (int step = 0; step < 5; ++step) {
+      b.trace.batch_index = step;
+      losses.push_back(model->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss);
+    }
+    return losses;
+  };
+  EXPECT_EQ(run(), run());
+  // A different seed gives different initial weights.
+  auto other = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 43, false);
+  b.trace.batch_index = 0;
+  EXPECT_NE(other->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss, run()[0]);
+}
+
+TEST(ModelRunnerTest, BatchWithoutLabelsDoesNotUpdate) {
+  ToyBatch b = MakeBatch(5, 9, 30, 12, 5, 2, 0);
+  std::vector<int32_t> none(9, -1);
+  auto model = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 1, false);
+  std::vector<int64_t> before(9), after(9);
+  model->Predict(b.trace, b.rows.data(), before.data(), nullptr);
+  StepResult r = model->TrainStep(b.trace, b.rows.data(), none.data());
+  EXPECT_EQ(r.num_labeled, 0);
+  std::vector<float> e1, e2;
+  model->Predict(b.trace, b.rows.data(), after.data(), &e2);
+  EXPECT_EQ(before, after);
+}
+
+TEST(ModelRunnerTest, WrongLayerCountThrows) {
+  ToyBatch b = MakeBatch(5, 9, 30, 12, 5, 3, 0);
+  auto model = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 1, false);
+  EXPECT_THROW(model->TrainStep(b.trace, b.rows.data(), b.labels.data()), std::invalid_argument);
+  ModelConfig bad = Config(ModelKind::kGat);
+  bad.hidden = 10;  // not a multiple of 4 heads
+  EXPECT_THROW(ModelRunner::Create(bad, 0.01, 1, false), std::invalid_argument);
+}
+
+TEST(ModelRunnerTest, CheckpointResumeReproducesLosses) {
+  const std::string dir = TempDir("resume");
+  std::vector<ToyBatch> batches;
+  for (int i = 0; i < 6; ++i) batches.push_back(MakeBatch(100 + i, 17, 53, 12, 5, 2, i));
+  for (ModelKind kind : {ModelKind::kSage, ModelKind::kGat}) {
+    auto full = ModelRunner::Create(Config(kind), 0.01, 9, false);
+    std::vector<double> expected;
+    for (auto& b : batches) expected.push_back(full->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss);
+
+    auto first = ModelRunner::Create(Config(kind), 0.01, 9, false);
+    for (int i = 0; i < 3; ++i) first->TrainStep(batches[i].trace, batches[i].rows.data(), batches[i].labels.data());
+    first->SnapshotBest();
+    TrainPosition pos;
+    pos.epoch = 1;
+    pos.next_superbatch = 2;
+    pos.global_step = 3;
+    pos.seed = 0xfedcba9876543210ULL;
+    pos.best_valid_accuracy = 0.5;
+    pos.best_epoch = 0;
+    const std::string path = dir + "/ckpt";
+    ASSERT_TRUE(first->SaveCheckpoint(path, pos).ok());
+
+    // A fresh runner with a different init seed: everything must come from the file.
+    auto resumed = ModelRunner::Create(Config(kind), 0.01, 9, false);
+    auto loaded = resumed->LoadCheckpoint(path);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ(loaded->epoch, 1);
+    EXPECT_EQ(loaded->next_superbatch, 2);
+    EXPECT_EQ(loaded->global_step, 3);
+    EXPECT_EQ(loaded->seed, 0xfedcba9876543210ULL);
+    EXPECT_TRUE(resumed->has_best());
+    for (int i = 3; i < 6; ++i) {
+      const double loss = resumed->TrainStep(batches[i].trace, batches[i].rows.data(), batches[i].labels.data()).loss;
+      EXPECT_EQ(loss, expected[i]) << ModelKindName(kind) << " step " << i;
+    }
+  }
+}
+
+TEST(ModelRunnerTest, CorruptOrPartialCheckpointIsRefused) {
+  const std::string dir = TempDir("corrupt");
+  auto model = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 9, false);
+  const std::string path = dir + "/ckpt";
+  ASSERT_TRUE(model->SaveCheckpoint(path, TrainPosition{}).ok());
+  std::string bytes = ReadWholeFile(path).value();
+
+  // Truncated (a partial write).
+  {
+    std::ofstream(dir + "/partial", std::ios::binary) << bytes.substr(0, bytes.size() - 100);
+    auto r = model->LoadCheckpoint(dir + "/partial");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kCorrupt);
+    EXPECT_NE(r.status().message().find("truncated"), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(dir + "/partial"), std::string::npos);
+  }
+  // One flipped byte in the payload.
+  {
+    std::string flipped = bytes;
+    flipped[flipped.size() - 50] ^= 0x5a;
+    std::ofstream(dir + "/flipped", std::ios::binary) << flipped;
+    auto r = model->LoadCheckpoint(dir + "/flipped");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("corrupt"), std::string::npos) << r.status().message();
+  }
+  // Cut inside the header line, and an empty file.
+  for (size_t keep : {size_t{0}, size_t{20}}) {
+    std::ofstream(dir + "/short", std::ios::binary) << bytes.substr(0, keep);
+    auto r = model->LoadCheckpoint(dir + "/short");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kCorrupt) << r.status().message();
+  }
+  // A checkpoint of another architecture.
+  auto gcn = ModelRunner::Create(Config(ModelKind::kGcn), 0.01, 9, false);
+  auto r = gcn->LoadCheckpoint(path);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("sage"), std::string::npos) << r.status().message();
+}
+
+TEST(ModelRunnerTest, SavedModelPredictsLikeTheOriginal) {
+  const std::string dir = TempDir("save");
+  for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
+    ToyBatch b = MakeBatch(11, 23, 71, 12, 5, 2, 0);
+    auto model = ModelRunner::Create(Config(kind), 0.01, 5, false);
+    for (int i = 0; i < 5; ++i) model->TrainStep(b.trace, b.rows.data(), b.labels.data());
+    const std::string path = dir + "/model.pt";
+    ASSERT_TRUE(model->SaveModel(path, /*best=*/false).ok());
+    auto loaded = ModelRunner::LoadModel(path, false);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    EXPECT_EQ((*loaded)->config().ToJson(), model->config().ToJson());
+    std::vector<int64_t> c1(23), c2(23);
+    std::vector<float> e1, e2;
+    model->Predict(b.trace, b.rows.data(), c1.data(), &e1);
+    (*loaded)->Predict(b.trace, b.rows.data(), c2.data(), &e2);
+    EXPECT_EQ(c1, c2) << ModelKindName(kind);
+    EXPECT_EQ(e1, e2) << ModelKindName(kind);
+  }
+  // Not a model file.
+  std::ofstream(dir + "/junk") << "junk";
+  EXPECT_FALSE(ModelRunner::LoadModel(dir + "/junk", false).ok());
+}
+
+TEST(ModelRunnerTest, BestSnapshotRestores) {
+  ToyBatch b = MakeBatch(13, 19, 40, 12, 5, 2, 0);
+  auto model = ModelRunner::Create(Config(ModelKind::kSage), 0.05, 5, false);
+  std::vector<int64_t> snap(19), later(19), restored(19);
+  std::vector<float> e_snap, e_later, e_restored;
+  model->SnapshotBest();
+  model->Predict(b.trace, b.rows.data(), snap.data(), &e_snap);
+  for (int i = 0; i < 10; ++i) model->TrainStep(b.trace, b.rows.data(), b.labels.data());
+  model->Predict(b.trace, b.rows.data(), later.data(), &e_later);
+  EXPECT_NE(e_snap, e_later);
+  model->RestoreBest();
+  model->Predict(b.trace, b.rows.data(), restored.data(), &e_restored);
+  EXPECT_EQ(e_snap, e_restored);
+}
+
+TEST(ModelRunnerTest, CudaMatchesCpuPredictions) {
+  if (kernels::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  ToyBatch b = MakeBatch(17, 29, 90, 12, 5, 2, 0);
+  auto cpu = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 5, false);
+  auto gpu = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 5, true);
+  if (!gpu->on_cuda()) GTEST_SKIP() << "libtorch built without CUDA";
+  for (int i = 0; i < 3; ++i) {
+    const double lc = cpu->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss;
+    const double lg = gpu->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss;
+    EXPECT_NEAR(lc, lg, 1e-3);
+  }
+}
+
+}  // namespace
+}  // namespace seer
