@@ -12,7 +12,10 @@ namespace seer::internal {
 void BuildReadPlan(const ReadRequest* requests, size_t count, int64_t alignment_bytes,
                    int64_t max_merge_bytes, ReadPlan* plan) {
   const int64_t align = alignment_bytes;
-  const int64_t chunk = std::max(align, AlignDown(max_merge_bytes, align));
+  // One device read stays well below 2 GiB: results travel as int (CQE res, -errno).
+  constexpr int64_t kMaxDeviceReadBytes = int64_t{1} << 30;
+  const int64_t chunk =
+      std::max(align, AlignDown(std::min(max_merge_bytes, kMaxDeviceReadBytes), align));
   plan->reads.clear();
   plan->pieces.clear();
   plan->max_read_bytes = 0;
