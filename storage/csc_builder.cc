@@ -310,6 +310,10 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
                       FormatBytes((num_nodes + 1) * 8) + " for " + std::to_string(num_nodes) +
                       " nodes); raise --memory-budget");
   }
+  if (known && options.index_dtype == IndexDtype::kUint32 && num_nodes > (int64_t{1} << 32)) {
+    return InvalidArgument("index dtype uint32 cannot address " + std::to_string(num_nodes) +
+                           " nodes (ids must be < 2^32); use int64");
+  }
   // Pass 1: in-degrees (after self-loop removal and reverse edges).
   std::vector<int64_t> counts(known ? static_cast<size_t>(num_nodes) + 1 : 0, 0);
   int64_t max_id = -1;
@@ -331,7 +335,16 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
         if (!known) {
           int64_t hi = std::max(e.src, e.dst);
           if (hi >= static_cast<int64_t>(counts.size())) {
-            counts.resize(std::max<size_t>(static_cast<size_t>(hi) + 1, counts.size() * 2), 0);
+            if ((hi + 2) * 8 > options.memory_budget_bytes) {
+              return Status(StatusCode::kResourceExhausted,
+                            source.name() + ": edge #" + std::to_string(edge_number) +
+                                " has node id " + std::to_string(hi) +
+                                ", whose degree table would exceed the memory budget " +
+                                FormatBytes(options.memory_budget_bytes) + "; raise --memory-budget");
+            }
+            const size_t cap = static_cast<size_t>(options.memory_budget_bytes / 8 - 1);
+            counts.resize(std::max<size_t>(static_cast<size_t>(hi) + 1,
+                                           std::min(counts.size() * 2, cap)), 0);
           }
           max_id = std::max(max_id, hi);
         }

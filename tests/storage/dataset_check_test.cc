@@ -1,0 +1,135 @@
+#include "storage/dataset_check.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "storage/synthetic_graph.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+constexpr int64_t kNodes = 1237;
+constexpr int64_t kClasses = 5;
+
+// A fresh valid dataset per test (tests corrupt it).
+std::string MakeDataset() {
+  std::string pattern = ::testing::TempDir() + "/check_XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
+  SyntheticGraphConfig c;
+  c.num_nodes = kNodes;
+  c.avg_degree = 6;
+  c.feature_dim = 13;
+  c.num_classes = kClasses;
+  c.memory_budget_bytes = 64 << 20;
+  auto r = GenerateSyntheticDataset(c, buf.data(), false);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return buf.data();
+}
+
+template <typename T>
+void Poke(const std::string& path, int64_t index, T value) {
+  auto fd = UniqueFd::Open(path, O_WRONLY);
+  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
+  ASSERT_TRUE(PwriteFull(fd->get(), &value, sizeof value, index * static_cast<int64_t>(sizeof(T)), path).ok());
+}
+
+template <typename T>
+T Peek(const std::string& path, int64_t index) {
+  auto fd = UniqueFd::Open(path, O_RDONLY);
+  EXPECT_TRUE(fd.ok());
+  T value{};
+  EXPECT_TRUE(PreadFull(fd->get(), &value, sizeof value, index * static_cast<int64_t>(sizeof(T)), path).ok());
+  return value;
+}
+
+std::string CheckError(const std::string& dir, bool deep = false) {
+  auto r = CheckDataset(dir, DatasetCheckOptions{deep});
+  if (r.ok()) return "OK";
+  return r.status().message();
+}
+
+TEST(DatasetCheckTest, ValidDatasetPasses) {
+  std::string dir = MakeDataset();
+  auto r = CheckDataset(dir, DatasetCheckOptions{true});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->checksums_verified, 7);
+  EXPECT_EQ(r->num_labeled, kNodes);
+}
+
+TEST(DatasetCheckTest, DecreasingIndptrNamesIndexAndOffset) {
+  std::string dir = MakeDataset();
+  std::string path = dir + "/indptr.bin";
+  Poke<int64_t>(path, 3, Peek<int64_t>(path, 4) + 1);
+  EXPECT_NE(CheckError(dir).find("indptr.bin at index 4 (byte offset 32): indptr decreases"),
+            std::string::npos) << CheckError(dir);
+}
+
+TEST(DatasetCheckTest, IndptrMustEndAtNumEdges) {
+  std::string dir = MakeDataset();
+  std::string path = dir + "/indptr.bin";
+  Poke<int64_t>(path, kNodes, Peek<int64_t>(path, kNodes) + 1);
+  EXPECT_NE(CheckError(dir).find("expected num_edges"), std::string::npos) << CheckError(dir);
+}
+
+TEST(DatasetCheckTest, IndexOutOfRange) {
+  std::string dir = MakeDataset();
+  Poke<uint32_t>(dir + "/indices.bin", 10, kNodes);
+  EXPECT_NE(CheckError(dir).find("indices.bin at index 10 (byte offset 40): node id 1237 out of range"),
+            std::string::npos) << CheckError(dir);
+}
+
+TEST(DatasetCheckTest, LabelOutOfRange) {
+  std::string dir = MakeDataset();
+  Poke<int32_t>(dir + "/labels.bin", 7, kClasses);
+  EXPECT_NE(CheckError(dir).find("labels.bin at index 7 (byte offset 28): label 5 out of range [-1, 5)"),
+            std::string::npos) << CheckError(dir);
+  Poke<int32_t>(dir + "/labels.bin", 7, -1);  // unlabeled is allowed
+  EXPECT_EQ(CheckError(dir), "OK");
+}
+
+TEST(DatasetCheckTest, SplitsMustBeInRangeAndDisjoint) {
+  std::string dir = MakeDataset();
+  int64_t first_train = Peek<int64_t>(dir + "/train.bin", 0);
+  int64_t first_test = Peek<int64_t>(dir + "/test.bin", 1);
+  Poke<int64_t>(dir + "/test.bin", 1, first_train);
+  EXPECT_NE(CheckError(dir).find("test.bin at index 1 (byte offset 8): node " +
+                                 std::to_string(first_train) + " is already in train.bin"),
+            std::string::npos) << CheckError(dir);
+  Poke<int64_t>(dir + "/test.bin", 1, first_test);
+  Poke<int64_t>(dir + "/valid.bin", 2, -3);
+  EXPECT_NE(CheckError(dir).find("valid.bin at index 2 (byte offset 16): node id -3 out of range"),
+            std::string::npos) << CheckError(dir);
+}
+
+TEST(DatasetCheckTest, TruncatedFileIsReported) {
+  std::string dir = MakeDataset();
+  ASSERT_EQ(::truncate((dir + "/indices.bin").c_str(), 100), 0);
+  std::string error = CheckError(dir);
+  EXPECT_NE(error, "OK");
+  EXPECT_NE(error.find("indices.bin"), std::string::npos) << error;
+}
+
+TEST(DatasetCheckTest, DeepCheckCatchesFlippedFeatureByte) {
+  std::string dir = MakeDataset();
+  Poke<uint8_t>(dir + "/features.bin", 777, Peek<uint8_t>(dir + "/features.bin", 777) ^ 0x10);
+  EXPECT_EQ(CheckError(dir, false), "OK");
+  EXPECT_NE(CheckError(dir, true).find("features.bin: xxh64"), std::string::npos) << CheckError(dir, true);
+}
+
+TEST(DatasetCheckTest, MissingManifestIsNotADataset) {
+  std::string dir = MakeDataset();
+  ASSERT_EQ(::unlink((dir + "/dataset.json").c_str()), 0);
+  EXPECT_NE(CheckError(dir).find("dataset.json"), std::string::npos) << CheckError(dir);
+}
+
+}  // namespace
+}  // namespace seer

@@ -1,0 +1,231 @@
+#include "storage/synthetic_graph.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "storage/dataset_check.h"
+#include "storage/float16.h"
+#include "storage/unique_fd.h"
+
+namespace seer {
+namespace {
+
+std::string MakeTempDir() {
+  std::string pattern = ::testing::TempDir() + "/synthetic_XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
+  return buf.data();
+}
+
+template <typename T>
+std::vector<T> ReadArray(const std::string& path) {
+  auto data = ReadWholeFile(path);
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  std::vector<T> out(data->size() / sizeof(T));
+  std::copy_n(data->data(), out.size() * sizeof(T), reinterpret_cast<char*>(out.data()));
+  return out;
+}
+
+struct Loaded {
+  std::vector<int64_t> indptr;
+  std::vector<uint32_t> indices;
+  std::vector<int32_t> labels;
+  std::vector<float> features;
+  std::vector<int64_t> train, test;
+};
+
+Loaded Load(const std::string& dir, int64_t num_nodes, int64_t feature_dim) {
+  Loaded g;
+  g.indptr = ReadArray<int64_t>(dir + "/indptr.bin");
+  g.indices = ReadArray<uint32_t>(dir + "/indices.bin");
+  g.labels = ReadArray<int32_t>(dir + "/labels.bin");
+  g.features = ReadArray<float>(dir + "/features.bin");
+  g.features.resize(static_cast<size_t>(num_nodes * feature_dim));  // drop the padding
+  g.train = ReadArray<int64_t>(dir + "/train.bin");
+  g.test = ReadArray<int64_t>(dir + "/test.bin");
+  return g;
+}
+
+SyntheticGraphConfig SmallConfig() {
+  SyntheticGraphConfig c;
+  c.num_nodes = 20011;
+  c.avg_degree = 12;
+  c.feature_dim = 24;
+  c.num_classes = 7;
+  c.seed = 42;
+  c.memory_budget_bytes = 64 << 20;
+  return c;
+}
+
+TEST(SyntheticGraphTest, DeterministicForSeedAndPassesCheck) {
+  SyntheticGraphConfig c = SmallConfig();
+  std::string a = MakeTempDir(), b = MakeTempDir(), other = MakeTempDir();
+  auto sa = GenerateSyntheticDataset(c, a, false);
+  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+  c.memory_budget_bytes = (32 << 20) + (1200 << 10);  // forces a multi-partition build
+  auto sb = GenerateSyntheticDataset(c, b, false);
+  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
+  EXPECT_GT(sb->num_partitions, 1);
+  c.seed = 43;
+  ASSERT_TRUE(GenerateSyntheticDataset(c, other, false).ok());
+
+  auto da = Dataset::Open(a), db = Dataset::Open(b), dother = Dataset::Open(other);
+  ASSERT_TRUE(da.ok() && db.ok() && dother.ok());
+  EXPECT_EQ(da->manifest().num_edges, 20011 * 12);
+  for (const char* name : {"indptr.bin", "indices.bin", "features.bin", "labels.bin", "train.bin"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(da->manifest().files.at(name).checksum, db->manifest().files.at(name).checksum);
+    EXPECT_NE(da->manifest().files.at(name).checksum, dother->manifest().files.at(name).checksum);
+  }
+  DatasetCheckOptions deep;
+  deep.deep = true;
+  auto checked = CheckDataset(a, deep);
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->num_labeled, 20011);
+  EXPECT_NEAR(static_cast<double>(checked->num_train) / 20011, 0.1, 0.01);
+  EXPECT_NEAR(static_cast<double>(checked->num_test) / 20011, 0.05, 0.01);
+}
+
+TEST(SyntheticGraphTest, ExistingDatasetNeedsForce) {
+  SyntheticGraphConfig c = SmallConfig();
+  c.num_nodes = 500;
+  std::string dir = MakeTempDir();
+  ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
+  auto again = GenerateSyntheticDataset(c, dir, false);
+  ASSERT_FALSE(again.ok());
+  EXPECT_NE(again.status().message().find("force"), std::string::npos) << again.status().message();
+  EXPECT_TRUE(GenerateSyntheticDataset(c, dir, true).ok());
+}
+
+TEST(SyntheticGraphTest, DegreesAreHeavyTailedAndIdsCarryNoDegree) {
+  SyntheticGraphConfig c = SmallConfig();
+  std::string dir = MakeTempDir();
+  ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
+  Loaded g = Load(dir, c.num_nodes, c.feature_dim);
+  int64_t max_degree = 0, min_degree = INT64_MAX;
+  double low_half = 0, high_half = 0;
+  for (int64_t v = 0; v < c.num_nodes; ++v) {
+    int64_t d = g.indptr[v + 1] - g.indptr[v];
+    max_degree = std::max(max_degree, d);
+    min_degree = std::min(min_degree, d);
+    (v < c.num_nodes / 2 ? low_half : high_half) += static_cast<double>(d);
+  }
+  const double mean = 12;
+  EXPECT_GT(max_degree, 20 * mean) << "max in-degree " << max_degree;
+  EXPECT_GE(min_degree, 6) << "min_in_degree defaults to avg_degree / 2";
+  // After the permutation, the first and second halves of the id range look alike.
+  EXPECT_NEAR(low_half / high_half, 1.0, 0.15);
+}
+
+TEST(SyntheticGraphTest, HomophilyIsCloseToRequested) {
+  for (double h : {0.2, 0.8}) {
+    SyntheticGraphConfig c = SmallConfig();
+    c.homophily = h;
+    std::string dir = MakeTempDir();
+    ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
+    Loaded g = Load(dir, c.num_nodes, c.feature_dim);
+    int64_t same = 0;
+    std::vector<int64_t> class_sizes(static_cast<size_t>(c.num_classes));
+    for (int64_t v = 0; v < c.num_nodes; ++v) {
+      ++class_sizes[g.labels[v]];
+      for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) same += g.labels[g.indices[e]] == g.labels[v];
+    }
+    double measured = static_cast<double>(same) / static_cast<double>(g.indices.size());
+    EXPECT_NEAR(measured, h, 0.02) << "requested " << h;
+    for (int64_t size : class_sizes) EXPECT_NEAR(size, c.num_nodes / c.num_classes, 5);
+  }
+}
+
+// Nearest-centroid classifiers with centroids estimated on train nodes: on raw features
+// (the best a features-only model can do, up to estimation error) and on the average of
+// a node's features with its in-neighbors' mean (what one GraphSAGE-mean layer sees).
+TEST(SyntheticGraphTest, NeighborAveragingBeatsFeaturesAlone) {
+  SyntheticGraphConfig c = SmallConfig();
+  c.feature_dim = 64;
+  c.num_classes = 10;
+  std::string dir = MakeTempDir();
+  ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
+  Loaded g = Load(dir, c.num_nodes, c.feature_dim);
+  const int64_t f = c.feature_dim;
+  std::vector<float> smoothed(g.features.size());
+  for (int64_t v = 0; v < c.num_nodes; ++v) {
+    int64_t deg = g.indptr[v + 1] - g.indptr[v];
+    for (int64_t j = 0; j < f; ++j) {
+      double sum = 0;
+      for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) sum += g.features[g.indices[e] * f + j];
+      smoothed[v * f + j] = static_cast<float>(0.5 * g.features[v * f + j] + 0.5 * (deg ? sum / deg : 0));
+    }
+  }
+  auto accuracy = [&](const std::vector<float>& x) {
+    std::vector<double> centroid(static_cast<size_t>(c.num_classes * f), 0);
+    std::vector<int64_t> count(static_cast<size_t>(c.num_classes), 0);
+    for (int64_t v : g.train) {
+      ++count[g.labels[v]];
+      for (int64_t j = 0; j < f; ++j) centroid[g.labels[v] * f + j] += x[v * f + j];
+    }
+    for (int64_t k = 0; k < c.num_classes; ++k)
+      for (int64_t j = 0; j < f; ++j) centroid[k * f + j] /= std::max<int64_t>(1, count[k]);
+    int64_t correct = 0;
+    for (int64_t v : g.test) {
+      int64_t best = -1;
+      double best_distance = 1e300;
+      for (int64_t k = 0; k < c.num_classes; ++k) {
+        double d = 0;
+        for (int64_t j = 0; j < f; ++j) d += std::pow(x[v * f + j] - centroid[k * f + j], 2);
+        if (d < best_distance) best_distance = d, best = k;
+      }
+      correct += best == g.labels[v];
+    }
+    return static_cast<double>(correct) / static_cast<double>(g.test.size());
+  };
+  double features_only = accuracy(g.features);
+  double with_neighbors = accuracy(smoothed);
+  std::printf("nearest-centroid accuracy: features only %.3f, self+neighbor mean %.3f\n",
+              features_only, with_neighbors);
+  EXPECT_LT(features_only, 0.55);
+  EXPECT_GT(features_only, 1.5 / static_cast<double>(c.num_classes));  // weak, not useless
+  EXPECT_GT(with_neighbors, features_only + 0.25);
+}
+
+TEST(SyntheticGraphTest, Float16FeaturesAreTheRoundedFloat32Features) {
+  SyntheticGraphConfig c = SmallConfig();
+  c.num_nodes = 3001;
+  std::string d32 = MakeTempDir(), d16 = MakeTempDir();
+  ASSERT_TRUE(GenerateSyntheticDataset(c, d32, false).ok());
+  c.feature_dtype = FeatureDtype::kFloat16;
+  ASSERT_TRUE(GenerateSyntheticDataset(c, d16, false).ok());
+  auto f32 = ReadArray<float>(d32 + "/features.bin");
+  auto f16 = ReadArray<uint16_t>(d16 + "/features.bin");
+  EXPECT_EQ(f16.size() * 2 % 4096, 0u);
+  const size_t n = static_cast<size_t>(c.num_nodes * c.feature_dim);
+  ASSERT_GE(f16.size(), n);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(f16[i], FloatToHalf(f32[i])) << "element " << i;
+  auto checked = CheckDataset(d16, DatasetCheckOptions{true});
+  EXPECT_TRUE(checked.ok()) << checked.status().ToString();
+}
+
+TEST(SyntheticGraphTest, BadConfigIsRejectedWithTheFieldName) {
+  SyntheticGraphConfig c = SmallConfig();
+  c.train_fraction = 0.7;
+  c.test_fraction = 0.5;
+  std::string dir = MakeTempDir();
+  auto r = GenerateSyntheticDataset(c, dir, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("fractions"), std::string::npos);
+  EXPECT_FALSE(FileSizeBytes(dir + "/dataset.json").ok());
+  c = SmallConfig();
+  c.homophily = 1.5;
+  r = GenerateSyntheticDataset(c, dir, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("homophily"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace seer
