@@ -241,7 +241,9 @@ Status TraceStore::Push(SuperbatchTrace trace) {
     stats_.peak_ram_bytes = std::max(stats_.peak_ram_bytes, stats_.ram_bytes);
   } else {
     const int64_t file_index = next_file_++;
-    lock.unlock();  // the write happens outside the lock; order is fixed below
+    // The write happens outside the lock so Pop() is not held up; with one producer
+    // (the inspector) entries keep push order, concurrent producers land in completion order.
+    lock.unlock();
     SEER_RETURN_IF_ERROR(MakeDirs(runtime_dir_));
     entry.path = runtime_dir_ + "/seer-trace-" + std::to_string(::getpid()) + "-" +
                  std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
