@@ -275,7 +275,9 @@ class Prep {
       progress.Finish();
       return Status::Ok();
     }
-    if (ogb_features_.empty()) return Status::Ok();
+    if (ogb_features_.empty()) {  // the format requires the file: empty, feature_dim 0
+      return writer.OpenFile(dataset_files::kFeatures).status();
+    }
     // OGB node-feat.csv: one row of F comma-separated floats per node.
     SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ogb_features_));
     const FeatureDtype out = options_.feature_dtype.value_or(FeatureDtype::kFloat32);
@@ -339,10 +341,16 @@ class Prep {
   }
 
   Status WriteLabels(DatasetWriter& writer) {
-    if (!labels_ && ogb_labels_.empty()) return Status::Ok();
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kLabels));
     std::vector<int64_t> wide;
     std::vector<int32_t> narrow;
+    if (!labels_ && ogb_labels_.empty()) {  // the format requires the file: all unlabeled
+      narrow.assign(65536, -1);
+      for (int64_t first = 0; first < num_nodes_; first += 65536) {
+        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), std::min<int64_t>(65536, num_nodes_ - first)));
+      }
+      return Status::Ok();
+    }
     if (labels_) {
       const NpyHeader& h = labels_->header();
       if (h.shape[0] != num_nodes_) return RowCountMismatch(labels_->path(), h.shape[0], "labels");

@@ -15,7 +15,6 @@
 namespace seer {
 namespace {
 
-std::string BaseName(const std::string& path) { return path; }
 
 bool EndsWith(const std::string& s, const char* suffix) {
   size_t n = std::char_traits<char>::length(suffix);
@@ -99,7 +98,7 @@ class TextEdgeSource : public EdgeSource {
     return n;
   }
   int64_t num_nodes() const override { return num_nodes_; }
-  std::string name() const override { return BaseName(path_); }
+  std::string name() const override { return path_; }
 
  private:
   std::string path_;
@@ -222,9 +221,9 @@ Result<std::unique_ptr<EdgeSource>> OpenEdgeList(const std::string& path, EdgeLi
   switch (format) {
     case EdgeListFormat::kAuto:
     case EdgeListFormat::kText: {
-      auto source = std::make_unique<TextEdgeSource>(path, num_nodes);
-      SEER_RETURN_IF_ERROR(source->Rewind());  // fails now if the file is missing
-      return std::unique_ptr<EdgeSource>(std::move(source));
+      // Fail now if the file is missing; the (gzip) stream starts at the first Rewind/Read.
+      SEER_RETURN_IF_ERROR(UniqueFd::Open(path, O_RDONLY).status());
+      return std::unique_ptr<EdgeSource>(new TextEdgeSource(path, num_nodes));
     }
     case EdgeListFormat::kBin32:
     case EdgeListFormat::kBin64: {

@@ -58,6 +58,8 @@ Result<TextLineReader> TextLineReader::Open(const std::string& path) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, file.get(), STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
+  // gzip's own complaint would break the one-line error; ReapChild reports the failure.
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   char arg0[] = "gzip", arg1[] = "-dc";
   char* argv[] = {arg0, arg1, nullptr};
   pid_t pid = -1;
