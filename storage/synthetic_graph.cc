@@ -370,4 +370,36 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
   return summary;
 }
 
+Status WriteSyntheticEdgeList(const SyntheticGraphConfig& config, const std::string& path) {
+  SEER_RETURN_IF_ERROR(ValidateSyntheticGraphConfig(config));
+  const SyntheticModel model(config);
+  SyntheticEdgeSource source(model, config.num_nodes);
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter out, AtomicFileWriter::Create(path));
+  const bool text = path.size() > 4 && (path.compare(path.size() - 4, 4, ".txt") == 0 ||
+                                        path.compare(path.size() - 4, 4, ".csv") == 0);
+  std::vector<Edge> chunk(65536);
+  std::string lines;
+  ProgressReporter progress("gen: edge list", model.num_edges(), "edges", config.show_progress);
+  for (;;) {
+    SEER_ASSIGN_OR_RETURN(int64_t n, source.Read(chunk.data(), static_cast<int64_t>(chunk.size())));
+    if (n == 0) break;
+    if (text) {
+      lines.clear();
+      for (int64_t i = 0; i < n; ++i) {
+        lines += std::to_string(chunk[i].src);
+        lines += ' ';
+        lines += std::to_string(chunk[i].dst);
+        lines += '\n';
+      }
+      SEER_RETURN_IF_ERROR(out.Append(lines.data(), static_cast<int64_t>(lines.size())));
+    } else {
+      static_assert(sizeof(Edge) == 16, "Edge is two int64");
+      SEER_RETURN_IF_ERROR(out.Append(chunk.data(), n * 16));
+    }
+    progress.Add(n);
+  }
+  progress.Finish();
+  return out.Close();
+}
+
 }  // namespace seer

@@ -66,4 +66,9 @@ Status ValidateSyntheticGraphConfig(const SyntheticGraphConfig& config);
 Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfig& config,
                                                        const std::string& out_dir, bool force);
 
+// Writes only the generator's edges, in generation order (unsorted), as "src dst" text
+// lines (path ending in .txt/.csv) or raw int64 pairs (anything else; e.g. *.bin64) —
+// input for `seer prep` benchmarks and tests. Streams; constant memory.
+Status WriteSyntheticEdgeList(const SyntheticGraphConfig& config, const std::string& path);
+
 }  // namespace seer

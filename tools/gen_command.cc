@@ -19,6 +19,7 @@ CommandMain RegisterGenCommand(CLI::App& root) {
     std::string out;
     std::string feature_dtype = "float32";
     std::string memory_budget = "512M";
+    std::string edge_list_out;
     bool force = false;
     bool quiet = false;
   };
@@ -29,7 +30,8 @@ CommandMain RegisterGenCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--feature-dim", c.feature_dim, "Feature dimension")->capture_default_str();
   cmd->add_option("--classes", c.num_classes, "Number of classes")->capture_default_str();
-  cmd->add_option("--out", flags->out, "Output dataset directory")->required();
+  cmd->add_option("--out", flags->out, "Output dataset directory (required unless --edge-list-out)")
+      ->capture_default_str();
   cmd->add_option("--seed", c.seed, "Random seed (same seed, same dataset)")->capture_default_str();
   cmd->add_option("--feature-dtype", flags->feature_dtype, "float32 | float16")->capture_default_str();
   cmd->add_option("--train-fraction", c.train_fraction, "Fraction of nodes in train.bin")->capture_default_str();
@@ -50,6 +52,10 @@ CommandMain RegisterGenCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--memory-budget", flags->memory_budget, "Peak memory for the build (e.g. 512M, 4G)")
       ->capture_default_str();
+  cmd->add_option("--edge-list-out", flags->edge_list_out,
+                  "Write only the (unsorted) edge list to this file instead of a dataset: "
+                  "*.txt/*.csv text, else int64 pairs (input for seer prep)")
+      ->capture_default_str();
   cmd->add_flag("--force", flags->force, "Overwrite an existing dataset in --out");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
 
@@ -65,6 +71,14 @@ CommandMain RegisterGenCommand(CLI::App& root) {
     config.created_by = "seer gen --nodes " + std::to_string(config.num_nodes) + " --seed " +
                         std::to_string(config.seed);
     ProgressReporter clock("gen", 0, "", false);
+    if (!flags->edge_list_out.empty()) {
+      Status st = WriteSyntheticEdgeList(config, flags->edge_list_out);
+      if (!st.ok()) return ReportError("gen", st);
+      std::printf("seer gen: wrote edge list %s in %.1f s, peak memory %s\n", flags->edge_list_out.c_str(),
+                  clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()).c_str());
+      return 0;
+    }
+    if (flags->out.empty()) return ReportError("gen", "--out DIR is required");
     auto summary = GenerateSyntheticDataset(config, flags->out, flags->force);
     if (!summary.ok()) return ReportError("gen", summary.status());
     std::printf(

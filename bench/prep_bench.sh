@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# seer prep throughput on a generated, unsorted edge list, against a plain sequential
+# read of the same file.
+#   bench/prep_bench.sh [EDGES] [WORKDIR]      (defaults: 200000000 edges, ./prep_bench_work)
+# Env: SEER (binary, default build/seer), AVG_DEGREE (20), BUDGET (default: a quarter of
+# the edge-list size, as issue 2 asks), FORMAT (bin64 | txt, default bin64).
+# Prints the configuration, WARNING lines when the numbers are not to be trusted, the
+# rates, and writes WORKDIR/prep_bench.json.
+set -euo pipefail
+EDGES=${1:-200000000}
+WORK=${2:-./prep_bench_work}
+SEER=${SEER:-build/seer}
+AVG_DEGREE=${AVG_DEGREE:-20}
+FORMAT=${FORMAT:-bin64}
+NODES=$(( EDGES / AVG_DEGREE ))
+mkdir -p "$WORK"
+LIST="$WORK/edges.$FORMAT"
+
+echo "config: edges=$EDGES nodes=$NODES format=$FORMAT seer=$SEER work=$WORK"
+echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -r)"
+if [ ! -s "$LIST" ]; then
+  "$SEER" gen --nodes "$NODES" --avg-degree "$AVG_DEGREE" --edge-list-out "$LIST" --quiet
+fi
+SIZE=$(stat -c %s "$LIST")
+BUDGET=${BUDGET:-$(( SIZE / 4 ))}
+echo "edge list: $LIST, $SIZE bytes; memory budget $BUDGET bytes"
+
+drop_caches() {
+  sync
+  if ! (echo 3 > /proc/sys/vm/drop_caches) 2>/dev/null; then
+    echo "WARNING: cannot drop the page cache (not root / container): reads may be served from RAM"
+    CACHE_WARM=1
+  fi
+}
+CACHE_WARM=0
+if [ "$SIZE" -lt "$(awk '/MemAvailable/ {print $2*1024}' /proc/meminfo)" ]; then
+  echo "WARNING: the edge list fits in the page cache; both timings below may include cached reads"
+fi
+if ! "$SEER" --help >/dev/null 2>&1; then echo "no seer binary at $SEER"; exit 1; fi
+if strings "$SEER" 2>/dev/null | grep -q "CMAKE_BUILD_TYPE=Debug"; then echo "WARNING: debug build"; fi
+
+drop_caches
+t0=$(date +%s.%N)
+dd if="$LIST" of=/dev/null bs=4M status=none
+t1=$(date +%s.%N)
+READ_S=$(echo "$t1 - $t0" | bc -l)
+
+drop_caches
+rm -rf "$WORK/ds"
+t0=$(date +%s.%N)
+/usr/bin/time -f "%M" -o "$WORK/prep_rss_kb" "$SEER" prep --edges "$LIST" --num-nodes "$NODES" \
+  --memory-budget "$BUDGET" --out "$WORK/ds" --force --quiet | tee "$WORK/prep.log"
+t1=$(date +%s.%N)
+PREP_S=$(echo "$t1 - $t0" | bc -l)
+RSS_KB=$(cat "$WORK/prep_rss_kb")
+PARTS=$(sed -n 's/.*, \([0-9]*\) partitions).*/\1/p' "$WORK/prep.log")
+
+READ_MBS=$(echo "$SIZE / $READ_S / 1000000" | bc -l)
+PREP_EPS=$(echo "$EDGES / $PREP_S" | bc -l)
+READ_EPS=$(echo "$EDGES / $READ_S" | bc -l)
+RATIO=$(echo "$READ_S / $PREP_S" | bc -l)
+printf "sequential read: %.2f s (%.0f MB/s, %.1fM edges/s)\n" "$READ_S" "$READ_MBS" "$(echo "$READ_EPS/1000000" | bc -l)"
+printf "seer prep:       %.2f s (%.2fM edges/s), peak RSS %.0f MiB, budget %.0f MiB, %s partitions\n" \
+  "$PREP_S" "$(echo "$PREP_EPS/1000000" | bc -l)" "$(echo "$RSS_KB/1024" | bc -l)" \
+  "$(echo "$BUDGET/1048576" | bc -l)" "$PARTS"
+printf "prep / sequential-read throughput ratio: %.3f\n" "$RATIO"
+cat > "$WORK/prep_bench.json" <<JSON
+{"edges": $EDGES, "nodes": $NODES, "format": "$FORMAT", "edge_list_bytes": $SIZE,
+ "memory_budget_bytes": $BUDGET, "partitions": ${PARTS:-0}, "read_seconds": $READ_S,
+ "prep_seconds": $PREP_S, "prep_edges_per_s": $PREP_EPS, "prep_peak_rss_kb": $RSS_KB,
+ "ratio_prep_to_read": $RATIO, "page_cache_dropped": $([ "$CACHE_WARM" = 0 ] && echo true || echo false)}
+JSON
+echo "wrote $WORK/prep_bench.json"
