@@ -33,7 +33,7 @@ drop_caches() {
   fi
 }
 CACHE_WARM=0
-if [ "$SIZE" -lt "$(awk '/MemAvailable/ {print $2*1024}' /proc/meminfo)" ]; then
+if [ "$SIZE" -lt "$(awk '/MemAvailable/ {printf "%d", $2*1024}' /proc/meminfo)" ]; then
   echo "WARNING: the edge list fits in the page cache; both timings below may include cached reads"
 fi
 if ! "$SEER" --help >/dev/null 2>&1; then echo "no seer binary at $SEER"; exit 1; fi
@@ -64,10 +64,11 @@ printf "seer prep:       %.2f s (%.2fM edges/s), peak RSS %.0f MiB, budget %.0f 
   "$PREP_S" "$(echo "$PREP_EPS/1000000" | bc -l)" "$(echo "$RSS_KB/1024" | bc -l)" \
   "$(echo "$BUDGET/1048576" | bc -l)" "$PARTS"
 printf "prep / sequential-read throughput ratio: %.3f\n" "$RATIO"
+f6() { printf "%.6f" "$1"; }
 cat > "$WORK/prep_bench.json" <<JSON
 {"edges": $EDGES, "nodes": $NODES, "format": "$FORMAT", "edge_list_bytes": $SIZE,
- "memory_budget_bytes": $BUDGET, "partitions": ${PARTS:-0}, "read_seconds": $READ_S,
- "prep_seconds": $PREP_S, "prep_edges_per_s": $PREP_EPS, "prep_peak_rss_kb": $RSS_KB,
- "ratio_prep_to_read": $RATIO, "page_cache_dropped": $([ "$CACHE_WARM" = 0 ] && echo true || echo false)}
+ "memory_budget_bytes": $BUDGET, "partitions": ${PARTS:-0}, "read_seconds": $(f6 "$READ_S"),
+ "prep_seconds": $(f6 "$PREP_S"), "prep_edges_per_s": $(f6 "$PREP_EPS"), "prep_peak_rss_kb": $RSS_KB,
+ "ratio_prep_to_read": $(f6 "$RATIO"), "page_cache_dropped": $([ "$CACHE_WARM" = 0 ] && echo true || echo false)}
 JSON
 echo "wrote $WORK/prep_bench.json"

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,25 @@ TEST(DataCliTest, PrepHandWrittenEdgeList) {
   indptr.read(reinterpret_cast<char*>(values.data()), 48);
   EXPECT_EQ(values, (std::vector<int64_t>{0, 1, 4, 4, 7, 7}));
   EXPECT_EQ(Seer("check " + dir + "/ds --deep --quiet").exit_code, 0);
+}
+
+// Two independent paths to the same CSC: gen's internal build, and prep of gen's own
+// (unsorted) edge list with a tiny budget (external build, many partitions).
+TEST(DataCliTest, PrepOfGeneratedEdgeListEqualsGenTopology) {
+  std::string dir = MakeTempDir();
+  const std::string graph = "--nodes 20011 --avg-degree 9 --seed 3 --quiet";
+  ASSERT_EQ(Seer("gen " + graph + " --edge-list-out " + dir + "/e.bin64").exit_code, 0);
+  ASSERT_EQ(Seer("gen " + graph + " --out " + dir + "/gen").exit_code, 0);
+  CommandRun prep = Seer("prep --edges " + dir + "/e.bin64 --num-nodes 20011 --memory-budget 25M --out " + dir +
+                         "/prep --quiet");
+  ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  EXPECT_EQ(prep.output.find(", 1 partitions"), std::string::npos) << prep.output;
+  for (const char* file : {"/indptr.bin", "/indices.bin"}) {
+    std::ifstream a(dir + "/gen" + file, std::ios::binary), b(dir + "/prep" + file, std::ios::binary);
+    std::string da((std::istreambuf_iterator<char>(a)), {}), db((std::istreambuf_iterator<char>(b)), {});
+    EXPECT_FALSE(da.empty());
+    EXPECT_TRUE(da == db) << file;
+  }
 }
 
 TEST(DataCliTest, BadInputsFailWithOneLineAndNoManifest) {
