@@ -9,6 +9,18 @@
 namespace seer {
 namespace {
 
+// resize() on a growing vector may double its capacity; batch buffers are the largest
+// allocations of the executor, so they grow to exactly what a batch needs (the contents
+// are overwritten anyway).
+template <typename T>
+void ResizeExact(std::vector<T>* v, size_t n) {
+  if (n > v->capacity()) {
+    std::vector<T>().swap(*v);
+    v->reserve(n);
+  }
+  v->resize(n);
+}
+
 double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -64,7 +76,7 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
   const int64_t n = static_cast<int64_t>(batch.node_ids.size());
   GatherStats local;
   local.rows = n;
-  raw_.resize(static_cast<size_t>(n * row_bytes_));
+  ResizeExact(&raw_, static_cast<size_t>(n * row_bytes_));
   miss_positions_.clear();
   if (cache_ != nullptr && cache_->capacity_rows() > 0) {
     local.hits = cache_->Gather(batch.node_ids.data(), n, raw_.data(), &miss_positions_);
@@ -96,7 +108,7 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
   }
 
   const auto convert_start = std::chrono::steady_clock::now();
-  rows_out->resize(static_cast<size_t>(n * feature_dim_));
+  ResizeExact(rows_out, static_cast<size_t>(n * feature_dim_));
   ConvertRowsToFloat(raw_.data(), dtype_, n * feature_dim_, rows_out->data());
   local.convert_seconds = Since(convert_start);
   local.gather_seconds = Since(start);

@@ -37,22 +37,19 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   s.budget_bytes = r.budget_bytes;
   s.table_bytes = 8 * (r.num_nodes + 1) + 4 * r.num_nodes;
   s.estimated_batch_rows = EstimateBatchRows(r.num_nodes, r.batch_size, r.fanouts);
-  // Raw row (disk dtype) + float32 row, per buffer in flight.
-  const int64_t staging_row_bytes = r.feature_row_bytes + 4 * r.feature_dim;
-  const int64_t min_staging = r.pipeline_depth * std::min<int64_t>(s.estimated_batch_rows, r.batch_size) *
-                              staging_row_bytes;
-  const int64_t required = s.table_bytes + min_staging + (1 << 20);
+  // The gather pipeline holds `pipeline_depth` float32 batch buffers (one trains while
+  // the next is gathered) plus one raw batch buffer in the disk dtype.
+  s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + r.feature_row_bytes);
+  const int64_t required = s.table_bytes + s.staging_bytes + (2 << 20);
   if (r.budget_bytes < required) {
     return Status(StatusCode::kResourceExhausted,
                   "memory budget " + FormatBytes(r.budget_bytes) + " is too small: the per-node tables of " +
                       std::to_string(r.num_nodes) + " nodes need " + FormatBytes(s.table_bytes) +
-                      " and a minimal staging area " + FormatBytes(min_staging + (1 << 20)) +
-                      "; use --memory-budget " + FormatBytes(required) + " or more");
+                      " and the batch staging buffers (~" + std::to_string(s.estimated_batch_rows) +
+                      " rows per batch) " + FormatBytes(s.staging_bytes) + "; use --memory-budget " +
+                      FormatBytes(required) + " or more, or a smaller --batch-size / --fanouts");
   }
-  int64_t left = r.budget_bytes - s.table_bytes;
-  s.staging_bytes = std::max(min_staging, std::min(left / 4, r.pipeline_depth * s.estimated_batch_rows *
-                                                                 staging_row_bytes));
-  left -= s.staging_bytes;
+  int64_t left = r.budget_bytes - s.table_bytes - s.staging_bytes;
   s.trace_bytes = std::max<int64_t>(1 << 20, left / 8);
   left = std::max<int64_t>(0, left - s.trace_bytes);
 

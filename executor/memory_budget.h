@@ -3,9 +3,9 @@
 //
 //   per-node tables   indptr 8 B × (N+1)  +  feature slot table 4 B × N
 //                     (+ the neighbor cache's 8 B × N table, counted in its budget)
-//   staging           batch buffers for the gather pipeline (raw rows + float32 rows,
-//                     `pipeline_depth` batches in flight), estimated from batch size and
-//                     fan-outs, at most a quarter of what the tables leave
+//   staging           batch buffers of the gather pipeline: `pipeline_depth` float32
+//                     batches (one trains while the next is gathered) + one raw batch in
+//                     the disk dtype, sized by the estimated rows of a batch (below)
 //   trace buffers     RAM for superbatch traces and changesets before they spill to
 //                     runtime files: an eighth of what is left, at least 1 MiB
 //   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
@@ -31,7 +31,7 @@ struct MemoryBudgetRequest {
   int64_t feature_row_bytes = 0;         // on disk (float16 rows are half of float32)
   int64_t batch_size = 1000;
   std::vector<int> fanouts = {10, 10, 10};
-  int64_t pipeline_depth = 3;            // batch buffers alive at once
+  int64_t pipeline_depth = 2;            // float32 batch buffers alive at once
   int64_t ncache_budget_bytes = -1;      // -1 = auto
   int64_t fcache_budget_bytes = -1;      // -1 = auto
 };

@@ -22,7 +22,7 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     std::string fanouts = "10,10,10";
     double dropout = 0.5;
     double lr = 0.003;
-    int64_t epochs = 3;
+    int64_t epochs = 10;
     int64_t batch_size = 1000;
     int64_t superbatch = 100;
     uint64_t seed = 0;
