@@ -74,8 +74,12 @@ TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
   r.num_nodes = 1000003;
   r.feature_dim = 100;
   r.feature_row_bytes = 400;
+  r.batch_size = 100;
+  r.fanouts = {10, 10};
   auto s = SplitMemoryBudget(r);
   ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->estimated_batch_rows, 100 + 1000 + 10000);
+  EXPECT_EQ(s->staging_bytes, 11100 * (2 * 400 + 400));
   EXPECT_EQ(s->table_bytes, 8 * (1000003 + 1) + 4 * 1000003);
   EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes, r.budget_bytes);
   EXPECT_GT(s->fcache_rows, 0);
@@ -91,6 +95,14 @@ TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
 
   r.fcache_budget_bytes = int64_t{1} << 40;  // more than the budget
   EXPECT_EQ(SplitMemoryBudget(r).status().code(), StatusCode::kResourceExhausted);
+
+  // Tables fit but the staging of a huge batch does not: refused, naming the staging.
+  r.fcache_budget_bytes = -1;
+  r.batch_size = 1000;
+  r.fanouts = {10, 10, 10};
+  s = SplitMemoryBudget(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("staging"), std::string::npos) << s.status().message();
 }
 
 TEST(MemoryBudgetTest, RefusesBudgetBelowPerNodeTables) {
