@@ -76,10 +76,17 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
   const int64_t n = static_cast<int64_t>(batch.node_ids.size());
   GatherStats local;
   local.rows = n;
-  ResizeExact(&raw_, static_cast<size_t>(n * row_bytes_));
+  // float32 rows are gathered straight into the output (no second buffer, no copy);
+  // float16 rows go through the raw buffer and are widened at the end.
+  ResizeExact(rows_out, static_cast<size_t>(n * feature_dim_));
+  char* buffer = reinterpret_cast<char*>(rows_out->data());
+  if (dtype_ != FeatureDtype::kFloat32) {
+    ResizeExact(&raw_, static_cast<size_t>(n * row_bytes_));
+    buffer = raw_.data();
+  }
   miss_positions_.clear();
   if (cache_ != nullptr && cache_->capacity_rows() > 0) {
-    local.hits = cache_->Gather(batch.node_ids.data(), n, raw_.data(), &miss_positions_);
+    local.hits = cache_->Gather(batch.node_ids.data(), n, buffer, &miss_positions_);
   } else {
     miss_positions_.resize(static_cast<size_t>(n));
     for (int64_t p = 0; p < n; ++p) miss_positions_[static_cast<size_t>(p)] = static_cast<int32_t>(p);
@@ -91,7 +98,7 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
   requests_.reserve(miss_positions_.size());
   for (int32_t p : miss_positions_) {
     const int64_t node = batch.node_ids[static_cast<size_t>(p)];
-    requests_.push_back(ReadRequest{node * row_bytes_, row_bytes_, raw_.data() + int64_t{p} * row_bytes_});
+    requests_.push_back(ReadRequest{node * row_bytes_, row_bytes_, buffer + int64_t{p} * row_bytes_});
   }
   std::sort(requests_.begin(), requests_.end(),
             [](const ReadRequest& a, const ReadRequest& b) { return a.offset_bytes < b.offset_bytes; });
@@ -103,14 +110,15 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
 
   if (changeset != nullptr && cache_ != nullptr) {
     const auto update_start = std::chrono::steady_clock::now();
-    cache_->Apply(*changeset, batch.node_ids.data(), n, raw_.data());
+    cache_->Apply(*changeset, batch.node_ids.data(), n, buffer);
     local.update_seconds = Since(update_start);
   }
 
-  const auto convert_start = std::chrono::steady_clock::now();
-  ResizeExact(rows_out, static_cast<size_t>(n * feature_dim_));
-  ConvertRowsToFloat(raw_.data(), dtype_, n * feature_dim_, rows_out->data());
-  local.convert_seconds = Since(convert_start);
+  if (dtype_ != FeatureDtype::kFloat32) {
+    const auto convert_start = std::chrono::steady_clock::now();
+    ConvertRowsToFloat(raw_.data(), dtype_, n * feature_dim_, rows_out->data());
+    local.convert_seconds = Since(convert_start);
+  }
   local.gather_seconds = Since(start);
   if (stats) stats->Add(local);
   return Status::Ok();

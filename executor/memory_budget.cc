@@ -1,23 +1,28 @@
 #include "executor/memory_budget.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "storage/progress.h"
 
 namespace seer {
 
 int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts) {
-  // Saturating: the product overflows quickly for deep fan-outs.
-  int64_t total = batch_size;
-  int64_t layer = batch_size;
+  if (num_nodes <= 0) return 0;
+  // Sampled ids with repetition: B × Σ_l Π_{j<=l} f_j (saturating).
+  double sampled = static_cast<double>(batch_size);
+  double layer = static_cast<double>(batch_size);
   for (int f : fanouts) {
-    const int64_t fanout = f < 0 ? 32 : f;
-    if (layer > num_nodes) break;
-    layer *= fanout;
-    total += layer;
-    if (total >= num_nodes) break;
+    layer *= f < 0 ? 32 : f;
+    sampled += layer;
+    if (sampled > 1e15) break;
   }
-  return std::max<int64_t>(0, std::min(num_nodes, total));
+  // Distinct ids among `sampled` draws from N nodes, as if uniform: N (1 - e^{-s/N}).
+  // (Power-law graphs repeat hubs more, so this errs on the large side.)
+  const double n = static_cast<double>(num_nodes);
+  const double distinct = n * -std::expm1(-sampled / n);
+  return std::min<int64_t>(num_nodes, std::max<int64_t>(std::min<int64_t>(batch_size, num_nodes),
+                                                        static_cast<int64_t>(std::ceil(distinct))));
 }
 
 std::string MemoryBudgetSplit::ToString() const {
@@ -38,8 +43,9 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   s.table_bytes = 8 * (r.num_nodes + 1) + 4 * r.num_nodes;
   s.estimated_batch_rows = EstimateBatchRows(r.num_nodes, r.batch_size, r.fanouts);
   // The gather pipeline holds `pipeline_depth` float32 batch buffers (one trains while
-  // the next is gathered) plus one raw batch buffer in the disk dtype.
-  s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + r.feature_row_bytes);
+  // the next is gathered); float16 features also need one raw batch buffer.
+  const int64_t raw_row_bytes = r.feature_row_bytes == 4 * r.feature_dim ? 0 : r.feature_row_bytes;
+  s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + raw_row_bytes);
   const int64_t required = s.table_bytes + s.staging_bytes + (2 << 20);
   if (r.budget_bytes < required) {
     return Status(StatusCode::kResourceExhausted,

@@ -4,8 +4,8 @@
 //   per-node tables   indptr 8 B × (N+1)  +  feature slot table 4 B × N
 //                     (+ the neighbor cache's 8 B × N table, counted in its budget)
 //   staging           batch buffers of the gather pipeline: `pipeline_depth` float32
-//                     batches (one trains while the next is gathered) + one raw batch in
-//                     the disk dtype, sized by the estimated rows of a batch (below)
+//                     batches (one trains while the next is gathered), + one raw batch
+//                     for float16 features, sized by the estimated rows of a batch (below)
 //   trace buffers     RAM for superbatch traces and changesets before they spill to
 //                     runtime files: an eighth of what is left, at least 1 MiB
 //   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
@@ -49,8 +49,9 @@ struct MemoryBudgetSplit {
   std::string ToString() const;
 };
 
-// Upper estimate of the unique nodes of one batch: min(N, B × Σ_l Π_{j<=l} f_j) with
-// fan-out -1 counted as 32.
+// Estimated unique nodes of one batch: s = B × Σ_l Π_{j<=l} f_j sampled ids (fan-out -1
+// counted as 32), of which N (1 - e^{-s/N}) are distinct if draws were uniform; at least
+// min(B, N), at most N.
 int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts);
 
 Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request);

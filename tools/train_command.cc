@@ -144,10 +144,10 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     auto summary = RunTraining(o);
     if (!summary.ok()) return ReportError(name, summary.status());
     if (!f->quiet && !o.no_train && !summary->stopped_early) {
-      std::printf("test_accuracy %.4f\nbest_valid_accuracy %.4f\n", summary->test_accuracy,
-                  summary->best_valid_accuracy);
+      std::printf("test accuracy %.4f\nbest valid accuracy %.4f (epoch %lld)\n", summary->test_accuracy,
+                  summary->best_valid_accuracy, static_cast<long long>(summary->best_epoch + 1));
     }
-    if (!f->quiet) std::printf("peak_rss_bytes %lld\n", static_cast<long long>(summary->peak_rss_bytes));
+    if (!f->quiet) std::printf("peak RSS bytes %lld\n", static_cast<long long>(summary->peak_rss_bytes));
     return 0;
   };
 }

@@ -50,7 +50,7 @@ std::string ReadText(const std::string& path) {
   return ss.str();
 }
 
-// "key value" lines printed on stdout by seer train.
+// "key value" lines printed on stdout by seer train ("test accuracy 0.93").
 double ValueAfter(const std::string& output, const std::string& key) {
   const size_t pos = output.find("\n" + key + " ");
   if (pos == std::string::npos) return -1;
@@ -93,8 +93,8 @@ TEST(TrainCliTest, SageBeatsFeaturesOnlyAndPredictWritesNpy) {
   ASSERT_EQ(sage.exit_code, 0) << sage.output;
   CommandRun mlp = Seer(common + " --model mlp");
   ASSERT_EQ(mlp.exit_code, 0) << mlp.output;
-  const double sage_acc = ValueAfter(sage.output, "test_accuracy");
-  const double mlp_acc = ValueAfter(mlp.output, "test_accuracy");
+  const double sage_acc = ValueAfter(sage.output, "test accuracy");
+  const double mlp_acc = ValueAfter(mlp.output, "test accuracy");
   std::printf("test accuracy: sage %.4f, features-only %.4f\n", sage_acc, mlp_acc);
   // Measured: sage ~0.93, mlp ~0.35 on this graph.
   EXPECT_GT(sage_acc, 0.8) << sage.output;
@@ -175,8 +175,8 @@ TEST(TrainCliTest, PeakRssStaysWithinBudget) {
   CommandRun big = Seer("train " + tmp + "/big" + flags, /*merge_stderr=*/false);
   ASSERT_EQ(small.exit_code, 0) << small.output;
   ASSERT_EQ(big.exit_code, 0) << big.output;
-  const double small_rss = ValueAfter("\n" + small.output, "peak_rss_bytes");
-  const double big_rss = ValueAfter("\n" + big.output, "peak_rss_bytes");
+  const double small_rss = ValueAfter("\n" + small.output, "peak RSS bytes");
+  const double big_rss = ValueAfter("\n" + big.output, "peak RSS bytes");
   ASSERT_GT(small_rss, 0);
   ASSERT_GT(big_rss, 0);
   const double mib = 1 << 20;
