@@ -641,7 +641,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   int64_t done_batches = 0, done_seeds = 0;
   int64_t executed_superbatches = 0;
   std::optional<EpochReport> report;
-  Clock::time_point epoch_start;
+  // An epoch's wall time runs from the end of the previous one (or the pipeline start),
+  // so time spent waiting for the first superbatch's sampling and plan is included.
+  Clock::time_point epoch_start = Clock::now();
   double epoch_loss_sum = 0;
   int64_t epoch_loss_batches = 0, epoch_correct = 0, epoch_labeled = 0;
   std::vector<float> eval_rows;
@@ -676,6 +678,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
       r.eval_seconds = Since(eval_start);
     }
     r.seconds = Since(epoch_start);
+    epoch_start = Clock::now();
     progress.Break();
     if (!o.quiet) std::fprintf(stderr, "%s\n", r.Summary().c_str());
     emit_metrics(r.ToJson());
@@ -694,18 +697,19 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
       const double waited = Since(wait_start);
       if (!p) break;
       SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, trace_store.Pop());
+      // Without --overlap the executor waits here while the inspector samples.
+      const auto lock_start = Clock::now();
       std::unique_lock<std::mutex> exclusive(exec_exclusion, std::defer_lock);
       if (!o.overlap) exclusive.lock();
+      const double lock_waited = Since(lock_start);
       if (!report) {
         report.emplace();
         report->epoch = p->epoch;
-        epoch_start = Clock::now();
         epoch_loss_sum = 0;
         epoch_loss_batches = epoch_correct = epoch_labeled = 0;
-      } else {
-        report->stall_seconds += waited;
       }
       EpochReport& r = *report;
+      r.stall_seconds += waited + lock_waited;
       r.inspect_seconds += p->sample_stats.seconds;
       r.plan_seconds += p->plan.seconds;
       r.ncache_lookups += p->sample_stats.sample.neighbor_lookups;

