@@ -9,7 +9,8 @@
 #   TRAIN_FRACTION [0.02] BUDGET [192M] FANOUTS [10,10] BATCH [1000] SUPERBATCH [5]
 #   HIDDEN [256] EPOCHS [1] OUT [BUILD_DIR/bench-train]
 # Writes OUT/results.jsonl (one line per run, the `final` + `epoch` metrics) and prints
-# a table. Prints WARNING lines when the numbers are not to be trusted.
+# a table (epoch time without the end-of-run validation/test pass). Prints WARNING lines
+# when the numbers are not to be trusted.
 set -euo pipefail
 BUILD="${1:-build}"
 SEER="$BUILD/seer"
@@ -54,7 +55,7 @@ lines = [json.loads(l) for l in open(path)]
 epochs = [l for l in lines if l["type"] == "epoch"]
 final = [l for l in lines if l["type"] == "final"][0]
 e = epochs[-1]
-print(json.dumps({"run": name, "wall_s": round(end - start, 2), "epoch_s": e["seconds"]["epoch"],
+print(json.dumps({"run": name, "wall_s": round(end - start, 2), "epoch_s": e["seconds"]["epoch"], "seeds": e["seeds"],
                   "samples_per_s": e["samples_per_second"], "breakdown_s": e["seconds"],
                   "fcache_hit_ratio": e["fcache_hit_ratio"], "ncache_hit_ratio": e["ncache_hit_ratio"],
                   "feature_ssd_bytes": e["feature_ssd_bytes"], "feature_ssd_reads": e["feature_ssd_reads"],
@@ -62,19 +63,20 @@ print(json.dumps({"run": name, "wall_s": round(end - start, 2), "epoch_s": e["se
                   "peak_rss_bytes": final["peak_rss_bytes"]}))
 PY
 }
-run no-train --no-train
+run no-train --no-train --no-overlap
 run no-train-overlap --no-train --overlap
-run train
+run train --no-overlap
 run train-overlap --overlap
 
 python3 - "$OUT/results.jsonl" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-print("| run | epoch s | samples/s | inspect | plan | gather | I/O wait | cache upd | compute | stall | fcache hit | ncache hit | feature SSD MiB | peak RSS MiB |")
+print("| run | epoch s (excl. eval) | samples/s | inspect | plan | gather | I/O wait | cache upd | compute | stall | fcache hit | ncache hit | feature SSD MiB | peak RSS MiB |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     b = r["breakdown_s"]
-    print(f"| {r['run']} | {r['epoch_s']:.1f} | {r['samples_per_s']:.0f} | {b['inspect']:.1f} | {b['plan']:.1f} | "
+    train_s = r['epoch_s'] - b['eval']
+    print(f"| {r['run']} | {train_s:.1f} | {r['seeds'] / train_s:.0f} | {b['inspect']:.1f} | {b['plan']:.1f} | "
           f"{b['gather']:.1f} | {b['io_wait']:.1f} | {b['cache_update']:.2f} | {b['compute']:.1f} | {b['stall']:.1f} | "
           f"{100*r['fcache_hit_ratio']:.1f}% | {100*r['ncache_hit_ratio']:.1f}% | {r['feature_ssd_bytes']/2**20:.0f} | "
           f"{r['peak_rss_bytes']/2**20:.0f} |")

@@ -10,9 +10,9 @@
 //   executor (caller) for each batch: a gather thread fills batch i+1 (cache hits,
 //                     O_DIRECT miss reads, changeset apply, float32 rows) while the model
 //                     trains on batch i.
-// By default sampling never runs at the same time as executing (they share the CPU,
-// the SSD and the memory budget); `overlap = true` lets sampling k+1 overlap executing k.
-// Planning always overlaps sampling.
+// With `overlap` (the default, measured faster in bench/RESULTS.md) sampling k+1 runs
+// while k executes; without it sampling and executing exclude each other (they share
+// the CPU, the SSD and the memory budget) as in Ginex. Planning always overlaps sampling.
 //
 // Evaluation (valid/test accuracy) samples the split with the same sampler (fixed epoch
 // 0, no shuffle) and gathers through the same cache read-only. The best-validation
@@ -62,7 +62,7 @@ struct TrainOptions {
   uint64_t seed = 0;
   int num_threads = 0;               // sampling workers (0 = all cores)
   bool no_train = false;             // data path only
-  bool overlap = false;              // sampling k+1 overlaps executing k
+  bool overlap = true;               // sampling k+1 overlaps executing k
   // Data path.
   FeatureCachePolicyKind cache_policy = FeatureCachePolicyKind::kBelady;
   PlannerDevice planner = PlannerDevice::kAuto;

@@ -29,7 +29,7 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     int threads = 0;
     int64_t eval_every = 1;
     bool no_train = false;
-    bool overlap = false;
+    bool overlap = true;
     std::string feature_cache = "belady";
     std::string planner = "auto";
     std::string io = "auto";
@@ -64,7 +64,10 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
   cmd->add_option("--threads", f->threads, "Sampling threads (0 = all cores)")->capture_default_str();
   cmd->add_option("--eval-every", f->eval_every, "Validate/test every N epochs (0 = after the last only)")->capture_default_str();
   cmd->add_flag("--no-train", f->no_train, "Run the data path (sample, plan, gather, transfer) without the model");
-  cmd->add_flag("--overlap", f->overlap, "Let sampling superbatch k+1 overlap executing k (default: only planning overlaps)");
+  cmd->add_flag("--overlap,!--no-overlap", f->overlap,
+                "Sampling superbatch k+1 overlaps executing k (default: on, measured faster, bench/RESULTS.md); "
+                "--no-overlap: only planning overlaps sampling")
+      ->capture_default_str();
   cmd->add_option("--feature-cache", f->feature_cache, "belady | static-degree | presc | lru | none")->capture_default_str();
   cmd->add_option("--planner", f->planner, "Belady planner: auto | cpu | gpu")->capture_default_str();
   cmd->add_option("--io", f->io, "SSD reads: auto | uring | pread")->capture_default_str();

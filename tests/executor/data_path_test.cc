@@ -17,6 +17,7 @@
 #include "executor/memory_budget.h"
 #include "executor/npy.h"
 #include "executor/train_loop.h"
+#include "kernels/device.h"
 #include "storage/float16.h"
 #include "storage/synthetic_graph.h"
 #include "storage/unique_fd.h"
@@ -238,6 +239,7 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
   o.fcache_budget_bytes = 150 * dim * (c.dtype == FeatureDtype::kFloat32 ? 4 : 2);  // 150 rows: many evictions
   o.ncache_budget_bytes = 0;
   if (c.spill) o.trace_budget_bytes = 0;  // every trace and changeset goes through runtime files
+  o.overlap = !c.spill;                   // both pipeline modes
   int64_t batches = 0, rows_checked = 0, mismatches = 0;
   std::map<int64_t, int64_t> rows_by_epoch;
   o.batch_hook = [&](const BatchTrace& batch, const float* rows, int64_t num_rows, int64_t feature_dim) {
@@ -322,6 +324,7 @@ TEST(TrainLoopTest, ResumeReproducesTheUninterruptedLosses) {
   TrainOptions b = base;
   b.checkpoint_dir = ckpt;
   b.checkpoint_every = 1;
+  b.overlap = false;  // the pipeline mode must not change the losses
   b.stop_after_superbatches = 4;  // 3 superbatches per epoch: stops inside epoch 1
   b.step_hook = [&](int64_t e, int64_t bi, double loss) { resumed.push_back({e * 1000 + bi, loss}); };
   auto rb = RunTraining(b);
@@ -422,6 +425,50 @@ TEST(TrainLoopTest, PredictionMatchesTrainingEvaluationPath) {
   const std::string npy = ReadWholeFile(out + "/emb.npy").value();
   EXPECT_EQ(npy.size() % 16, 0u);  // header padded to 64, floats after
   EXPECT_NE(npy.find("'shape': (" + std::to_string(r->nodes.size()) + ", 16)"), std::string::npos);
+}
+
+// CUDA path: the GPU planner's changesets drive the same cache to the same misses and
+// rows as the CPU planner, and training on the device (pinned staging, async copies)
+// follows the CPU losses closely.
+TEST(TrainLoopTest, GpuPlannerAndCudaTrainingMatchTheCpu) {
+  if (kernels::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
+  const std::string dir = MakeGraph("gpu", 3001, FeatureDtype::kFloat32, 8);
+  auto data_run = [&](PlannerDevice device, std::vector<int64_t>* misses, uint64_t* digest) {
+    TrainOptions o = SmallRun(dir);
+    o.no_train = true;
+    o.epochs = 2;
+    o.planner = device;
+    o.fcache_budget_bytes = 200 * 8 * 4;
+    o.batch_hook = [&](const BatchTrace& b, const float* rows, int64_t n, int64_t dim) {
+      for (int64_t i = 0; i < n * dim; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, rows + i, 4);
+        *digest = (*digest ^ bits) * 0x100000001b3ULL;
+      }
+      (void)b;
+    };
+    auto s = RunTraining(o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    for (const auto& e : s->epochs) misses->push_back(e.gather.misses);
+  };
+  std::vector<int64_t> cpu_misses, gpu_misses;
+  uint64_t cpu_digest = 0, gpu_digest = 0;
+  data_run(PlannerDevice::kCpu, &cpu_misses, &cpu_digest);
+  data_run(PlannerDevice::kGpu, &gpu_misses, &gpu_digest);
+  EXPECT_EQ(cpu_misses, gpu_misses);
+  EXPECT_EQ(cpu_digest, gpu_digest);
+
+  std::vector<double> cpu_losses, gpu_losses;
+  for (bool cuda : {false, true}) {
+    TrainOptions o = SmallRun(dir);
+    o.use_cuda = cuda;
+    o.dropout = 0;
+    o.step_hook = [&](int64_t, int64_t, double loss) { (cuda ? gpu_losses : cpu_losses).push_back(loss); };
+    auto s = RunTraining(o);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+  }
+  ASSERT_EQ(cpu_losses.size(), gpu_losses.size());
+  for (size_t i = 0; i < cpu_losses.size(); ++i) EXPECT_NEAR(cpu_losses[i], gpu_losses[i], 2e-3 * (1 + i));
 }
 
 TEST(TrainLoopTest, ErrorsNameTheProblem) {
