@@ -1,70 +1,58 @@
-// FeatureCachePolicy: decides, per superbatch, what the executor's FeatureCache
-// (cache/feature_cache.h) holds — as an initial fill and one Changeset per batch — so
-// every policy goes through the same gather/apply path and compares fairly
-// (DESIGN.md "Feature cache and policies").
+// SuperbatchCachePlanner: the executor's per-superbatch view of a feature-cache policy
+// (cache/policies.h). The policies themselves — belady, static-degree, presc, lru, none —
+// live in cache/; this adapter only carries the cache content (slot -> node) from one
+// superbatch to the next and says what to install before the first batch:
 //
-//   belady         exact Belady changesets from the planner (cache/belady_planner.h); the
-//                  first superbatch starts from BeladyInitialFill (the optimal prefetch),
-//                  later ones from the previous plan's final state (carried, not rebuilt)
-//   static-degree  top-K nodes by out-degree, installed once, never changed (PaGraph)
-//   presc          top-K nodes by visit count over pre-sampled batches (GNNLab PreSC),
-//                  installed once
-//   lru            classic LRU simulated per batch and expressed as changesets
-//   none           capacity 0: every access reads the SSD
+//   first Plan()   fill_slots = policy.InitialSlots(batches of this superbatch) — the
+//                  policy's own initial content (Belady: optimal prefetch; static: top-K;
+//                  LRU: first K distinct nodes), loaded as a bulk "fill", counted apart
+//                  from misses (DESIGN.md "Fair comparison")
+//   every Plan()   changesets = policy.Plan(carried slots, batches); the carried slots
+//                  then advance by those changesets (Belady's state is carried, not
+//                  rebuilt). Static policies (static-degree, presc, none) never change
+//                  the content: no changesets, the executor gathers with none.
 //
-// Plan() is called once per superbatch, in execution order, from one thread (the
-// planner stage); it never touches the cache itself — the executor applies the result.
-// This adapter lives in executor/ because cache/ exposes the planner and the cache but
-// (at the time of writing) no per-superbatch policy interface.
+// Plan() is called once per superbatch (or prefetch group, conventional pipeline), in
+// execution order, from one thread; it never touches the FeatureCache itself — the
+// executor applies the result. Not thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "cache/belady_planner.h"
+#include "cache/policies.h"
 #include "inspector/trace.h"
 #include "storage/status.h"
 
 namespace seer {
 
-enum class FeatureCachePolicyKind { kBelady, kStaticDegree, kPresc, kLru, kNone };
-Result<FeatureCachePolicyKind> ParseFeatureCachePolicy(const std::string& text);
-const char* FeatureCachePolicyName(FeatureCachePolicyKind kind);
-
 struct SuperbatchPlan {
-  // Non-empty: slot -> node id to install (bulk read) before the first batch; this is
-  // a fill, its reads are reported separately from misses.
+  // Non-empty on the first superbatch: slot -> node id to install (bulk read) before
+  // its first batch; kFreeSlot entries stay empty.
   std::vector<int64_t> fill_slots;
   // One changeset per batch, or null for static policies (nothing changes).
   std::unique_ptr<ChangesetStore> changesets;
-  int64_t planned_misses = -1;   // misses the policy predicts (-1 = not known)
   double seconds = 0;
-  PlannerDevice device_used = PlannerDevice::kCpu;
 };
 
-class FeatureCachePolicy {
+class SuperbatchCachePlanner {
  public:
-  virtual ~FeatureCachePolicy() = default;
-  virtual Result<SuperbatchPlan> Plan(const SuperbatchTrace& trace) = 0;
-  virtual int64_t capacity_rows() const = 0;
+  // policy: from MakeCachePolicy; its capacity is the FeatureCache's capacity.
+  explicit SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy);
+
+  Result<SuperbatchPlan> Plan(const SuperbatchTrace& trace);
+
+  PolicyKind kind() const { return policy_->kind(); }
+  int64_t capacity_rows() const { return policy_->capacity_rows(); }
+  // The content after the last planned superbatch (slot -> node, kFreeSlot).
+  const std::vector<int64_t>& slots() const { return slots_; }
+
+ private:
+  std::unique_ptr<CachePolicy> policy_;
+  bool started_ = false;
+  std::vector<int64_t> slots_;
 };
-
-struct FeatureCachePolicyOptions {
-  FeatureCachePolicyKind kind = FeatureCachePolicyKind::kBelady;
-  int64_t capacity_rows = 0;
-  PlannerDevice planner = PlannerDevice::kAuto;
-  int64_t changeset_budget_bytes = ChangesetStore::kUnlimited;
-  std::string spill_dir;
-  // static-degree: out-degree per node; presc: visit count per node. Ranked descending,
-  // ties by lower id.
-  std::vector<int64_t> node_scores;
-};
-
-std::unique_ptr<FeatureCachePolicy> MakeFeatureCachePolicy(FeatureCachePolicyOptions options);
-
-// The K highest-scoring nodes (ties: lower id), in rank order.
-std::vector<int64_t> TopKNodes(const std::vector<int64_t>& scores, int64_t k);
 
 }  // namespace seer

@@ -70,6 +70,11 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
     s.fcache_bytes = r.fcache_budget_bytes;
     s.ncache_bytes = std::max<int64_t>(0, left - s.fcache_bytes);
     if (s.ncache_bytes < ncache_table) s.ncache_bytes = 0;
+  } else if (r.ncache_share >= 0) {
+    s.ncache_bytes = static_cast<int64_t>(static_cast<double>(left) * std::min(1.0, r.ncache_share));
+    // A share that cannot hold the neighbor cache's table caches nothing: features get it.
+    if (s.ncache_bytes <= ncache_table) s.ncache_bytes = 0;
+    s.fcache_bytes = left - s.ncache_bytes;
   } else {
     s.ncache_bytes = left / 4;
     // A neighbor cache smaller than its own table caches nothing: give it all to features.

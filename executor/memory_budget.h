@@ -9,8 +9,11 @@
 //   trace buffers     RAM for superbatch traces and changesets before they spill to
 //                     runtime files: an eighth of what is left, at least 1 MiB
 //   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
-//                     table, else 0) and 3/4 feature cache; --ncache-budget /
-//                     --fcache-budget override either (the other gets the remainder).
+//                     table, else 0) and 3/4 feature cache; --cache-split NC:FC sets the
+//                     neighbor cache's share instead (same rule: a share that cannot
+//                     hold the 8 B/node table goes to the feature cache);
+//                     --ncache-budget / --fcache-budget override either (the other gets
+//                     the remainder).
 //
 // A budget that cannot hold the per-node tables plus a minimal staging area is refused
 // (kResourceExhausted) with a one-line message saying how much is needed.
@@ -34,6 +37,7 @@ struct MemoryBudgetRequest {
   int64_t pipeline_depth = 2;            // float32 batch buffers alive at once
   int64_t ncache_budget_bytes = -1;      // -1 = auto
   int64_t fcache_budget_bytes = -1;      // -1 = auto
+  double ncache_share = -1;              // [0, 1]: neighbor cache's share of the caches; -1 = auto (1/4)
 };
 
 struct MemoryBudgetSplit {

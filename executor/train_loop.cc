@@ -21,6 +21,8 @@
 
 #include "cache/degrees.h"
 #include "cache/feature_cache.h"
+#include "executor/cache_policy.h"
+#include "executor/mmap_reader.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
 #include "storage/atomic_file.h"
@@ -217,12 +219,83 @@ struct SampledSuperbatch {
   SuperbatchStats stats;
 };
 
+// A superbatch on its way through the gather thread to the executor. `gather` is
+// written by the gather thread only; the executor reads it after popping the
+// superbatch's last batch (the queue orders the two).
+struct ExecutingSuperbatch {
+  PlannedSuperbatch planned;
+  SuperbatchTrace trace;
+  GatherStats gather;
+};
+
 // Per-batch buffers travelling from the gather thread to the executor thread.
 struct GatheredBatch {
+  std::shared_ptr<ExecutingSuperbatch> superbatch;
   size_t index = 0;
+  bool last = false;         // last batch of its superbatch
   std::vector<float> rows;
   int64_t hits_so_far = 0;   // superbatch totals when this batch was gathered
   int64_t rows_so_far = 0;
+};
+
+// A token one thread takes and another may hand back (std::mutex must be unlocked by
+// its owner): without --overlap the inspector holds it while sampling, the gather
+// thread takes it before gathering a superbatch and the executor returns it after
+// training that superbatch's last batch.
+class ExclusionToken {
+ public:
+  // False when closed.
+  bool Acquire() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return closed_ || !held_; });
+    if (closed_) return false;
+    held_ = true;
+    return true;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+    cv_.notify_all();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool held_ = false, closed_ = false;
+};
+
+// The epoch gate: the gather thread may gather epoch e once the executor has finished
+// every epoch before it (evaluation reads the cache the gather thread mutates).
+class EpochGate {
+ public:
+  explicit EpochGate(int64_t open_through) : open_through_(open_through) {}
+  // False when closed.
+  bool WaitFor(int64_t epoch) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return closed_ || epoch <= open_through_; });
+    return !closed_;
+  }
+  void Open(int64_t epoch) {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_through_ = std::max(open_through_, epoch);
+    cv_.notify_all();
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int64_t open_through_;
+  bool closed_ = false;
 };
 
 std::string JoinFanouts(const std::vector<int>& fanouts) {
@@ -238,6 +311,14 @@ Status MakeDirs(const std::string& dir) {
   return Status::Ok();
 }
 
+struct DataIoOptions {
+  IoMode mode = IoMode::kAuto;
+  int queue_depth = 64;
+  bool direct = true;
+  bool quiet = false;
+  bool mmap = false;  // page cache through mmap instead of the direct reader
+};
+
 // Everything a run opens, shared by training and prediction.
 struct DataPath {
   std::optional<Dataset> dataset;
@@ -248,11 +329,16 @@ struct DataPath {
   MemoryBudgetSplit split;
 };
 
-Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_in, IoMode io,
-                    int queue_depth, bool direct, bool quiet, DataPath* path) {
+// Opens the dataset, splits the budget, and opens what the run reads: indptr in RAM,
+// indices.bin and features.bin through a BlockReader (O_DIRECT io_uring, or the page
+// cache through mmap), the neighbor cache (a prebuilt DIR/ncache when it fits the
+// budget, else built in memory for it) and the feature cache.
+Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_in, const DataIoOptions& io,
+                    DataPath* path) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir));
   path->dataset.emplace(std::move(dataset));
-  const DatasetManifest& m = path->dataset->manifest();
+  const Dataset& ds = *path->dataset;
+  const DatasetManifest& m = ds.manifest();
   MemoryBudgetRequest request = request_in;
   request.num_nodes = m.num_nodes;
   request.feature_dim = m.feature_dim;
@@ -260,30 +346,29 @@ Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_i
   SEER_ASSIGN_OR_RETURN(path->split, SplitMemoryBudget(request));
 
   DirectReaderOptions reader;
-  reader.mode = io;
-  reader.queue_depth = queue_depth;
-  reader.direct = direct;
-  reader.quiet = quiet;
-  TopologyOptions topo;
-  topo.reader = reader;
-  topo.ncache_budget_bytes = path->split.ncache_bytes;
-  // A prebuilt neighbor cache (seer ncache build) is used when it fits the budget.
-  const std::string ncache_dir = NeighborCache::DefaultDir(*path->dataset);
-  if (path->split.ncache_bytes > 0 &&
-      std::filesystem::exists(ncache_dir + "/" + NeighborCache::kManifestName)) {
-    TopologyOptions load = topo;
-    load.ncache_dir = ncache_dir;
-    auto loaded = Topology::Open(*path->dataset, load);
-    if (loaded.ok() && (*loaded)->ncache().stats().bytes <= path->split.ncache_bytes) {
-      path->topology = std::move(loaded).value();
+  reader.mode = io.mode;
+  reader.queue_depth = io.queue_depth;
+  reader.direct = io.direct;
+  reader.quiet = io.quiet;
+  auto open_reader = [&](const char* name) -> Result<std::unique_ptr<BlockReader>> {
+    return io.mmap ? OpenMmapReader(ds.PathOf(name)) : OpenDirectReader(ds.PathOf(name), reader);
+  };
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, ds.LoadIndptr());
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> indices, open_reader(dataset_files::kIndices));
+  NeighborCache ncache;
+  if (path->split.ncache_bytes > 0) {
+    const std::string ncache_dir = NeighborCache::DefaultDir(ds);
+    if (std::filesystem::exists(ncache_dir + "/" + NeighborCache::kManifestName)) {
+      auto loaded = NeighborCache::Load(ncache_dir, ds);
+      if (loaded.ok() && loaded->stats().bytes <= path->split.ncache_bytes) ncache = std::move(loaded).value();
+    }
+    if (!ncache.enabled()) {
+      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, path->split.ncache_bytes));
     }
   }
-  if (!path->topology) {
-    SEER_ASSIGN_OR_RETURN(path->topology, Topology::Open(*path->dataset, topo));
-  }
-  path->split.ncache_bytes = path->topology->ncache().enabled() ? path->split.ncache_bytes : 0;
-  SEER_ASSIGN_OR_RETURN(path->features,
-                        OpenDirectReader(path->dataset->PathOf(dataset_files::kFeatures), reader));
+  path->split.ncache_bytes = ncache.enabled() ? path->split.ncache_bytes : 0;
+  path->topology = std::make_unique<Topology>(std::move(indptr), std::move(indices), m.index_dtype, std::move(ncache));
+  SEER_ASSIGN_OR_RETURN(path->features, open_reader(dataset_files::kFeatures));
   FeatureCacheOptions cache_options;
   cache_options.num_nodes = m.num_nodes;
   cache_options.capacity_rows = path->split.fcache_rows;
@@ -340,6 +425,16 @@ void KeepLargeAllocationsMapped() {
 }
 
 }  // namespace
+
+Result<PipelineKind> ParsePipelineKind(const std::string& text) {
+  if (text == "superbatch") return PipelineKind::kSuperbatch;
+  if (text == "conventional") return PipelineKind::kConventional;
+  return InvalidArgument("unknown pipeline '" + text + "' (expected superbatch or conventional)");
+}
+
+const char* PipelineKindName(PipelineKind kind) {
+  return kind == PipelineKind::kConventional ? "conventional" : "superbatch";
+}
 
 std::string EpochReport::ToJson() const {
   JsonValue j = JsonValue::Object();
@@ -409,9 +504,17 @@ std::string EpochReport::Summary() const {
 Result<TrainSummary> RunTraining(const TrainOptions& o) {
   const auto run_start = Clock::now();
   KeepLargeAllocationsMapped();
-  if (o.epochs < 0 || o.batch_size <= 0 || o.superbatch <= 0 || o.fanouts.empty()) {
-    return InvalidArgument("train: epochs >= 0, batch size >= 1, superbatch >= 1 and at least one fan-out are required");
+  if (o.epochs < 0 || o.batch_size <= 0 || o.superbatch <= 0 || o.prefetch_batches <= 0 || o.fanouts.empty()) {
+    return InvalidArgument(
+        "train: epochs >= 0, batch size >= 1, superbatch >= 1, prefetch >= 1 and at least one fan-out are required");
   }
+  const bool conventional = o.pipeline == PipelineKind::kConventional;
+  if (conventional && o.cache_policy == PolicyKind::kBelady) {
+    return InvalidArgument(
+        "--feature-cache belady needs the superbatch pipeline's lookahead; with --pipeline conventional use "
+        "static-degree, presc, lru or none");
+  }
+  if (o.ncache_share > 1) return InvalidArgument("the neighbor cache's share of the cache memory must be <= 1");
   const std::string checkpoint_path = o.checkpoint_dir.empty() ? "" : o.checkpoint_dir + "/checkpoint.ckpt";
   if (o.resume) {
     if (checkpoint_path.empty()) return InvalidArgument("--resume needs --checkpoint-dir");
@@ -430,7 +533,14 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   request.fanouts = o.fanouts;
   request.ncache_budget_bytes = o.ncache_budget_bytes;
   request.fcache_budget_bytes = o.fcache_budget_bytes;
-  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, o.io, o.queue_depth, o.direct_io, o.quiet, &data));
+  request.ncache_share = o.ncache_share;
+  DataIoOptions io;
+  io.mode = o.io;
+  io.queue_depth = o.queue_depth;
+  io.direct = o.direct_io;
+  io.quiet = o.quiet;
+  io.mmap = o.mmap_io;
+  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &data));
   summary.split = data.split;
   const Dataset& dataset = *data.dataset;
   const DatasetManifest& m = dataset.manifest();
@@ -451,7 +561,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   SuperbatchOptions sb_options;
   sb_options.batch_size = o.batch_size;
-  sb_options.superbatch_size = o.superbatch;
+  // Conventional pipeline: no superbatch lookahead, just `prefetch_batches` sampled
+  // together one group ahead (the planner then only runs the online/static policies).
+  sb_options.superbatch_size = conventional ? o.prefetch_batches : o.superbatch;
   sb_options.num_threads = o.num_threads;
   sb_options.sampler.fanouts = o.fanouts;
   sb_options.sampler.seed = o.seed;
@@ -488,27 +600,32 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   } remover{runtime_dir, o.runtime_dir.empty()};
   const int64_t trace_budget = o.trace_budget_bytes >= 0 ? o.trace_budget_bytes : data.split.trace_bytes;
 
-  // Feature-cache policy.
-  FeatureCachePolicyOptions policy_options;
-  policy_options.kind = o.cache_policy;
-  policy_options.capacity_rows = o.cache_policy == FeatureCachePolicyKind::kNone ? 0 : data.split.fcache_rows;
-  policy_options.planner = o.planner;
-  policy_options.changeset_budget_bytes = std::max<int64_t>(0, trace_budget / 2);
-  policy_options.spill_dir = runtime_dir;
-  if (o.cache_policy == FeatureCachePolicyKind::kStaticDegree && policy_options.capacity_rows > 0) {
-    SEER_ASSIGN_OR_RETURN(policy_options.node_scores, ComputeOutDegrees(dataset));
-  } else if (o.cache_policy == FeatureCachePolicyKind::kPresc && policy_options.capacity_rows > 0) {
-    // PreSC: visit counts over one pre-sampling epoch (an epoch number training never uses).
+  // Feature-cache policy (cache/policies.h) behind the per-superbatch adapter.
+  PolicyOptions policy_options;
+  policy_options.capacity_rows = o.cache_policy == PolicyKind::kNone ? 0 : data.split.fcache_rows;
+  policy_options.planner.device = o.planner;
+  policy_options.planner.changeset_budget_bytes = std::max<int64_t>(0, trace_budget / 2);
+  policy_options.planner.spill_dir = runtime_dir;
+  if (o.cache_policy == PolicyKind::kStaticDegree && policy_options.capacity_rows > 0) {
+    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
+    policy_options.ranking = RankNodesByScore(degrees, policy_options.capacity_rows);
+  } else if (o.cache_policy == PolicyKind::kPresc && policy_options.capacity_rows > 0) {
+    // PreSC: visit counts over one pre-sampling epoch (an epoch number training never
+    // uses), accumulated superbatch by superbatch (CountVisits per superbatch would cost
+    // a node-sized array each time).
     constexpr int64_t kPresamplingEpoch = int64_t{1} << 40;
-    policy_options.node_scores.assign(static_cast<size_t>(m.num_nodes), 0);
+    std::vector<int64_t> visits(static_cast<size_t>(m.num_nodes), 0);
     for (int64_t k = 0; k < train_sampler.num_superbatches(); ++k) {
       SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, train_sampler.Sample(kPresamplingEpoch, k));
       for (const BatchTrace& b : trace.batches) {
-        for (int64_t v : b.node_ids) ++policy_options.node_scores[static_cast<size_t>(v)];
+        for (int64_t v : b.node_ids) ++visits[static_cast<size_t>(v)];
       }
     }
+    policy_options.ranking = RankNodesByScore(visits, policy_options.capacity_rows);
   }
-  std::unique_ptr<FeatureCachePolicy> policy = MakeFeatureCachePolicy(std::move(policy_options));
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<CachePolicy> cache_policy,
+                        MakeCachePolicy(o.cache_policy, std::move(policy_options)));
+  SuperbatchCachePlanner policy(std::move(cache_policy));
 
   // Model.
   std::unique_ptr<ModelRunner> model;
@@ -565,9 +682,14 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
     start.Set("ncache_bytes", JsonValue::Int(data.split.ncache_bytes));
     start.Set("fcache_bytes", JsonValue::Int(data.split.fcache_bytes));
     start.Set("fcache_rows", JsonValue::Int(data.split.fcache_rows));
-    start.Set("policy", JsonValue::String(FeatureCachePolicyName(o.cache_policy)));
+    start.Set("policy", JsonValue::String(PolicyKindName(o.cache_policy)));
     start.Set("model", JsonValue::String(o.no_train ? "none" : ModelKindName(o.model)));
     start.Set("overlap", JsonValue::Bool(o.overlap));
+    start.Set("pipeline", JsonValue::String(PipelineKindName(o.pipeline)));
+    start.Set("batches_per_superbatch", JsonValue::Int(sb_options.superbatch_size));
+    start.Set("io", JsonValue::String(o.mmap_io ? "mmap" : IoModeName(data.features->mode())));
+    start.Set("direct", JsonValue::Bool(data.features->direct()));
+    if (o.ncache_share >= 0) start.Set("ncache_share", JsonValue::Double(o.ncache_share));
     emit_metrics(start.Dump());
   }
 
@@ -580,7 +702,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   ErrorSlot error;
   std::atomic<bool> stop{false};
-  std::mutex exec_exclusion;  // held by sampling and executing unless overlap
+  ExclusionToken exclusion;  // without overlap: sampling and executing take turns
   BoundedQueue<SampledSuperbatch> sampled(1);
   BoundedQueue<PlannedSuperbatch> planned(1);
   TraceStore trace_store(trace_budget / 2, runtime_dir);
@@ -590,11 +712,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
       if (stop) break;
       SampledSuperbatch s;
       Result<SuperbatchTrace> trace = Status(StatusCode::kInvalidArgument, "unset");
-      {
-        std::unique_lock<std::mutex> lock(exec_exclusion, std::defer_lock);
-        if (!o.overlap) lock.lock();
-        trace = train_sampler.Sample(e, k, &s.stats);
-      }
+      if (!o.overlap && !exclusion.Acquire()) break;
+      trace = train_sampler.Sample(e, k, &s.stats);
+      if (!o.overlap) exclusion.Release();
       if (!trace.ok()) {
         error.Set(trace.status());
         break;
@@ -610,7 +730,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
       p.epoch = s->trace.epoch;
       p.index = s->trace.superbatch_index;
       p.sample_stats = s->stats;
-      auto plan = policy->Plan(s->trace);
+      auto plan = policy.Plan(s->trace);
       if (!plan.ok()) {
         error.Set(plan.status());
         break;
@@ -626,12 +746,59 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
     planned.Close();
     sampled.Close();
   });
+
+  // Gather thread: batch after batch, one ahead of the model, across superbatches. Two
+  // float buffers (MemoryBudgetRequest::pipeline_depth): one trains, one fills.
+  BoundedQueue<GatheredBatch> ready(1);
+  BoundedQueue<std::vector<float>> free_buffers(2);
+  for (int i = 0; i < 2; ++i) free_buffers.Push(std::vector<float>());
+  EpochGate epoch_gate(position.epoch);
+  std::thread gatherer([&] {
+    Status status = [&]() -> Status {
+      while (std::optional<PlannedSuperbatch> p = planned.Pop()) {
+        auto sb = std::make_shared<ExecutingSuperbatch>();
+        sb->planned = std::move(*p);
+        SEER_ASSIGN_OR_RETURN(sb->trace, trace_store.Pop());
+        if (!epoch_gate.WaitFor(sb->planned.epoch)) return Status::Ok();
+        if (!o.overlap && !exclusion.Acquire()) return Status::Ok();
+        const SuperbatchPlan& plan = sb->planned.plan;
+        if (!plan.fill_slots.empty()) SEER_RETURN_IF_ERROR(data.gatherer->Fill(plan.fill_slots, &sb->gather));
+        const size_t n = sb->trace.batches.size();
+        for (size_t i = 0; i < n; ++i) {
+          std::optional<std::vector<float>> buffer = free_buffers.Pop();
+          if (!buffer) return Status::Ok();
+          std::optional<Changeset> cs;
+          if (plan.changesets) {
+            SEER_ASSIGN_OR_RETURN(Changeset got, plan.changesets->Get(static_cast<int64_t>(i)));
+            cs.emplace(std::move(got));
+          }
+          GatheredBatch g;
+          g.superbatch = sb;
+          g.index = i;
+          g.last = i + 1 == n;
+          g.rows = std::move(*buffer);
+          SEER_RETURN_IF_ERROR(data.gatherer->Gather(sb->trace.batches[i], cs ? &*cs : nullptr, &g.rows, &sb->gather));
+          g.hits_so_far = sb->gather.hits;
+          g.rows_so_far = sb->gather.rows;
+          if (!ready.Push(std::move(g))) return Status::Ok();
+        }
+      }
+      return Status::Ok();
+    }();
+    error.Set(status);
+    ready.Close();
+  });
   auto shutdown = [&] {
     stop = true;
     sampled.Close();
     planned.Close();
+    ready.Close();
+    free_buffers.Close();
+    epoch_gate.Close();
+    exclusion.Close();
     if (inspector.joinable()) inspector.join();
     if (planner.joinable()) planner.join();
+    if (gatherer.joinable()) gatherer.join();
   };
 
   const int64_t total_batches = static_cast<int64_t>(schedule.size()) > 0
@@ -646,7 +813,6 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   Clock::time_point epoch_start = Clock::now();
   double epoch_loss_sum = 0;
   int64_t epoch_loss_batches = 0, epoch_correct = 0, epoch_labeled = 0;
-  std::vector<float> eval_rows;
 
   auto save_checkpoint = [&](const TrainPosition& pos) -> Status {
     if (checkpoint_path.empty() || !model) return Status::Ok();
@@ -689,130 +855,80 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
     return save_checkpoint(position);
   };
 
-  // Gather buffers recycled between the gather thread and the executor.
   Status run_status = [&]() -> Status {
+    std::vector<int32_t> seed_labels;
     while (true) {
       const auto wait_start = Clock::now();
-      std::optional<PlannedSuperbatch> p = planned.Pop();
+      std::optional<GatheredBatch> g = ready.Pop();
       const double waited = Since(wait_start);
-      if (!p) break;
-      SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, trace_store.Pop());
-      // Without --overlap the executor waits here while the inspector samples.
-      const auto lock_start = Clock::now();
-      std::unique_lock<std::mutex> exclusive(exec_exclusion, std::defer_lock);
-      if (!o.overlap) exclusive.lock();
-      const double lock_waited = Since(lock_start);
+      if (!g) break;
+      ExecutingSuperbatch& sb = *g->superbatch;
+      const PlannedSuperbatch& p = sb.planned;
       if (!report) {
         report.emplace();
-        report->epoch = p->epoch;
+        report->epoch = p.epoch;
         epoch_loss_sum = 0;
         epoch_loss_batches = epoch_correct = epoch_labeled = 0;
       }
       EpochReport& r = *report;
-      r.stall_seconds += waited + lock_waited;
-      r.inspect_seconds += p->sample_stats.seconds;
-      r.plan_seconds += p->plan.seconds;
-      r.ncache_lookups += p->sample_stats.sample.neighbor_lookups;
-      r.ncache_hits += p->sample_stats.sample.ncache_hits;
-      r.topology_reads.Add(p->sample_stats.sample.reads);
-
-      GatherStats gstats;
-      if (!p->plan.fill_slots.empty()) SEER_RETURN_IF_ERROR(data.gatherer->Fill(p->plan.fill_slots, &gstats));
-
-      // Gather thread: batch i+1 is gathered while batch i trains.
-      // Two float buffers (MemoryBudgetRequest::pipeline_depth): one trains, one fills.
-      BoundedQueue<GatheredBatch> ready(1);
-      BoundedQueue<std::vector<float>> free_buffers(2);
-      for (int i = 0; i < 2; ++i) free_buffers.Push(std::vector<float>());
-      Status gather_status;
-      std::thread gather_thread([&] {
-        for (size_t i = 0; i < trace.batches.size(); ++i) {
-          std::optional<std::vector<float>> buffer = free_buffers.Pop();
-          if (!buffer) break;
-          std::optional<Changeset> cs;
-          if (p->plan.changesets) {
-            auto got = p->plan.changesets->Get(static_cast<int64_t>(i));
-            if (!got.ok()) {
-              gather_status = got.status();
-              break;
-            }
-            cs.emplace(std::move(got).value());
-          }
-          GatheredBatch g;
-          g.index = i;
-          g.rows = std::move(*buffer);
-          Status st = data.gatherer->Gather(trace.batches[i], cs ? &*cs : nullptr, &g.rows, &gstats);
-          if (!st.ok()) {
-            gather_status = st;
-            break;
-          }
-          g.hits_so_far = gstats.hits;
-          g.rows_so_far = gstats.rows;
-          if (!ready.Push(std::move(g))) break;
-        }
-        ready.Close();
-      });
-      Status exec_status;
-      std::vector<int32_t> seed_labels;
-      while (true) {
-        const auto batch_wait = Clock::now();
-        std::optional<GatheredBatch> g = ready.Pop();
-        if (!g) break;
-        r.stall_seconds += Since(batch_wait);
-        const BatchTrace& batch = trace.batches[g->index];
-        const int64_t num_rows = static_cast<int64_t>(batch.node_ids.size());
-        if (o.batch_hook) o.batch_hook(batch, g->rows.data(), num_rows, m.feature_dim);
-        double loss = 0;
-        if (model) {
-          seed_labels.resize(static_cast<size_t>(batch.num_seeds));
-          for (int64_t s = 0; s < batch.num_seeds; ++s) seed_labels[static_cast<size_t>(s)] = labels.Get(batch.node_ids[static_cast<size_t>(s)]);
-          const auto compute_start = Clock::now();
-          StepResult step;
-          try {
-            step = model->TrainStep(batch, g->rows.data(), seed_labels.data());
-          } catch (const std::exception& e) {
-            exec_status = Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
-            break;
-          }
-          r.compute_seconds += Since(compute_start);
-          loss = step.loss;
-          if (step.num_labeled > 0) {
-            epoch_loss_sum += step.loss;
-            ++epoch_loss_batches;
-            epoch_correct += step.num_correct;
-            epoch_labeled += step.num_labeled;
-          }
-          ++position.global_step;
-          if (o.step_hook) o.step_hook(batch.epoch, batch.batch_index, step.loss);
-        }
-        ++r.batches;
-        r.seeds += batch.num_seeds;
-        ++done_batches;
-        done_seeds += batch.num_seeds;
-        free_buffers.Push(std::move(g->rows));
-        progress.Update(p->epoch, o.epochs, p->index, num_sb, batch.batch_index, train_sampler.num_batches(),
-                        done_batches, done_seeds, epoch_loss_batches ? epoch_loss_sum / epoch_loss_batches : loss,
-                        (r.gather.hits + g->hits_so_far) / std::max<double>(1.0, r.gather.rows + g->rows_so_far));
+      r.stall_seconds += waited;
+      if (g->index == 0) {
+        r.inspect_seconds += p.sample_stats.seconds;
+        r.plan_seconds += p.plan.seconds;
+        r.ncache_lookups += p.sample_stats.sample.neighbor_lookups;
+        r.ncache_hits += p.sample_stats.sample.ncache_hits;
+        r.topology_reads.Add(p.sample_stats.sample.reads);
       }
-      ready.Close();
-      free_buffers.Close();
-      gather_thread.join();
-      SEER_RETURN_IF_ERROR(gather_status);
-      SEER_RETURN_IF_ERROR(exec_status);
-      r.gather.Add(gstats);
-      r.gather_seconds += gstats.gather_seconds;
-      r.io_wait_seconds += gstats.io_seconds;
-      r.cache_update_seconds += gstats.update_seconds;
-      r.transfer_seconds += gstats.convert_seconds;
-      if (exclusive.owns_lock()) exclusive.unlock();
+      const BatchTrace& batch = sb.trace.batches[g->index];
+      const int64_t num_rows = static_cast<int64_t>(batch.node_ids.size());
+      if (o.batch_hook) o.batch_hook(batch, g->rows.data(), num_rows, m.feature_dim);
+      double loss = 0;
+      if (model) {
+        seed_labels.resize(static_cast<size_t>(batch.num_seeds));
+        for (int64_t s = 0; s < batch.num_seeds; ++s) seed_labels[static_cast<size_t>(s)] = labels.Get(batch.node_ids[static_cast<size_t>(s)]);
+        const auto compute_start = Clock::now();
+        StepResult step;
+        try {
+          step = model->TrainStep(batch, g->rows.data(), seed_labels.data());
+        } catch (const std::exception& e) {
+          return Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
+        }
+        r.compute_seconds += Since(compute_start);
+        loss = step.loss;
+        if (step.num_labeled > 0) {
+          epoch_loss_sum += step.loss;
+          ++epoch_loss_batches;
+          epoch_correct += step.num_correct;
+          epoch_labeled += step.num_labeled;
+        }
+        ++position.global_step;
+        if (o.step_hook) o.step_hook(batch.epoch, batch.batch_index, step.loss);
+      }
+      ++r.batches;
+      r.seeds += batch.num_seeds;
+      ++done_batches;
+      done_seeds += batch.num_seeds;
+      free_buffers.Push(std::move(g->rows));
+      progress.Update(p.epoch, o.epochs, p.index, num_sb, batch.batch_index, train_sampler.num_batches(),
+                      done_batches, done_seeds, epoch_loss_batches ? epoch_loss_sum / epoch_loss_batches : loss,
+                      (r.gather.hits + g->hits_so_far) / std::max<double>(1.0, r.gather.rows + g->rows_so_far));
+      if (!g->last) continue;
 
+      // The superbatch is done: its gather stats are complete.
+      r.gather.Add(sb.gather);
+      r.gather_seconds += sb.gather.gather_seconds;
+      r.io_wait_seconds += sb.gather.io_seconds;
+      r.cache_update_seconds += sb.gather.update_seconds;
+      r.transfer_seconds += sb.gather.convert_seconds;
+      if (!o.overlap) exclusion.Release();
       ++executed_superbatches;
-      const bool epoch_done = p->index + 1 == num_sb;
+      const bool epoch_done = p.index + 1 == num_sb;
       if (epoch_done) {
-        SEER_RETURN_IF_ERROR(finish_epoch(p->epoch));
+        SEER_RETURN_IF_ERROR(finish_epoch(p.epoch));
+        epoch_gate.Open(p.epoch + 1);
       } else {
-        position.epoch = p->epoch;
-        position.next_superbatch = p->index + 1;
+        position.epoch = p.epoch;
+        position.next_superbatch = p.index + 1;
         if (o.checkpoint_every > 0 && executed_superbatches % o.checkpoint_every == 0) {
           SEER_RETURN_IF_ERROR(save_checkpoint(position));
         }
@@ -886,7 +1002,10 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   request.budget_bytes = o.memory_budget_bytes;
   request.batch_size = o.batch_size;
   request.fanouts = fanouts;
-  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, o.io, 64, o.direct_io, false, &data));
+  DataIoOptions io;
+  io.mode = o.io;
+  io.direct = o.direct_io;
+  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &data));
   const Dataset& dataset = *data.dataset;
   const DatasetManifest& m = dataset.manifest();
   if (m.feature_dim != model->config().in_dim || m.num_classes != model->config().num_classes) {

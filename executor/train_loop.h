@@ -2,17 +2,31 @@
 // drives `seer train`, RunPrediction drives `seer predict`. Torch-free header: the model
 // is behind executor/model_runner.h.
 //
-// Superbatch pipeline (three stages, bounded queues between them):
-//   inspector thread  samples superbatch k+1 (TBB workers) ...
-//   planner thread    ... while the feature-cache policy plans superbatch k (Belady
-//                     changesets, CPU or GPU); planned traces go through a TraceStore
-//                     that spills to runtime files beyond the trace budget
-//   executor (caller) for each batch: a gather thread fills batch i+1 (cache hits,
-//                     O_DIRECT miss reads, changeset apply, float32 rows) while the model
-//                     trains on batch i.
+// Two pipelines share every stage below; only the sampling granularity and the policies
+// allowed differ:
+//   superbatch (Seer, the default): the inspector samples S batches ahead, the planner
+//       plans the feature cache for all S (exact Belady needs that lookahead).
+//   conventional (PyG's DataLoader; the pyg+ and ali+pg baselines of Ginex §5): batches
+//       are sampled `prefetch_batches` at a time (in parallel, like DataLoader workers),
+//       one group ahead of the executor; only policies that need no future knowledge
+//       (static-degree, presc, lru, none) are allowed.
+// With mmap_io, indices.bin and features.bin are read from a memory mapping through the
+// page cache (executor/mmap_reader.h) instead of O_DIRECT io_uring.
+//
+// Stages (bounded queues between them):
+//   inspector thread  samples superbatch (or group) k+1 (TBB workers) ...
+//   planner thread    ... while the feature-cache policy plans k (Belady changesets, CPU
+//                     or GPU; static policies: nothing); planned traces go through a
+//                     TraceStore that spills to runtime files beyond the trace budget
+//   gather thread     gathers batch after batch — cache hits, misses through the reader,
+//                     changeset apply, float32 rows — one batch ahead of the model, also
+//                     across superbatch boundaries (it waits at an epoch boundary until
+//                     the executor's evaluation, which reads the cache, is done)
+//   executor (caller) trains on batch i while batch i+1 is gathered.
 // With `overlap` (the default, measured faster in bench/RESULTS.md) sampling k+1 runs
-// while k executes; without it sampling and executing exclude each other (they share
-// the CPU, the SSD and the memory budget) as in Ginex. Planning always overlaps sampling.
+// while k executes; without it sampling and executing (gathering + training) k exclude
+// each other (they share the CPU, the SSD and the memory budget) as in Ginex. Planning
+// always overlaps sampling.
 //
 // Evaluation (valid/test accuracy) samples the split with the same sampler (fixed epoch
 // 0, no shuffle) and gathers through the same cache read-only. The best-validation
@@ -28,7 +42,7 @@
 #include <vector>
 
 #include "cache/belady_planner.h"
-#include "executor/cache_policy.h"
+#include "cache/policies.h"
 #include "executor/feature_gather.h"
 #include "executor/memory_budget.h"
 #include "executor/model_runner.h"
@@ -37,6 +51,11 @@
 #include "storage/status.h"
 
 namespace seer {
+
+enum class PipelineKind { kSuperbatch, kConventional };
+// "superbatch" | "conventional"; anything else is kInvalidArgument naming the value.
+Result<PipelineKind> ParsePipelineKind(const std::string& text);
+const char* PipelineKindName(PipelineKind kind);
 
 // Debug hook: called on the executor thread for every batch with the float32 rows the
 // model receives (node_ids.size() × feature_dim, rows in node_ids order).
@@ -63,17 +82,21 @@ struct TrainOptions {
   int num_threads = 0;               // sampling workers (0 = all cores)
   bool no_train = false;             // data path only
   bool overlap = true;               // sampling k+1 overlaps executing k
+  PipelineKind pipeline = PipelineKind::kSuperbatch;
+  int64_t prefetch_batches = 2;      // conventional: batches sampled together, one group ahead
   // Data path.
-  FeatureCachePolicyKind cache_policy = FeatureCachePolicyKind::kBelady;
+  PolicyKind cache_policy = PolicyKind::kBelady;
   PlannerDevice planner = PlannerDevice::kAuto;
   IoMode io = IoMode::kAuto;
   int queue_depth = 64;
   bool direct_io = true;
+  bool mmap_io = false;              // read through the page cache (mmap, MADV_RANDOM)
   bool use_cuda = true;              // train on the GPU when one is present
   // Memory.
   int64_t memory_budget_bytes = int64_t{4} << 30;
   int64_t ncache_budget_bytes = -1;  // -1 = auto
   int64_t fcache_budget_bytes = -1;  // -1 = auto
+  double ncache_share = -1;          // neighbor cache's share of the cache memory; -1 = auto
   int64_t trace_budget_bytes = -1;   // -1 = from the split (tests force spilling with 0)
   std::string runtime_dir;           // spill files; "" = a fresh dir under $TMPDIR
   // Checkpoints and outputs.

@@ -5,13 +5,30 @@
 #include <memory>
 #include <string>
 
-#include "executor/npy.h"
 #include "executor/train_loop.h"
 #include "inspector/sampler.h"
+#include "storage/npy.h"
 #include "storage/progress.h"
 #include "tools/commands.h"
 
 namespace seer::cli {
+namespace {
+
+// Node ids from a 1-D (or N x 1) integer .npy.
+Result<std::vector<int64_t>> ReadNodeIds(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(NpyFile file, NpyFile::Open(path));
+  const NpyHeader& h = file.header();
+  const bool column = h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1);
+  if ((h.kind != 'i' && h.kind != 'u') || !column) {
+    return InvalidArgument(path + ": node ids must be a 1-D integer array, found " + h.descr + " " +
+                           h.ShapeString());
+  }
+  std::vector<int64_t> ids(static_cast<size_t>(h.num_elements()));
+  SEER_RETURN_IF_ERROR(file.ReadAsInt64(0, h.num_elements(), ids.data()));
+  return ids;
+}
+
+}  // namespace
 
 CommandMain RegisterPredictCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand("predict", "Predict node classes with a trained model (.npy output)");
@@ -52,7 +69,7 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
     o.dataset_dir = f->dataset;
     o.model_path = f->model;
     if (!f->nodes.empty()) {
-      auto nodes = ReadNpyIds(f->nodes);
+      auto nodes = ReadNodeIds(f->nodes);
       if (!nodes.ok()) return ReportError(name, nodes.status());
       o.nodes = std::move(nodes).value();
     }
@@ -76,11 +93,11 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
     o.show_progress = !f->quiet;
     auto result = RunPrediction(o);
     if (!result.ok()) return ReportError(name, result.status());
-    Status st = WriteNpyInt64(f->out, result->classes);
+    Status st = WriteNpy(f->out, "<i8", {static_cast<int64_t>(result->classes.size())}, result->classes.data());
     if (!st.ok()) return ReportError(name, st);
     if (o.want_embeddings) {
-      st = WriteNpyFloat32(f->embeddings, result->embeddings, static_cast<int64_t>(result->nodes.size()),
-                           result->embedding_dim);
+      st = WriteNpy(f->embeddings, "<f4", {static_cast<int64_t>(result->nodes.size()), result->embedding_dim},
+                    result->embeddings.data());
       if (!st.ok()) return ReportError(name, st);
     }
     if (!f->quiet) {

@@ -1,8 +1,17 @@
 // `seer train`: trains a GNN out of core (inspector samples and plans superbatches, the
 // executor gathers through the feature cache and trains). See executor/train_loop.h.
+//
+// --preset picks the data-path flags of a system Ginex §5 compares (any of those flags
+// given explicitly wins over the preset):
+//   seer    --pipeline superbatch --io auto --feature-cache belady (budget split auto)
+//   pyg+    --pipeline conventional --io mmap --feature-cache none --ncache-budget 0
+//   ali+pg  --pipeline conventional --io mmap --feature-cache static-degree
+//           --cache-split 50:50 (static neighbor cache : static-degree feature cache)
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "executor/train_loop.h"
 #include "inspector/sampler.h"
@@ -10,6 +19,57 @@
 #include "tools/commands.h"
 
 namespace seer::cli {
+namespace {
+
+// The flags a preset sets, by name, for every preset: pipeline, io, feature-cache,
+// ncache-budget, cache-split.
+struct Preset {
+  const char* name;
+  const char* values[5];
+};
+constexpr Preset kPresets[] = {
+    {"seer", {"superbatch", "auto", "belady", "auto", "auto"}},
+    {"pyg+", {"conventional", "mmap", "none", "0", "auto"}},
+    {"ali+pg", {"conventional", "mmap", "static-degree", "auto", "50:50"}},
+};
+
+// Sets every flag in `flags` (same order as Preset::values) that was not given on the
+// command line to the preset's value; "none" leaves them alone.
+Status ApplyPreset(const CLI::App& cmd, const std::string& preset,
+                   const std::vector<std::pair<const char*, std::string*>>& flags) {
+  if (preset == "none") return Status::Ok();
+  for (const Preset& p : kPresets) {
+    if (preset != p.name) continue;
+    for (size_t i = 0; i < flags.size(); ++i) {
+      if (cmd.count(flags[i].first) == 0) *flags[i].second = p.values[i];
+    }
+    return Status::Ok();
+  }
+  return InvalidArgument("unknown preset '" + preset + "' (expected none, seer, pyg+ or ali+pg)");
+}
+
+// "auto" -> -1; "NC:FC" (non-negative numbers, not both 0) -> NC / (NC + FC).
+Result<double> ParseCacheSplit(const std::string& text) {
+  if (text == "auto") return -1.0;
+  const size_t colon = text.find(':');
+  auto bad = [&] {
+    return InvalidArgument("--cache-split '" + text + "': expected NC:FC, e.g. 25:75, or auto");
+  };
+  if (colon == std::string::npos) return bad();
+  double nc = 0, fc = 0;
+  try {
+    size_t used_nc = 0, used_fc = 0;
+    nc = std::stod(text.substr(0, colon), &used_nc);
+    fc = std::stod(text.substr(colon + 1), &used_fc);
+    if (used_nc != colon || used_fc != text.size() - colon - 1) return bad();
+  } catch (const std::exception&) {
+    return bad();
+  }
+  if (!(nc >= 0) || !(fc >= 0) || nc + fc <= 0) return bad();
+  return nc / (nc + fc);
+}
+
+}  // namespace
 
 CommandMain RegisterTrainCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(
@@ -30,6 +90,10 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     int64_t eval_every = 1;
     bool no_train = false;
     bool overlap = true;
+    std::string preset = "none";
+    std::string pipeline = "superbatch";
+    int64_t prefetch = 2;
+    std::string cache_split = "auto";
     std::string feature_cache = "belady";
     std::string planner = "auto";
     std::string io = "auto";
@@ -68,9 +132,25 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
                 "Sampling superbatch k+1 overlaps executing k (default: on, measured faster, bench/RESULTS.md); "
                 "--no-overlap: only planning overlaps sampling")
       ->capture_default_str();
+  cmd->add_option("--preset", f->preset,
+                  "none | seer | pyg+ | ali+pg: sets --pipeline, --io, --feature-cache, --ncache-budget and "
+                  "--cache-split as the compared systems use them (explicit flags win)")
+      ->capture_default_str();
+  cmd->add_option("--pipeline", f->pipeline,
+                  "superbatch (inspector lookahead, Belady) | conventional (per-batch sampling with prefetch, "
+                  "like PyG's DataLoader)")
+      ->capture_default_str();
+  cmd->add_option("--prefetch", f->prefetch, "Conventional pipeline: batches sampled together, one group ahead")
+      ->capture_default_str();
   cmd->add_option("--feature-cache", f->feature_cache, "belady | static-degree | presc | lru | none")->capture_default_str();
+  cmd->add_option("--cache-split", f->cache_split,
+                  "NC:FC shares of the cache memory for the neighbor and feature caches, e.g. 25:75 (auto = 1:3 "
+                  "when the neighbor cache can hold its table)")
+      ->capture_default_str();
   cmd->add_option("--planner", f->planner, "Belady planner: auto | cpu | gpu")->capture_default_str();
-  cmd->add_option("--io", f->io, "SSD reads: auto | uring | pread")->capture_default_str();
+  cmd->add_option("--io", f->io,
+                  "SSD reads: auto | uring | pread (O_DIRECT unless --buffered) | mmap (page cache, read-ahead off)")
+      ->capture_default_str();
   cmd->add_option("--queue-depth", f->queue_depth, "Reads in flight per thread")->capture_default_str();
   cmd->add_flag("--buffered", f->buffered, "Buffered reads instead of O_DIRECT (tmpfs, tests)");
   cmd->add_flag("--cpu", f->cpu, "Train on the CPU even when a GPU is present");
@@ -87,8 +167,14 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
   cmd->add_option("--metrics", f->metrics, "Write per-epoch metrics as JSON lines")->capture_default_str();
   cmd->add_flag("--quiet", f->quiet, "No progress or summaries on stderr");
 
-  return [f]() -> int {
+  return [f, cmd]() -> int {
     const char* name = "train";
+    Status preset = ApplyPreset(*cmd, f->preset, {{"--pipeline", &f->pipeline},
+                                                  {"--io", &f->io},
+                                                  {"--feature-cache", &f->feature_cache},
+                                                  {"--ncache-budget", &f->ncache_budget},
+                                                  {"--cache-split", &f->cache_split}});
+    if (!preset.ok()) return ReportError(name, preset);
     TrainOptions o;
     o.dataset_dir = f->dataset;
     auto model = ParseModelKind(f->model);
@@ -109,15 +195,28 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     o.eval_every = f->eval_every;
     o.no_train = f->no_train;
     o.overlap = f->overlap;
-    auto policy = ParseFeatureCachePolicy(f->feature_cache);
+    auto policy = ParsePolicyKind(f->feature_cache);
     if (!policy.ok()) return ReportError(name, policy.status());
     o.cache_policy = *policy;
     auto planner = ParsePlannerDevice(f->planner);
     if (!planner.ok()) return ReportError(name, planner.status());
     o.planner = *planner;
-    auto io = ParseIoMode(f->io);
-    if (!io.ok()) return ReportError(name, io.status());
-    o.io = *io;
+    auto pipeline = ParsePipelineKind(f->pipeline);
+    if (!pipeline.ok()) return ReportError(name, pipeline.status());
+    o.pipeline = *pipeline;
+    o.prefetch_batches = f->prefetch;
+    auto share = ParseCacheSplit(f->cache_split);
+    if (!share.ok()) return ReportError(name, share.status());
+    o.ncache_share = *share;
+    if (f->io == "mmap") {
+      o.mmap_io = true;
+    } else {
+      auto io = ParseIoMode(f->io);
+      if (!io.ok()) {
+        return ReportError(name, InvalidArgument("unknown I/O mode '" + f->io + "' (expected auto, uring, pread or mmap)"));
+      }
+      o.io = *io;
+    }
     o.queue_depth = f->queue_depth;
     o.direct_io = !f->buffered;
     o.use_cuda = !f->cpu;

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -15,10 +16,11 @@
 #include "cache/feature_cache.h"
 #include "executor/cache_policy.h"
 #include "executor/memory_budget.h"
-#include "executor/npy.h"
+#include "executor/mmap_reader.h"
 #include "executor/train_loop.h"
 #include "kernels/device.h"
 #include "storage/float16.h"
+#include "storage/npy.h"
 #include "storage/synthetic_graph.h"
 #include "storage/unique_fd.h"
 
@@ -106,6 +108,39 @@ TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
   EXPECT_NE(s.status().message().find("staging"), std::string::npos) << s.status().message();
 }
 
+TEST(MemoryBudgetTest, CacheSplitSharesTheCacheMemory) {
+  MemoryBudgetRequest r;
+  r.budget_bytes = 256 << 20;
+  r.num_nodes = 1000003;  // 400 MB of features: more than the caches can hold
+  r.feature_dim = 100;
+  r.feature_row_bytes = 400;
+  r.batch_size = 100;
+  r.fanouts = {10, 10};
+  r.ncache_share = 0;
+  auto none = SplitMemoryBudget(r);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->ncache_bytes, 0);
+  const int64_t caches = none->fcache_bytes + 400;  // fcache_bytes is rounded down to rows
+  for (double share : {0.25, 0.5, 0.75}) {
+    r.ncache_share = share;
+    auto s = SplitMemoryBudget(r);
+    ASSERT_TRUE(s.ok());
+    EXPECT_NEAR(static_cast<double>(s->ncache_bytes), share * none->fcache_bytes, 401) << share;
+    EXPECT_LE(s->ncache_bytes + s->fcache_bytes, caches) << share;
+    EXPECT_GT(s->ncache_bytes + s->fcache_bytes, caches - 800) << share;
+  }
+  r.ncache_share = 1;
+  auto all = SplitMemoryBudget(r);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->fcache_rows, 0);
+  // A share too small for the neighbor cache's 8 B/node table goes to the features.
+  r.ncache_share = 0.001;
+  auto tiny = SplitMemoryBudget(r);
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_EQ(tiny->ncache_bytes, 0);
+  EXPECT_EQ(tiny->fcache_rows, none->fcache_rows);
+}
+
 TEST(MemoryBudgetTest, RefusesBudgetBelowPerNodeTables) {
   MemoryBudgetRequest r;
   r.budget_bytes = 10 << 20;
@@ -130,7 +165,8 @@ TEST(MemoryBudgetTest, BatchEstimateIsCappedByNodes) {
 
 // ---- cache policies -------------------------------------------------------------
 
-// Brute-force LRU over whole batches: the K most recent of C ∪ ids.
+// Brute-force LRU over whole batches: the K most recent of C ∪ ids, recency = (batch,
+// position in the batch) — cache/policies.h's definition.
 std::set<int64_t> BruteLru(std::map<int64_t, std::pair<int64_t, int64_t>>& last_use,
                            const std::vector<int64_t>& ids, int64_t batch, int64_t k) {
   for (size_t p = 0; p < ids.size(); ++p) last_use[ids[p]] = {batch, static_cast<int64_t>(p)};
@@ -143,15 +179,19 @@ std::set<int64_t> BruteLru(std::map<int64_t, std::pair<int64_t, int64_t>>& last_
   return keep;
 }
 
+// The executor's adapter over cache/policies.h's LRU: the first superbatch installs the
+// first K distinct nodes (fill), then the carried state and the changesets follow a
+// brute-force LRU across superbatches and apply cleanly to a FeatureCache.
 TEST(CachePolicyTest, LruChangesetsMatchBruteForceAndApplyCleanly) {
   const uint64_t seed = 20240611;
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   for (int64_t capacity : {1, 7, 40}) {
-    FeatureCachePolicyOptions po;
-    po.kind = FeatureCachePolicyKind::kLru;
+    PolicyOptions po;
     po.capacity_rows = capacity;
-    auto policy = MakeFeatureCachePolicy(po);
+    auto made = MakeCachePolicy(PolicyKind::kLru, po);
+    ASSERT_TRUE(made.ok());
+    SuperbatchCachePlanner policy(std::move(made).value());
     FeatureCacheOptions co;
     co.num_nodes = 100;
     co.capacity_rows = capacity;
@@ -172,9 +212,30 @@ TEST(CachePolicyTest, LruChangesetsMatchBruteForceAndApplyCleanly) {
         }
         trace.batches.push_back(bt);
       }
-      auto plan = policy->Plan(trace);
+      auto plan = policy.Plan(trace);
       ASSERT_TRUE(plan.ok());
       ASSERT_TRUE(plan->changesets);
+      if (sb == 0) {
+        // Initial fill: the first K distinct nodes of the superbatch, first-seen = least recent.
+        std::vector<int64_t> expected_fill;
+        for (const BatchTrace& bt : trace.batches) {
+          for (int64_t v : bt.node_ids) {
+            if (static_cast<int64_t>(expected_fill.size()) < capacity &&
+                std::find(expected_fill.begin(), expected_fill.end(), v) == expected_fill.end()) {
+              expected_fill.push_back(v);
+            }
+          }
+        }
+        expected_fill.resize(static_cast<size_t>(capacity), kFreeSlot);
+        ASSERT_EQ(plan->fill_slots, expected_fill);
+        for (size_t s = 0; s < expected_fill.size(); ++s) {
+          if (expected_fill[s] == kFreeSlot) continue;
+          cache->Install(static_cast<int32_t>(s), expected_fill[s], nullptr);
+          last_use[expected_fill[s]] = {0, static_cast<int64_t>(s)};
+        }
+      } else {
+        EXPECT_TRUE(plan->fill_slots.empty());
+      }
       for (size_t i = 0; i < trace.batches.size(); ++i) {
         const auto& ids = trace.batches[i].node_ids;
         auto cs = plan->changesets->Get(static_cast<int64_t>(i));
@@ -188,15 +249,34 @@ TEST(CachePolicyTest, LruChangesetsMatchBruteForceAndApplyCleanly) {
         for (int64_t v : cache->SlotContents()) if (v != kFreeSlot) actual.insert(v);
         EXPECT_EQ(actual, expected) << "capacity " << capacity << " batch " << batch_no;
       }
+      // The adapter's carried state is the cache's content.
+      EXPECT_EQ(policy.slots(), cache->SlotContents());
     }
   }
 }
 
-TEST(CachePolicyTest, TopKNodesRanksByScoreThenId) {
-  EXPECT_EQ(TopKNodes({5, 9, 9, 1, 7}, 3), (std::vector<int64_t>{1, 2, 4}));
-  EXPECT_EQ(TopKNodes({5, 9}, 10), (std::vector<int64_t>{1, 0}));
-  EXPECT_TRUE(TopKNodes({}, 3).empty());
-  EXPECT_FALSE(ParseFeatureCachePolicy("belady-ish").ok());
+TEST(CachePolicyTest, StaticPoliciesFillTopKOnceAndNeverChange) {
+  PolicyOptions po;
+  po.capacity_rows = 3;
+  po.ranking = RankNodesByScore({5, 9, 9, 1, 7}, 3);
+  EXPECT_EQ(po.ranking, (std::vector<int64_t>{1, 2, 4}));  // by score, ties by lower id
+  EXPECT_EQ(RankNodesByScore({5, 9}, 10), (std::vector<int64_t>{1, 0}));
+  EXPECT_TRUE(RankNodesByScore({}, 3).empty());
+  EXPECT_FALSE(ParsePolicyKind("belady-ish").ok());
+  auto made = MakeCachePolicy(PolicyKind::kStaticDegree, po);
+  ASSERT_TRUE(made.ok());
+  SuperbatchCachePlanner policy(std::move(made).value());
+  SuperbatchTrace trace;
+  trace.batches.resize(2);
+  trace.batches[0].node_ids = {0, 3};
+  auto first = policy.Plan(trace);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->fill_slots, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_FALSE(first->changesets);
+  auto second = policy.Plan(trace);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->fill_slots.empty());
+  EXPECT_EQ(policy.slots(), (std::vector<int64_t>{1, 2, 4}));
 }
 
 // ---- the rows the model receives --------------------------------------------------
@@ -218,19 +298,26 @@ std::vector<float> ReadAllFeatures(const std::string& dir, int64_t nodes, int64_
 }
 
 struct HookCase {
-  FeatureCachePolicyKind policy;
+  PolicyKind policy;
   bool spill;
   FeatureDtype dtype;
+  PipelineKind pipeline = PipelineKind::kSuperbatch;
+  bool mmap = false;  // features and indices through the page cache (executor/mmap_reader.h)
 };
+
+std::string HookCaseName(const HookCase& c) {
+  std::string name = PolicyKindName(c.policy);
+  for (char& ch : name) if (ch == '-') ch = '_';
+  return name + (c.spill ? "_spill" : "") + (c.dtype == FeatureDtype::kFloat16 ? "_f16" : "") +
+         (c.pipeline == PipelineKind::kConventional ? "_conventional" : "") + (c.mmap ? "_mmap" : "");
+}
 
 class GatheredRowsTest : public ::testing::TestWithParam<HookCase> {};
 
 TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
   const HookCase c = GetParam();
   const int64_t nodes = 3001, dim = 13;
-  const std::string dir = MakeGraph(std::string("hook_") + FeatureCachePolicyName(c.policy) +
-                                        (c.spill ? "_spill" : "") + (c.dtype == FeatureDtype::kFloat16 ? "_f16" : ""),
-                                    nodes, c.dtype, dim);
+  const std::string dir = MakeGraph("hook_" + HookCaseName(c), nodes, c.dtype, dim);
   const std::vector<float> oracle = ReadAllFeatures(dir, nodes, dim, c.dtype);
   TrainOptions o = SmallRun(dir);
   o.no_train = true;
@@ -240,6 +327,8 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
   o.ncache_budget_bytes = 0;
   if (c.spill) o.trace_budget_bytes = 0;  // every trace and changeset goes through runtime files
   o.overlap = !c.spill;                   // both pipeline modes
+  o.pipeline = c.pipeline;
+  o.mmap_io = c.mmap;
   int64_t batches = 0, rows_checked = 0, mismatches = 0;
   std::map<int64_t, int64_t> rows_by_epoch;
   o.batch_hook = [&](const BatchTrace& batch, const float* rows, int64_t num_rows, int64_t feature_dim) {
@@ -262,7 +351,7 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
   const GatherStats& g = summary->epochs[0].gather;
   EXPECT_EQ(g.rows, rows_by_epoch[0]);
   EXPECT_EQ(summary->epochs[1].gather.rows, rows_by_epoch[1]);
-  if (c.policy == FeatureCachePolicyKind::kNone) {
+  if (c.policy == PolicyKind::kNone) {
     EXPECT_EQ(g.hits, 0);
   } else {
     EXPECT_GT(g.hits, 0);
@@ -272,25 +361,27 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllPolicies, GatheredRowsTest,
-    ::testing::Values(HookCase{FeatureCachePolicyKind::kBelady, false, FeatureDtype::kFloat32},
-                      HookCase{FeatureCachePolicyKind::kBelady, true, FeatureDtype::kFloat32},
-                      HookCase{FeatureCachePolicyKind::kBelady, true, FeatureDtype::kFloat16},
-                      HookCase{FeatureCachePolicyKind::kStaticDegree, false, FeatureDtype::kFloat32},
-                      HookCase{FeatureCachePolicyKind::kPresc, true, FeatureDtype::kFloat32},
-                      HookCase{FeatureCachePolicyKind::kLru, false, FeatureDtype::kFloat32},
-                      HookCase{FeatureCachePolicyKind::kLru, true, FeatureDtype::kFloat16},
-                      HookCase{FeatureCachePolicyKind::kNone, false, FeatureDtype::kFloat32}),
-    [](const auto& info) {
-      std::string name = FeatureCachePolicyName(info.param.policy);
-      for (char& ch : name) if (ch == '-') ch = '_';
-      return name + (info.param.spill ? "_spill" : "") + (info.param.dtype == FeatureDtype::kFloat16 ? "_f16" : "");
-    });
+    ::testing::Values(HookCase{PolicyKind::kBelady, false, FeatureDtype::kFloat32},
+                      HookCase{PolicyKind::kBelady, true, FeatureDtype::kFloat32},
+                      HookCase{PolicyKind::kBelady, true, FeatureDtype::kFloat16},
+                      HookCase{PolicyKind::kStaticDegree, false, FeatureDtype::kFloat32},
+                      HookCase{PolicyKind::kPresc, true, FeatureDtype::kFloat32},
+                      HookCase{PolicyKind::kLru, false, FeatureDtype::kFloat32},
+                      HookCase{PolicyKind::kLru, true, FeatureDtype::kFloat16},
+                      HookCase{PolicyKind::kNone, false, FeatureDtype::kFloat32},
+                      // The conventional pipeline (pyg+ / ali+pg baselines), page cache or direct.
+                      HookCase{PolicyKind::kNone, false, FeatureDtype::kFloat32, PipelineKind::kConventional, true},
+                      HookCase{PolicyKind::kStaticDegree, false, FeatureDtype::kFloat16, PipelineKind::kConventional,
+                               true},
+                      HookCase{PolicyKind::kLru, true, FeatureDtype::kFloat32, PipelineKind::kConventional, false},
+                      HookCase{PolicyKind::kBelady, false, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, true}),
+    [](const auto& info) { return HookCaseName(info.param); });
 
 TEST(DataPathTest, BeladyMissesNoMoreThanOtherPolicies) {
   const std::string dir = MakeGraph("misses", 3001, FeatureDtype::kFloat32, 8);
-  std::map<FeatureCachePolicyKind, int64_t> misses;
-  for (auto policy : {FeatureCachePolicyKind::kBelady, FeatureCachePolicyKind::kStaticDegree,
-                      FeatureCachePolicyKind::kLru, FeatureCachePolicyKind::kNone}) {
+  std::map<PolicyKind, int64_t> misses;
+  for (auto policy : {PolicyKind::kBelady, PolicyKind::kStaticDegree,
+                      PolicyKind::kLru, PolicyKind::kNone}) {
     TrainOptions o = SmallRun(dir);
     o.no_train = true;
     o.cache_policy = policy;
@@ -300,9 +391,80 @@ TEST(DataPathTest, BeladyMissesNoMoreThanOtherPolicies) {
     ASSERT_TRUE(s.ok()) << s.status().message();
     misses[policy] = s->epochs[0].gather.misses;
   }
-  EXPECT_LE(misses[FeatureCachePolicyKind::kBelady], misses[FeatureCachePolicyKind::kStaticDegree]);
-  EXPECT_LE(misses[FeatureCachePolicyKind::kBelady], misses[FeatureCachePolicyKind::kLru]);
-  EXPECT_LT(misses[FeatureCachePolicyKind::kBelady], misses[FeatureCachePolicyKind::kNone]);
+  EXPECT_LE(misses[PolicyKind::kBelady], misses[PolicyKind::kStaticDegree]);
+  EXPECT_LE(misses[PolicyKind::kBelady], misses[PolicyKind::kLru]);
+  EXPECT_LT(misses[PolicyKind::kBelady], misses[PolicyKind::kNone]);
+}
+
+// The conventional pipeline trains on exactly the batches of the superbatch pipeline
+// (same sampler, same seeds): only the lookahead and the cache policies differ.
+TEST(DataPathTest, ConventionalPipelineSeesTheSameBatches) {
+  const std::string dir = MakeGraph("conventional", 2501, FeatureDtype::kFloat32, 8);
+  auto batches_of = [&](PipelineKind pipeline, int64_t prefetch) {
+    TrainOptions o = SmallRun(dir);
+    o.no_train = true;
+    o.epochs = 2;
+    o.pipeline = pipeline;
+    o.prefetch_batches = prefetch;
+    o.cache_policy = PolicyKind::kStaticDegree;
+    std::vector<std::vector<int64_t>> seen;
+    o.batch_hook = [&](const BatchTrace& b, const float*, int64_t, int64_t) {
+      std::vector<int64_t> ids = b.node_ids;
+      ids.push_back(b.epoch * 100000 + b.batch_index);
+      seen.push_back(std::move(ids));
+    };
+    auto s = RunTraining(o);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    return seen;
+  };
+  const auto superbatch = batches_of(PipelineKind::kSuperbatch, 2);
+  ASSERT_GT(superbatch.size(), 10u);
+  EXPECT_EQ(batches_of(PipelineKind::kConventional, 1), superbatch);
+  EXPECT_EQ(batches_of(PipelineKind::kConventional, 3), superbatch);
+
+  TrainOptions o = SmallRun(dir);
+  o.pipeline = PipelineKind::kConventional;
+  auto refused = RunTraining(o);  // belady (the default) needs the lookahead
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("belady"), std::string::npos);
+}
+
+TEST(MmapReaderTest, ReadsMatchTheFileAndOutOfRangeIsAnError) {
+  const std::string dir = TempDir("mmap");
+  const std::string path = dir + "/data.bin";
+  std::string bytes(4111 * 47, '\0');
+  std::mt19937_64 rng(7);
+  for (char& c : bytes) c = static_cast<char>(rng());
+  {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  auto reader = OpenMmapReader(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  EXPECT_EQ((*reader)->file_size_bytes(), static_cast<int64_t>(bytes.size()));
+  std::vector<std::string> out = {std::string(47, 'x'), std::string(1, 'x'), std::string(0, 'x'),
+                                  std::string(4096, 'x')};
+  std::vector<ReadRequest> requests = {{47 * 4110, 47, out[0].data()},  // the last row
+                                       {0, 1, out[1].data()},
+                                       {static_cast<int64_t>(bytes.size()), 0, out[2].data()},
+                                       {1000, 4096, out[3].data()}};
+  ReadStats stats;
+  ASSERT_TRUE((*reader)->ReadBatch(requests, &stats).ok());
+  EXPECT_EQ(out[0], bytes.substr(47 * 4110, 47));
+  EXPECT_EQ(out[1], bytes.substr(0, 1));
+  EXPECT_EQ(out[3], bytes.substr(1000, 4096));
+  EXPECT_EQ(stats.requests, 4);
+  EXPECT_GE(stats.device_reads, 0);
+  std::vector<ReadRequest> beyond = {{static_cast<int64_t>(bytes.size()) - 10, 11, out[0].data()}};
+  Status st = (*reader)->ReadBatch(beyond);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kUnexpectedEof);
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(std::to_string(bytes.size() - 10)), std::string::npos) << st.message();
+  EXPECT_FALSE(OpenMmapReader(dir + "/missing.bin").ok());
 }
 
 // ---- training runs ---------------------------------------------------------------
@@ -417,11 +579,13 @@ TEST(TrainLoopTest, PredictionMatchesTrainingEvaluationPath) {
   q.nodes = {2000};
   EXPECT_EQ(RunPrediction(q).status().code(), StatusCode::kInvalidArgument);
 
-  ASSERT_TRUE(WriteNpyInt64(out + "/ids.npy", r->nodes).ok());
-  auto ids = ReadNpyIds(out + "/ids.npy");
-  ASSERT_TRUE(ids.ok());
-  EXPECT_EQ(*ids, r->nodes);
-  ASSERT_TRUE(WriteNpyFloat32(out + "/emb.npy", r->embeddings, static_cast<int64_t>(r->nodes.size()), 16).ok());
+  ASSERT_TRUE(WriteNpy(out + "/ids.npy", "<i8", {static_cast<int64_t>(r->nodes.size())}, r->nodes.data()).ok());
+  auto ids_file = NpyFile::Open(out + "/ids.npy");
+  ASSERT_TRUE(ids_file.ok());
+  std::vector<int64_t> ids(r->nodes.size());
+  ASSERT_TRUE(ids_file->ReadAsInt64(0, static_cast<int64_t>(ids.size()), ids.data()).ok());
+  EXPECT_EQ(ids, r->nodes);
+  ASSERT_TRUE(WriteNpy(out + "/emb.npy", "<f4", {static_cast<int64_t>(r->nodes.size()), 16}, r->embeddings.data()).ok());
   const std::string npy = ReadWholeFile(out + "/emb.npy").value();
   EXPECT_EQ(npy.size() % 16, 0u);  // header padded to 64, floats after
   EXPECT_NE(npy.find("'shape': (" + std::to_string(r->nodes.size()) + ", 16)"), std::string::npos);

@@ -72,7 +72,8 @@ TEST(TrainCliTest, HelpListsEveryFlagWithDefaults) {
                            "--seed", "--eval-every", "--no-train", "--overlap", "--feature-cache TEXT=belady",
                            "--planner TEXT=auto", "--io TEXT=auto", "--memory-budget TEXT=4G",
                            "--ncache-budget TEXT=auto", "--fcache-budget TEXT=auto", "--checkpoint-dir",
-                           "--checkpoint-every", "--resume", "--save-model", "--metrics"}) {
+                           "--checkpoint-every", "--resume", "--save-model", "--metrics", "--preset TEXT=none",
+                           "--pipeline TEXT=superbatch", "--prefetch INT=2", "--cache-split TEXT=auto"}) {
     EXPECT_NE(help.output.find(flag), std::string::npos) << flag << "\n" << help.output;
   }
   CommandRun predict = Seer("predict --help");
@@ -185,6 +186,70 @@ TEST(TrainCliTest, PeakRssStaysWithinBudget) {
   // Slack 16 MiB: allocator retention and startup transients not in the split (the
   // neighbor-cache build's per-node arrays, in-flight traces); measured excess ~10 MiB.
   EXPECT_LE(big_rss, small_rss + 24 * mib + 16 * mib);
+}
+
+// The first JSON line of a --metrics file (the run's configuration).
+std::string StartLine(const std::string& metrics_path) {
+  std::istringstream lines(ReadText(metrics_path));
+  std::string line;
+  std::getline(lines, line);
+  return line;
+}
+
+// --preset sets the documented flags (seen in the metrics' start line), an explicit
+// flag wins over the preset, and every baseline mode runs end to end.
+TEST(TrainCliTest, PresetsSetTheDocumentedFlags) {
+  const std::string tmp = MakeTempDir();
+  const std::string ds = tmp + "/ds";
+  ASSERT_EQ(Seer("gen --nodes 3000 --out " + ds + " --quiet").exit_code, 0);
+  const std::string common = "train " + ds + " --no-train --fanouts 5,5 --batch-size 100 --superbatch 3 --epochs 1 "
+                             "--threads 2 --memory-budget 32M --buffered --quiet --metrics " + tmp + "/m.jsonl";
+  auto run = [&](const std::string& flags) {
+    CommandRun r = Seer(common + " " + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.output;
+    return StartLine(tmp + "/m.jsonl");
+  };
+  std::string start = run("--preset pyg+");
+  for (const char* want : {"\"pipeline\":\"conventional\"", "\"io\":\"mmap\"", "\"policy\":\"none\"",
+                           "\"ncache_bytes\":0", "\"batches_per_superbatch\":2"}) {
+    EXPECT_NE(start.find(want), std::string::npos) << want << " in " << start;
+  }
+  start = run("--preset ali+pg");
+  for (const char* want : {"\"pipeline\":\"conventional\"", "\"io\":\"mmap\"", "\"policy\":\"static-degree\"",
+                           "\"ncache_share\":0.5"}) {
+    EXPECT_NE(start.find(want), std::string::npos) << want << " in " << start;
+  }
+  EXPECT_EQ(start.find("\"ncache_bytes\":0,"), std::string::npos) << "50:50 gives the neighbor cache memory: " << start;
+  start = run("--preset ali+pg --cache-split 0:100");
+  EXPECT_NE(start.find("\"ncache_bytes\":0,"), std::string::npos) << start;
+  start = run("--preset seer");
+  for (const char* want : {"\"pipeline\":\"superbatch\"", "\"policy\":\"belady\"", "\"batches_per_superbatch\":3"}) {
+    EXPECT_NE(start.find(want), std::string::npos) << want << " in " << start;
+  }
+  EXPECT_EQ(start.find("\"io\":\"mmap\""), std::string::npos) << start;
+  // Ginex-PG: the seer pipeline with PaGraph's static cache; explicit flags win.
+  start = run("--preset seer --feature-cache static-degree");
+  EXPECT_NE(start.find("\"policy\":\"static-degree\""), std::string::npos) << start;
+  start = run("--preset pyg+ --io pread --prefetch 3");
+  EXPECT_NE(start.find("\"io\":\"pread\""), std::string::npos) << start;
+  EXPECT_NE(start.find("\"batches_per_superbatch\":3"), std::string::npos) << start;
+  EXPECT_NE(start.find("\"pipeline\":\"conventional\""), std::string::npos) << start;
+}
+
+TEST(TrainCliTest, BaselineFlagErrorsAreOneLine) {
+  const std::string tmp = MakeTempDir();
+  const std::string ds = tmp + "/ds";
+  ASSERT_EQ(Seer("gen --nodes 1000 --out " + ds + " --quiet").exit_code, 0);
+  const std::string t = "train " + ds + " --no-train --epochs 1 --memory-budget 32M --buffered";
+  ExpectOneLineError(Seer(t + " --preset dgl"), "train", "unknown preset 'dgl' (expected none, seer, pyg+ or ali+pg)");
+  ExpectOneLineError(Seer(t + " --pipeline eager"), "train", "unknown pipeline 'eager'");
+  ExpectOneLineError(Seer(t + " --io mmapp"), "train", "unknown I/O mode 'mmapp' (expected auto, uring, pread or mmap)");
+  ExpectOneLineError(Seer(t + " --cache-split 50"), "train", "--cache-split '50'");
+  ExpectOneLineError(Seer(t + " --cache-split 0:0"), "train", "--cache-split '0:0'");
+  ExpectOneLineError(Seer(t + " --cache-split a:b"), "train", "expected NC:FC");
+  ExpectOneLineError(Seer(t + " --pipeline conventional"), "train", "--feature-cache belady needs the superbatch");
+  ExpectOneLineError(Seer(t + " --preset pyg+ --feature-cache belady"), "train", "--feature-cache belady needs");
+  ExpectOneLineError(Seer(t + " --pipeline conventional --feature-cache none --prefetch 0"), "train", "prefetch >= 1");
 }
 
 }  // namespace
