@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# End-to-end comparison (issue 6): Seer against the baselines of Ginex §5, side by side,
+# on the same data, under the same memory limit.
+#
+#   pyg+        --preset pyg+    conventional pipeline, mmap through the page cache
+#                                (read-ahead off), no application caches
+#   ali+pg      --preset ali+pg  + static neighbor cache + static-degree feature cache,
+#                                cache split swept over 0:100 25:75 50:50 75:25 100:0;
+#                                the best split is the "ali+pg" row
+#   seer        --preset seer    superbatch pipeline, exact Belady feature cache, O_DIRECT
+#   seer-pg     seer with --feature-cache static-degree (Ginex's "Ginex-PG" ablation)
+#   seer-presc  seer with --feature-cache presc
+#
+# Usage: bench/e2e.sh [--quick|--medium|--large] [--build DIR] [--out DIR]
+#                     [--repeats N] [--only no-train|train] [--modes "pyg+ seer ..."]
+# Every knob can also be set in the environment (defaults per scale below): NODES DIMS
+# AVG_DEGREE TRAIN_FRACTION FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET.
+#   LIMIT   the memory limit of every run (cgroup: process memory + its page cache)
+#   BUDGET  seer train --memory-budget, the same for every mode: LIMIT minus the fixed
+#           overhead (libtorch, thread stacks, training activations)
+#
+# Per run: caches dropped (echo 3 > /proc/sys/vm/drop_caches), a fresh child memory
+# cgroup with the limit (v2 memory.max, else v1 memory.limit_in_bytes, else
+# systemd-run --scope -p MemoryMax; a loud WARNING when none can be set), then
+# `seer train ... --metrics`. Each mode runs REPEATS times in two kinds: "no-train"
+# (--no-train: the data path only) and "train" (GraphSAGE, hidden HIDDEN, on the GPU
+# when present, else the CPU). The epoch measured is the last one (EPOCHS, default 2:
+# the first epoch carries the caches' initial fill), without its end-of-run evaluation.
+# The storage ceiling is direct_reader_bench at QD 64 (io_uring) on features.bin.
+#
+# Output: OUT/results.jsonl (one line per run), OUT/summary.json and a table on stdout.
+set -euo pipefail
+
+SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) SCALE=quick ;;
+    --medium) SCALE=medium ;;
+    --large) SCALE=large ;;
+    --build) BUILD="$2"; shift ;;
+    --out) OUT="$2"; shift ;;
+    --repeats) REPEATS="$2"; shift ;;
+    --only) ONLY="$2"; shift ;;
+    --modes) MODES="$2"; shift ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    *) echo "e2e.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+case "$SCALE" in
+  # quick: dataset 1.4x the limit; 5 training batches per epoch (minutes on 2 vCPUs).
+  quick)   : "${NODES:=1000000}" "${DIMS:=128}" "${TRAIN_FRACTION:=0.005}" "${FANOUTS:=10,10}" \
+             "${LIMIT:=400M}" "${BUDGET:=192M}" "${SUPERBATCH:=5}" ;;
+  medium)  : "${NODES:=2000000}" "${DIMS:=256}" "${TRAIN_FRACTION:=0.01}" "${FANOUTS:=10,10}" \
+             "${LIMIT:=1G}" "${BUDGET:=640M}" "${SUPERBATCH:=20}" ;;
+  # Ginex §5.1's setting scaled to one machine: dataset >= 5x the limit, fan-outs
+  # 10,10,10, batch 1000, 10% training nodes, feature dims 128 and 256.
+  large)   : "${NODES:=20000000}" "${DIMS:=128 256}" "${TRAIN_FRACTION:=0.1}" "${FANOUTS:=10,10,10}" \
+             "${LIMIT:=4G}" "${BUDGET:=3G}" "${SUPERBATCH:=100}" ;;
+esac
+: "${AVG_DEGREE:=10}" "${BATCH:=1000}" "${HIDDEN:=64}" "${EPOCHS:=2}"
+OUT="${OUT:-$BUILD/bench-e2e-$SCALE}"
+SEER="$BUILD/seer"
+CEILING_BENCH="$BUILD/bench/direct_reader_bench"
+[[ -n "$MODES" ]] || MODES="pyg+ ali+pg:0:100 ali+pg:25:75 ali+pg:50:50 ali+pg:75:25 ali+pg:100:0 seer seer-pg seer-presc"
+KINDS="no-train train"
+[[ -n "$ONLY" ]] && KINDS="$ONLY"
+mkdir -p "$OUT"
+[[ -x "$SEER" ]] || { echo "e2e.sh: no seer binary at $SEER (cmake --build $BUILD --target seer)" >&2; exit 1; }
+
+to_bytes() { python3 -c 'import sys
+t=sys.argv[1].strip().upper(); m={"K":1<<10,"M":1<<20,"G":1<<30,"T":1<<40}
+print(int(float(t[:-1])*m[t[-1]]) if t[-1] in m else int(t))' "$1"; }
+LIMIT_BYTES=$(to_bytes "$LIMIT")
+
+# ---- memory limit: one fresh child cgroup per run --------------------------------------
+CG_KIND="none" CG_PARENT=""
+if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+  rel=$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup)
+  CG_PARENT="/sys/fs/cgroup${rel%/}"
+  if mkdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null && [[ -f "$CG_PARENT/seer-e2e-probe-$$/memory.max" ]]; then
+    CG_KIND=v2
+  fi
+  rmdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null || true
+fi
+if [[ "$CG_KIND" == none ]]; then
+  mem_root=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ {print $2; exit}' /proc/mounts)
+  if [[ -n "$mem_root" ]]; then
+    rel=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3; exit}' /proc/self/cgroup)
+    CG_PARENT="$mem_root${rel%/}"
+    if mkdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null; then CG_KIND=v1; fi
+    rmdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null || true
+  fi
+fi
+if [[ "$CG_KIND" == none ]] && command -v systemd-run >/dev/null 2>&1 &&
+   systemd-run --scope --quiet -p MemoryMax="$LIMIT_BYTES" true >/dev/null 2>&1; then
+  CG_KIND=systemd
+fi
+if [[ "$CG_KIND" == none ]]; then
+  echo "WARNING: NO MEMORY LIMIT CAN BE SET (no writable cgroup, no systemd-run): the mmap baselines"
+  echo "WARNING: may use the whole page cache; their numbers are NOT comparable to the limited runs."
+fi
+
+# Runs "$@" under the limit; prints the cgroup's peak memory (bytes, -1 unknown) to fd 3.
+run_limited() {
+  local cg peak=-1
+  case "$CG_KIND" in
+    v1|v2)
+      cg="$CG_PARENT/seer-e2e-$$-$RANDOM"
+      mkdir "$cg"
+      if [[ "$CG_KIND" == v2 ]]; then
+        echo "$LIMIT_BYTES" > "$cg/memory.max"
+        [[ -f "$cg/memory.swap.max" ]] && echo 0 > "$cg/memory.swap.max"
+      else
+        echo "$LIMIT_BYTES" > "$cg/memory.limit_in_bytes"
+        [[ -f "$cg/memory.memsw.limit_in_bytes" ]] && echo "$LIMIT_BYTES" > "$cg/memory.memsw.limit_in_bytes" 2>/dev/null || true
+      fi
+      local rc=0
+      bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" "$@" || rc=$?
+      if [[ -f "$cg/memory.peak" ]]; then peak=$(cat "$cg/memory.peak");
+      elif [[ -f "$cg/memory.max_usage_in_bytes" ]]; then peak=$(cat "$cg/memory.max_usage_in_bytes"); fi
+      # Empty the group (page cache charged to it) before removing it.
+      [[ -f "$cg/memory.force_empty" ]] && echo 0 > "$cg/memory.force_empty" 2>/dev/null || true
+      rmdir "$cg" 2>/dev/null || true
+      echo "$peak" >&3
+      return $rc ;;
+    systemd) echo -1 >&3; systemd-run --scope --quiet -p MemoryMax="$LIMIT_BYTES" "$@" ;;
+    *) echo -1 >&3; "$@" ;;
+  esac
+}
+
+DROP_OK=1
+drop_caches() {
+  sync
+  if ! { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then
+    [[ $DROP_OK == 1 ]] && echo "WARNING: cannot drop the page cache (not root?): runs after the first may read cached data"
+    DROP_OK=0
+  fi
+}
+
+# ---- configuration and warnings ----------------------------------------------------------
+echo "e2e: scale=$SCALE nodes=$NODES dims=[$DIMS] avg_degree=$AVG_DEGREE train_fraction=$TRAIN_FRACTION" \
+     "fanouts=$FANOUTS batch=$BATCH superbatch=$SUPERBATCH hidden=$HIDDEN epochs=$EPOCHS repeats=$REPEATS"
+echo "e2e: memory limit $LIMIT ($CG_KIND cgroup), --memory-budget $BUDGET; modes: $MODES; kinds: $KINDS"
+echo "e2e: machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
+grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$BUILD/CMakeCache.txt" 2>/dev/null || echo "WARNING: not a Release build"
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | head -1 || echo "WARNING: no GPU: training runs on the CPU"
+[[ "$(nproc)" -le 4 ]] && echo "WARNING: $(nproc) cores: sampling, gather and compute compete for the CPU"
+LOAD=$(cut -d' ' -f1 /proc/loadavg)
+awk -v l="$LOAD" -v n="$(nproc)" 'BEGIN { if (l > n / 2) print "WARNING: load average " l " at start: other work shares the machine" }'
+
+: > "$OUT/results.jsonl"
+: > "$OUT/ceiling.jsonl"
+for DIM in $DIMS; do
+  DATA="$OUT/graph-n$NODES-d$DIM"
+  if ! "$SEER" check "$DATA" >/dev/null 2>&1; then
+    echo "e2e: generating $DATA"
+    "$SEER" gen --nodes "$NODES" --avg-degree "$AVG_DEGREE" --feature-dim "$DIM" --train-fraction "$TRAIN_FRACTION" \
+      --valid-fraction 0.002 --test-fraction 0.002 --seed 1 --out "$DATA" --force --quiet
+  fi
+  DATA_BYTES=$(du -sb --exclude=ncache "$DATA" | cut -f1)
+  echo "e2e: dataset $DATA: $(numfmt --to=iec "$DATA_BYTES") ($(awk -v d="$DATA_BYTES" -v l="$LIMIT_BYTES" 'BEGIN {printf "%.1f", d/l}')x the limit)"
+  awk -v d="$DATA_BYTES" -v l="$LIMIT_BYTES" 'BEGIN { if (d <= l) print "WARNING: the dataset fits in the memory limit" }'
+
+  # Storage ceiling: random reads/s at QD 64 on features.bin (O_DIRECT io_uring).
+  FEATURES="$DATA/features.bin"
+  if [[ -x "$CEILING_BENCH" ]]; then
+    drop_caches
+    "$CEILING_BENCH" --file "$FEATURES" --size "$(stat -c %s "$FEATURES")" --qd 64 --threads 64 --seconds 5 \
+      --json "$OUT/ceiling-d$DIM.json" > "$OUT/ceiling-d$DIM.out" 2>&1 || echo "WARNING: direct_reader_bench failed (see $OUT/ceiling-d$DIM.out)"
+    grep WARNING "$OUT/ceiling-d$DIM.out" || true
+    python3 - "$DIM" "$OUT/ceiling-d$DIM.json" >> "$OUT/ceiling.jsonl" <<'PY' || true
+import json, sys
+d = json.load(open(sys.argv[2]))
+pts = {p["backend"]: p for p in d["points"]}
+print(json.dumps({"dim": int(sys.argv[1]), "uring_qd64_iops": pts.get("uring", {}).get("iops", 0),
+                  "pread64_iops": pts.get("pread", {}).get("iops", 0)}))
+PY
+  else
+    echo "WARNING: no $CEILING_BENCH (cmake --build $BUILD --target direct_reader_bench): no I/O efficiency"
+  fi
+
+  for KIND in $KINDS; do
+    for MODE in $MODES; do
+      case "$MODE" in
+        pyg+) FLAGS=(--preset pyg+) ;;
+        ali+pg:*) FLAGS=(--preset ali+pg --cache-split "${MODE#ali+pg:}") ;;
+        seer) FLAGS=(--preset seer) ;;
+        seer-pg) FLAGS=(--preset seer --feature-cache static-degree) ;;
+        seer-presc) FLAGS=(--preset seer --feature-cache presc) ;;
+        seer-lru) FLAGS=(--preset seer --feature-cache lru) ;;
+        *) echo "e2e.sh: unknown mode '$MODE'" >&2; exit 2 ;;
+      esac
+      if [[ "$KIND" == no-train ]]; then FLAGS+=(--no-train); else FLAGS+=(--hidden "$HIDDEN"); fi
+      for ((rep = 1; rep <= REPEATS; rep++)); do
+        name="d$DIM-$KIND-${MODE//[:+]/_}-r$rep"
+        drop_caches
+        start=$(date +%s.%N)
+        rc=0
+        run_limited "$SEER" train "$DATA" "${FLAGS[@]}" --memory-budget "$BUDGET" --fanouts "$FANOUTS" \
+          --batch-size "$BATCH" --superbatch "$SUPERBATCH" --epochs "$EPOCHS" --eval-every 0 --seed 1 \
+          --metrics "$OUT/$name.jsonl" > "$OUT/$name.out" 2> "$OUT/$name.err" 3> "$OUT/$name.peak" || rc=$?
+        end=$(date +%s.%N)
+        if [[ $rc != 0 ]]; then
+          echo "e2e: $name FAILED (exit $rc; $OUT/$name.err): $(tail -1 "$OUT/$name.err")"
+          continue
+        fi
+        python3 - "$name" "$DIM" "$KIND" "$MODE" "$rep" "$OUT/$name.jsonl" "$(cat "$OUT/$name.peak")" \
+          "$start" "$end" >> "$OUT/results.jsonl" <<'PY'
+import json, sys
+name, dim, kind, mode, rep, path, peak, start, end = sys.argv[1:]
+lines = [json.loads(l) for l in open(path)]
+st = [l for l in lines if l["type"] == "start"][0]
+ep = [l for l in lines if l["type"] == "epoch"]
+e = ep[-1]
+s = e["seconds"]
+print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep": int(rep),
+                  "wall_s": float(end) - float(start), "epoch_s": s["epoch"] - s["eval"],
+                  "first_epoch_s": ep[0]["seconds"]["epoch"] - ep[0]["seconds"]["eval"],
+                  "breakdown_s": s, "seeds": e["seeds"], "fcache_hit_ratio": e["fcache_hit_ratio"],
+                  "ncache_hit_ratio": e["ncache_hit_ratio"], "fcache_fill_rows": e["fcache_fill_rows"],
+                  "feature_ssd_reads": e["feature_ssd_reads"], "feature_ssd_bytes": e["feature_ssd_bytes"],
+                  "topology_ssd_reads": e["topology_ssd_reads"], "topology_ssd_bytes": e["topology_ssd_bytes"],
+                  "train_loss": e["train_loss"], "cgroup_peak_bytes": int(peak),
+                  "split": {k: st[k] for k in ("ncache_bytes", "fcache_bytes", "fcache_rows", "staging_bytes",
+                                                 "trace_bytes", "table_bytes")},
+                  "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy")}))
+PY
+        tail -1 "$OUT/results.jsonl" | python3 -c 'import json, sys
+r = json.loads(sys.stdin.read())
+print("e2e: %s: epoch %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature reads %d, cgroup peak %d MiB" % (
+    r["run"], r["epoch_s"], 100 * r["fcache_hit_ratio"], 100 * r["ncache_hit_ratio"], r["feature_ssd_reads"],
+    r["cgroup_peak_bytes"] >> 20))'
+      done
+    done
+  done
+done
+
+# ---- table + summary ---------------------------------------------------------------------
+python3 - "$OUT/results.jsonl" "$OUT/ceiling.jsonl" "$OUT/summary.json" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ceil = {c["dim"]: c for c in (json.loads(l) for l in open(sys.argv[2]) if l.strip())}
+groups = {}
+for r in rows:
+    groups.setdefault((r["dim"], r["kind"], r["mode"]), []).append(r)
+def med(rs, f): return statistics.median(f(r) for r in rs)
+summary = []
+for (dim, kind, mode), rs in groups.items():
+    b = lambda k: med(rs, lambda r: r["breakdown_s"][k])
+    t = [r["epoch_s"] for r in rs]
+    io_wait = b("io_wait")
+    reads = med(rs, lambda r: r["feature_ssd_reads"])
+    ceiling = ceil.get(dim, {}).get("uring_qd64_iops", 0)
+    summary.append({"dim": dim, "kind": kind, "mode": mode, "runs": len(rs), "epoch_s_median": statistics.median(t),
+                    "epoch_s_min": min(t), "epoch_s_max": max(t),
+                    "breakdown_s": {k: b(k) for k in ("inspect", "plan", "gather", "io_wait", "cache_update",
+                                                      "transfer", "compute", "stall")},
+                    "feature_ssd_reads": reads, "feature_ssd_bytes": med(rs, lambda r: r["feature_ssd_bytes"]),
+                    "topology_ssd_reads": med(rs, lambda r: r["topology_ssd_reads"]),
+                    "fcache_hit_ratio": med(rs, lambda r: r["fcache_hit_ratio"]),
+                    "ncache_hit_ratio": med(rs, lambda r: r["ncache_hit_ratio"]),
+                    "cgroup_peak_bytes": max(r["cgroup_peak_bytes"] for r in rs),
+                    "miss_reads_per_s_in_io_wait": reads / io_wait if io_wait > 0 else 0,
+                    "io_efficiency": (reads / io_wait / ceiling) if io_wait > 0 and ceiling > 0 else None,
+                    "ceiling_iops": ceiling})
+# ali+pg = its best split per (dim, kind).
+for dim, kind in {(s["dim"], s["kind"]) for s in summary}:
+    ali = [s for s in summary if s["dim"] == dim and s["kind"] == kind and s["mode"].startswith("ali+pg:")]
+    if ali:
+        best = dict(min(ali, key=lambda s: s["epoch_s_median"]))
+        best["best_split"] = best["mode"][len("ali+pg:"):]
+        best["mode"] = "ali+pg"
+        summary.append(best)
+for s in summary:
+    peers = {p["mode"]: p["epoch_s_median"] for p in summary if p["dim"] == s["dim"] and p["kind"] == s["kind"]}
+    s["speedup_vs_pyg+"] = peers["pyg+"] / s["epoch_s_median"] if "pyg+" in peers and s["epoch_s_median"] > 0 else None
+    s["speedup_vs_ali+pg"] = peers["ali+pg"] / s["epoch_s_median"] if "ali+pg" in peers and s["epoch_s_median"] > 0 else None
+order = {"pyg+": 0, "ali+pg": 2, "seer": 3, "seer-pg": 4, "seer-presc": 5, "seer-lru": 6}
+summary.sort(key=lambda s: (s["dim"], s["kind"] != "no-train", order.get(s["mode"], 1), s["mode"]))
+json.dump({"ceiling": list(ceil.values()), "modes": summary}, open(sys.argv[3], "w"), indent=1)
+fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)
+print("| dim | kind | mode | epoch s median (min-max) | inspect | plan | gather | I/O wait | compute | stall |"
+      " feature reads | feature MiB | topo reads | fcache hit | ncache hit | cgroup peak MiB | vs pyg+ | vs ali+pg | I/O eff |")
+print("|" + "---|" * 19)
+for s in summary:
+    b = s["breakdown_s"]
+    mode = s["mode"] + (f" (best {s['best_split']})" if "best_split" in s else "")
+    print(f"| {s['dim']} | {s['kind']} | {mode} | {s['epoch_s_median']:.2f} ({s['epoch_s_min']:.2f}-{s['epoch_s_max']:.2f}) | "
+          f"{b['inspect']:.2f} | {b['plan']:.2f} | {b['gather']:.2f} | {b['io_wait']:.2f} | {b['compute']:.2f} | {b['stall']:.2f} | "
+          f"{s['feature_ssd_reads']:.0f} | {s['feature_ssd_bytes'] / 2**20:.0f} | {s['topology_ssd_reads']:.0f} | "
+          f"{100 * s['fcache_hit_ratio']:.1f}% | {100 * s['ncache_hit_ratio']:.1f}% | "
+          f"{s['cgroup_peak_bytes'] / 2**20 if s['cgroup_peak_bytes'] > 0 else -1:.0f} | "
+          f"{fmt(s['speedup_vs_pyg+'])}x | {fmt(s['speedup_vs_ali+pg'])}x | {fmt(s['io_efficiency'])} |")
+for c in ceil.values():
+    print(f"ceiling (dim {c['dim']}): io_uring QD 64 {c['uring_qd64_iops']:.0f} reads/s, pread x64 {c['pread64_iops']:.0f} reads/s")
+print(f"wrote {sys.argv[3]}")
+PY
