@@ -1,59 +1,54 @@
 // seer: the command-line front end. Each subcommand lives in its own *_command.cc.
-#include <cstdio>
-#include <exception>
-#include <map>
+// train and predict need libtorch and live in seer-train (tools/train_main.cc); this
+// binary execs it for them so the other subcommands start fast and small.
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "tools/cli_main.h"
 
-#include "tools/commands.h"
+namespace {
 
-namespace seer::cli {
-
-int ReportError(const std::string& command, const Status& status) {
-  return ReportError(command, status.message());
+// The directory of the running executable (/proc/self/exe), with a trailing slash.
+std::string ExecutableDir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.find_last_of('/') + 1);
 }
 
-int ReportError(const std::string& command, const std::string& message) {
-  std::fprintf(stderr, "seer %s: error: %s\n", command.c_str(), message.c_str());
-  return 1;
+// The subcommand word: the first argument that is not the root's --config option.
+const char* SubcommandWord(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--config") == 0) {
+      ++i;
+      continue;
+    }
+    if (std::strncmp(argv[i], "--config=", 9) == 0) continue;
+    return argv[i];
+  }
+  return "";
 }
 
-}  // namespace seer::cli
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace seer::cli;
-  CLI::App app{"seer: out-of-core GNN training from NVMe SSDs (inspector/executor, Belady feature cache)"};
-  app.require_subcommand(1);
-  app.set_config("--config", "", "Read options from a TOML file", false);
-  std::map<std::string, CommandMain> mains;
-  auto add = [&](CommandMain main) {
-    // The subcommand just added is the last one.
-    mains[app.get_subcommands({}).back()->get_name()] = std::move(main);
-  };
-  add(RegisterGenCommand(app));
-  add(RegisterPrepCommand(app));
-  add(RegisterCheckCommand(app));
-  add(RegisterNcacheCommand(app));
-  add(RegisterSampleCommand(app));
-  add(RegisterStatsCommand(app));
-  add(RegisterTrainCommand(app));
-  add(RegisterPredictCommand(app));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  const std::string word = SubcommandWord(argc, argv);
+  if (word == "train" || word == "predict") {
+    std::string trainer = ExecutableDir() + "seer-train";
+    argv[0] = const_cast<char*>("seer");
+    ::execv(trainer.c_str(), argv);
+    return ReportError(word, "cannot run " + trainer + ": " + std::strerror(errno) +
+                                 " (it is built next to seer by the same build)");
   }
-  for (auto* sub : app.get_subcommands()) {
-    auto it = mains.find(sub->get_name());
-    if (it == mains.end()) continue;
-    try {
-      return it->second();
-    } catch (const seer::StatusError& e) {
-      return ReportError(sub->get_name(), e.status());
-    } catch (const std::exception& e) {
-      return ReportError(sub->get_name(), e.what());
-    }
-  }
-  return 2;
+  return RunCli(argc, argv,
+                {RegisterGenCommand, RegisterPrepCommand, RegisterCheckCommand,
+                 RegisterNcacheCommand, RegisterSampleCommand, RegisterStatsCommand},
+                {{"train", "Train a GNN (GraphSAGE/GCN/GAT) out of core through the Belady feature cache"},
+                 {"predict", "Predict node classes with a trained model (.npy output)"}});
 }

@@ -1,0 +1,26 @@
+// The shared main() of the two executables behind `seer`:
+//   seer        gen, prep, check, ncache, sample, stats (no libtorch: starts in ms)
+//   seer-train  train, predict (libtorch)
+// `seer train ...` / `seer predict ...` exec seer-train from the same directory, so the
+// user sees one command while the light subcommands never load libtorch (~150 MiB of
+// mappings and a second of start-up on Debian's build).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tools/commands.h"
+
+namespace seer::cli {
+
+using Registrar = CommandMain (*)(CLI::App&);
+
+// Parses argv with the given subcommands and runs the chosen one; turns exceptions
+// into one-line errors. `forwarded` are subcommands listed in --help that live in the
+// other executable (name, description).
+int RunCli(int argc, char** argv, const std::vector<Registrar>& registrars,
+           const std::vector<std::pair<std::string, std::string>>& forwarded);
+
+}  // namespace seer::cli
