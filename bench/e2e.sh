@@ -10,6 +10,8 @@
 #   seer        --preset seer    superbatch pipeline, exact Belady feature cache, O_DIRECT
 #   seer-pg     seer with --feature-cache static-degree (Ginex's "Ginex-PG" ablation)
 #   seer-presc  seer with --feature-cache presc
+#   pyg-peer    (opt-in, --modes) bench/pyg_peer.py: PyTorch Geometric GraphSAGE over the
+#               same CSC and an np.memmap of the same features.bin (bench/gpu.sh)
 #
 # Usage: bench/e2e.sh [--quick|--medium|--large] [--build DIR] [--out DIR]
 #                     [--repeats N] [--only no-train|train] [--modes "pyg+ seer ..."]
@@ -190,17 +192,24 @@ PY
         seer-pg) FLAGS=(--preset seer --feature-cache static-degree) ;;
         seer-presc) FLAGS=(--preset seer --feature-cache presc) ;;
         seer-lru) FLAGS=(--preset seer --feature-cache lru) ;;
+        pyg-peer) FLAGS=() ;;  # bench/pyg_peer.py: PyTorch Geometric on the same files
         *) echo "e2e.sh: unknown mode '$MODE'" >&2; exit 2 ;;
       esac
       if [[ "$KIND" == no-train ]]; then FLAGS+=(--no-train); else FLAGS+=(--hidden "$HIDDEN"); fi
+      if [[ "$MODE" == pyg-peer ]]; then
+        CMD=(python3 "$(dirname "$0")/pyg_peer.py" "$DATA" "${FLAGS[@]}" --fanouts "$FANOUTS" --batch-size "$BATCH"
+             --epochs "$EPOCHS" --seed 1)
+      else
+        CMD=("$SEER" train "$DATA" "${FLAGS[@]}" --memory-budget "$BUDGET" --fanouts "$FANOUTS" --batch-size "$BATCH"
+             --superbatch "$SUPERBATCH" --epochs "$EPOCHS" --eval-every 0 --seed 1)
+      fi
       for ((rep = 1; rep <= REPEATS; rep++)); do
         name="d$DIM-$KIND-${MODE//[:+]/_}-r$rep"
         drop_caches
         start=$(date +%s.%N)
         rc=0
-        run_limited "$SEER" train "$DATA" "${FLAGS[@]}" --memory-budget "$BUDGET" --fanouts "$FANOUTS" \
-          --batch-size "$BATCH" --superbatch "$SUPERBATCH" --epochs "$EPOCHS" --eval-every 0 --seed 1 \
-          --metrics "$OUT/$name.jsonl" > "$OUT/$name.out" 2> "$OUT/$name.err" 3> "$OUT/$name.peak" || rc=$?
+        run_limited "${CMD[@]}" --metrics "$OUT/$name.jsonl" > "$OUT/$name.out" 2> "$OUT/$name.err" \
+          3> "$OUT/$name.peak" || rc=$?
         end=$(date +%s.%N)
         if [[ $rc != 0 ]]; then
           echo "e2e: $name FAILED (exit $rc; $OUT/$name.err): $(tail -1 "$OUT/$name.err")"
@@ -263,7 +272,7 @@ for (dim, kind, mode), rs in groups.items():
                     "ncache_hit_ratio": med(rs, lambda r: r["ncache_hit_ratio"]),
                     "cgroup_peak_bytes": max(r["cgroup_peak_bytes"] for r in rs),
                     "miss_reads_per_s_in_io_wait": reads / io_wait if io_wait > 0 else 0,
-                    "io_efficiency": (reads / io_wait / ceiling) if io_wait > 0 and ceiling > 0 else None,
+                    "io_efficiency": (reads / io_wait / ceiling) if io_wait > 0 and ceiling > 0 and reads >= 0 else None,
                     "ceiling_iops": ceiling})
 # ali+pg = its best split per (dim, kind).
 for dim, kind in {(s["dim"], s["kind"]) for s in summary}:
@@ -277,7 +286,7 @@ for s in summary:
     peers = {p["mode"]: p["epoch_s_median"] for p in summary if p["dim"] == s["dim"] and p["kind"] == s["kind"]}
     s["speedup_vs_pyg+"] = peers["pyg+"] / s["epoch_s_median"] if "pyg+" in peers and s["epoch_s_median"] > 0 else None
     s["speedup_vs_ali+pg"] = peers["ali+pg"] / s["epoch_s_median"] if "ali+pg" in peers and s["epoch_s_median"] > 0 else None
-order = {"pyg+": 0, "ali+pg": 2, "seer": 3, "seer-pg": 4, "seer-presc": 5, "seer-lru": 6}
+order = {"pyg-peer": -1, "pyg+": 0, "ali+pg": 2, "seer": 3, "seer-pg": 4, "seer-presc": 5, "seer-lru": 6}
 summary.sort(key=lambda s: (s["dim"], s["kind"] != "no-train", order.get(s["mode"], 1), s["mode"]))
 json.dump({"ceiling": list(ceil.values()), "modes": summary}, open(sys.argv[3], "w"), indent=1)
 fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)
