@@ -238,64 +238,70 @@ struct GatheredBatch {
   int64_t rows_so_far = 0;
 };
 
+// A mutex, a condition variable and a closed flag: what the two blocking gates below
+// share. Close() wakes every waiter; a closed gate never blocks again.
+class ClosableGate {
+ public:
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+ protected:
+  // Waits until `ready` or closed; false when closed. Runs `then` under the lock.
+  template <typename Ready, typename Then>
+  bool WaitThen(Ready ready, Then then) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return closed_ || ready(); });
+    if (closed_) return false;
+    then();
+    return true;
+  }
+  template <typename Change>
+  void Notify(Change change) {
+    std::lock_guard<std::mutex> lock(mu_);
+    change();
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+};
+
 // A token one thread takes and another may hand back (std::mutex must be unlocked by
 // its owner): without --overlap the inspector holds it while sampling, the gather
 // thread takes it before gathering a superbatch and the executor returns it after
 // training that superbatch's last batch.
-class ExclusionToken {
+class ExclusionToken : public ClosableGate {
  public:
-  // False when closed.
-  bool Acquire() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return closed_ || !held_; });
-    if (closed_) return false;
-    held_ = true;
-    return true;
+  bool Acquire() {  // false when closed
+    return WaitThen([&] { return !held_; }, [&] { held_ = true; });
   }
   void Release() {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_ = false;
-    cv_.notify_all();
-  }
-  void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    cv_.notify_all();
+    Notify([&] { held_ = false; });
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool held_ = false, closed_ = false;
+  bool held_ = false;
 };
 
 // The epoch gate: the gather thread may gather epoch e once the executor has finished
 // every epoch before it (evaluation reads the cache the gather thread mutates).
-class EpochGate {
+class EpochGate : public ClosableGate {
  public:
   explicit EpochGate(int64_t open_through) : open_through_(open_through) {}
-  // False when closed.
-  bool WaitFor(int64_t epoch) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return closed_ || epoch <= open_through_; });
-    return !closed_;
+  bool WaitFor(int64_t epoch) {  // false when closed
+    return WaitThen([&] { return epoch <= open_through_; }, [] {});
   }
   void Open(int64_t epoch) {
-    std::lock_guard<std::mutex> lock(mu_);
-    open_through_ = std::max(open_through_, epoch);
-    cv_.notify_all();
-  }
-  void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closed_ = true;
-    cv_.notify_all();
+    Notify([&] { open_through_ = std::max(open_through_, epoch); });
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
   int64_t open_through_;
-  bool closed_ = false;
 };
 
 std::string JoinFanouts(const std::vector<int>& fanouts) {
