@@ -1,6 +1,8 @@
-// Random 4 KiB read rate of the DirectReader: io_uring at several queue depths (one
-// calling thread) against the pread thread pool at several pool sizes, in one run, on
-// one file. Reads use O_DIRECT, so the page cache does not serve them and the file size
+// Random 4 KiB read rate of the DirectReader: io_uring at several queue depths, ring
+// counts and submission modes (one calling thread; rings > 1 adds helper threads,
+// "threads" = rings) against the pread thread pool at several pool sizes, in one run, on
+// one file, every configuration repeated --repeats times interleaved (medians reported).
+// Reads use O_DIRECT, so the page cache does not serve them and the file size
 // only has to exceed what the device's own cache holds; a WARNING: line says when the
 // numbers are not to be trusted (debug build, tmpfs, O_DIRECT refused).
 //
@@ -9,11 +11,13 @@
 // The file is created once (random bytes) when absent or of another size, then reused.
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sched.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <random>
 #include <sstream>
@@ -36,6 +40,8 @@ struct Point {
   std::string backend;
   int queue_depth = 0;
   int threads = 0;
+  int rings = 0;        // DirectReaderOptions::rings as asked (0 = auto)
+  bool submit_per_read = false;
   double seconds = 0;
   int64_t device_reads = 0;
   int64_t device_bytes = 0;
@@ -51,6 +57,19 @@ std::vector<int> ParseList(const std::string& text) {
     if (!item.empty()) out.push_back(std::stoi(item));
   }
   return out;
+}
+
+// The rings a ReadBatch of `batch` scattered 4 KiB reads uses, by the rule documented at
+// DirectReaderOptions::rings (auto = CPUs this process may run on, at most 4; at least 64
+// device reads per ring; no more rings than queue depth).
+int RingsUsed(int rings, int queue_depth, int batch) {
+  if (rings <= 0) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    rings = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+    rings = std::clamp(rings, 1, 4);
+  }
+  return std::max(1, std::min({rings, queue_depth, std::max(1, batch / 64)}));
 }
 
 Status EnsureFile(const std::string& path, int64_t size_bytes) {
@@ -110,6 +129,9 @@ int Main(int argc, char** argv) {
   double seconds = 10;
   std::string qd_text = "1,16,64,256";
   std::string threads_text = "1,4,16,64";
+  std::string rings_text = "1,0";
+  std::string submit_text = DirectReaderOptions().submit_per_read ? "1" : "0";
+  int repeats = 1;
   int batch = 4096;
   std::string json_path;
   app.add_option("--file", path, "bench file (created once, reused)")->capture_default_str();
@@ -117,6 +139,15 @@ int Main(int argc, char** argv) {
   app.add_option("--seconds", seconds, "seconds per point")->capture_default_str();
   app.add_option("--qd", qd_text, "io_uring queue depths")->capture_default_str();
   app.add_option("--threads", threads_text, "pread pool sizes")->capture_default_str();
+  app.add_option("--rings", rings_text,
+                 "io_uring ring counts per queue depth (0 = the reader's auto choice)")
+      ->capture_default_str();
+  app.add_option("--submit-per-read", submit_text,
+                 "io_uring: values of DirectReaderOptions::submit_per_read to run (0, 1 or 0,1)")
+      ->capture_default_str();
+  app.add_option("--repeats", repeats,
+                 "run the whole set this many times, interleaved; the table shows medians")
+      ->capture_default_str();
   app.add_option("--batch", batch, "requests per ReadBatch call")->capture_default_str();
   app.add_option("--json", json_path, "write results as JSON here (empty = no JSON)")
       ->capture_default_str();
@@ -142,6 +173,14 @@ int Main(int argc, char** argv) {
 #ifndef NDEBUG
   warnings.push_back("built without NDEBUG (Debug build): numbers are not representative");
 #endif
+  double load[1] = {0};
+  const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+  if (getloadavg(load, 1) == 1 && load[0] > 0.5 * cpus) {
+    warnings.push_back(fmt::format(
+        "load average {:.1f} on {} CPUs: other work shares the machine, numbers are noisy "
+        "(compare configurations within one run; use --repeats)",
+        load[0], cpus));
+  }
   struct statfs fs;
   if (statfs(path.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
     warnings.push_back("the file is on tmpfs: this measures memory, not a device");
@@ -167,38 +206,73 @@ int Main(int argc, char** argv) {
   for (const std::string& w : warnings) fmt::print("WARNING: {}\n", w);
   std::fflush(stdout);
 
-  std::vector<Point> points;
-  uint64_t seed = 1;
-  for (int threads : ParseList(threads_text)) {
-    DirectReaderOptions options;
-    options.mode = IoMode::kPread;
-    options.pread_threads = threads;
-    auto p = RunPoint(path, options, batch, seconds, seed++);
-    if (!p.ok()) {
-      fmt::print(stderr, "direct_reader_bench: {}\n", p.status().ToString());
-      return 1;
-    }
-    p->threads = threads;
-    points.push_back(*p);
-    fmt::print("  pread threads {:>3}: {:>10.0f} IOPS\n", threads, p->iops());
-    std::fflush(stdout);
-  }
+  // Every configuration runs once per repeat, repeats interleaved (A B C A B C), so a
+  // neighbour's load drifting over the run hits all configurations alike.
+  struct Config {
+    std::string backend;
+    int queue_depth = 0;
+    int threads = 0;
+    int rings = 0;
+    bool submit_per_read = false;
+  };
+  std::vector<Config> configs;
+  for (int threads : ParseList(threads_text)) configs.push_back({"pread", 0, threads, 0});
   for (int qd : ParseList(qd_text)) {
-    DirectReaderOptions options;
-    options.mode = IoMode::kUring;
-    options.queue_depth = qd;
-    auto p = RunPoint(path, options, batch, seconds, seed++);
-    if (!p.ok()) {
-      fmt::print(stderr, "direct_reader_bench: {}\n", p.status().ToString());
-      return 1;
+    for (int rings : ParseList(rings_text)) {
+      for (int submit : ParseList(submit_text)) {
+        configs.push_back({"uring", qd, 0, rings, submit != 0});
+      }
     }
-    p->queue_depth = qd;
-    p->threads = 1;
-    points.push_back(*p);
-    fmt::print("  uring qd {:>3}: {:>10.0f} IOPS\n", qd, p->iops());
-    std::fflush(stdout);
+  }
+  std::vector<std::vector<Point>> samples(configs.size());
+  uint64_t seed = 1;
+  for (int rep = 0; rep < std::max(1, repeats); ++rep) {
+    for (size_t c = 0; c < configs.size(); ++c) {
+      const Config& config = configs[c];
+      DirectReaderOptions options;
+      options.quiet = true;
+      if (config.backend == "pread") {
+        options.mode = IoMode::kPread;
+        options.pread_threads = config.threads;
+      } else {
+        options.mode = IoMode::kUring;
+        options.queue_depth = config.queue_depth;
+        options.rings = config.rings;
+        options.submit_per_read = config.submit_per_read;
+      }
+      auto p = RunPoint(path, options, batch, seconds, seed++);
+      if (!p.ok()) {
+        fmt::print(stderr, "direct_reader_bench: {}\n", p.status().ToString());
+        return 1;
+      }
+      p->queue_depth = config.queue_depth;
+      p->rings = config.rings;
+      p->submit_per_read = config.submit_per_read;
+      p->threads =
+          config.backend == "pread" ? config.threads
+                                    : RingsUsed(config.rings, config.queue_depth, batch);
+      samples[c].push_back(*p);
+      if (config.backend == "pread") {
+        fmt::print("  [{}] pread threads {:>3}: {:>10.0f} IOPS\n", rep + 1, config.threads,
+                   p->iops());
+      } else {
+        fmt::print("  [{}] uring qd {:>3} rings {:>2}{}: {:>10.0f} IOPS\n", rep + 1,
+                   config.queue_depth, p->threads,
+                   config.submit_per_read ? " per-read submit" : "", p->iops());
+      }
+      std::fflush(stdout);
+    }
   }
 
+  // The median sample of each configuration (by IOPS) stands for it.
+  std::vector<Point> points;
+  std::vector<std::pair<double, double>> ranges;  // min, max IOPS
+  for (std::vector<Point>& runs : samples) {
+    std::sort(runs.begin(), runs.end(),
+              [](const Point& a, const Point& b) { return a.iops() < b.iops(); });
+    points.push_back(runs[runs.size() / 2]);
+    ranges.emplace_back(runs.front().iops(), runs.back().iops());
+  }
   double best_pread = 0;
   int best_pread_threads = 0;
   for (const Point& p : points) {
@@ -207,12 +281,18 @@ int Main(int argc, char** argv) {
       best_pread_threads = p.threads;
     }
   }
-  fmt::print("\n{:<8} {:>4} {:>8} {:>12} {:>10} {:>16}\n", "backend", "qd", "threads", "IOPS",
-             "MB/s", "vs best pread");
-  for (const Point& p : points) {
-    fmt::print("{:<8} {:>4} {:>8} {:>12.0f} {:>10.1f} {:>15.2f}x\n", p.backend,
-               p.queue_depth > 0 ? std::to_string(p.queue_depth) : "-", p.threads, p.iops(),
-               p.mb_per_s(), best_pread > 0 ? p.iops() / best_pread : 0.0);
+  fmt::print("\nmedians of {} interleaved repeat(s); submit: batch = all ready reads per "
+             "io_uring_enter, each = one per read\n",
+             std::max(1, repeats));
+  fmt::print("{:<8} {:>4} {:>8} {:>6} {:>12} {:>21} {:>10} {:>16}\n", "backend", "qd",
+             "threads", "submit", "IOPS", "min..max", "MB/s", "vs best pread");
+  for (size_t i = 0; i < points.size(); ++i) {
+    const Point& p = points[i];
+    fmt::print("{:<8} {:>4} {:>8} {:>6} {:>12.0f} {:>10.0f}..{:<10.0f} {:>10.1f} {:>15.2f}x\n",
+               p.backend, p.queue_depth > 0 ? std::to_string(p.queue_depth) : "-", p.threads,
+               p.backend == "pread" ? "-" : (p.submit_per_read ? "each" : "batch"), p.iops(),
+               ranges[i].first, ranges[i].second, p.mb_per_s(),
+               best_pread > 0 ? p.iops() / best_pread : 0.0);
   }
   fmt::print("best pread pool: {} threads, {:.0f} IOPS\n", best_pread_threads, best_pread);
 
@@ -220,6 +300,7 @@ int Main(int argc, char** argv) {
     std::string json = "{\"file\":\"" + path + "\",\"size_bytes\":" +
                        std::to_string(size_bytes) + ",\"seconds_per_point\":" +
                        fmt::format("{}", seconds) + ",\"batch\":" + std::to_string(batch) +
+                       ",\"repeats\":" + std::to_string(std::max(1, repeats)) +
                        ",\"warnings\":[";
     for (size_t i = 0; i < warnings.size(); ++i) {
       json += (i ? ",\"" : "\"") + warnings[i] + "\"";
@@ -227,11 +308,17 @@ int Main(int argc, char** argv) {
     json += "],\"points\":[";
     for (size_t i = 0; i < points.size(); ++i) {
       const Point& p = points[i];
+      std::string all;
+      for (const Point& run : samples[i]) {
+        all += fmt::format("{}{:.1f}", all.empty() ? "" : ",", run.iops());
+      }
       json += fmt::format(
-          "{}{{\"backend\":\"{}\",\"queue_depth\":{},\"threads\":{},\"seconds\":{:.3f},"
-          "\"device_reads\":{},\"iops\":{:.1f},\"mb_per_s\":{:.2f},\"ratio_to_best_pread\":{:.3f}}}",
-          i ? "," : "", p.backend, p.queue_depth, p.threads, p.seconds, p.device_reads,
-          p.iops(), p.mb_per_s(), best_pread > 0 ? p.iops() / best_pread : 0.0);
+          "{}{{\"backend\":\"{}\",\"queue_depth\":{},\"threads\":{},\"rings\":{},"
+          "\"submit_per_read\":{},\"seconds\":{:.3f},\"device_reads\":{},\"iops\":{:.1f},"
+          "\"iops_runs\":[{}],\"mb_per_s\":{:.2f},\"ratio_to_best_pread\":{:.3f}}}",
+          i ? "," : "", p.backend, p.queue_depth, p.threads, p.rings,
+          p.submit_per_read ? "true" : "false", p.seconds, p.device_reads, p.iops(), all,
+          p.mb_per_s(), best_pread > 0 ? p.iops() / best_pread : 0.0);
     }
     json += "]}\n";
     FILE* f = std::fopen(json_path.c_str(), "w");

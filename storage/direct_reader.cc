@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <liburing.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -16,6 +17,7 @@
 #include <fstream>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include "storage/aligned_buffer.h"
@@ -48,6 +50,20 @@ namespace {
 
 constexpr int64_t kFallbackAlignment = 4096;
 constexpr int kMaxQueueDepth = 4096;
+constexpr int kMaxRings = 64;
+// rings = 0 (auto): one ring per CPU this process may run on, at most this many.
+constexpr int kMaxAutoRings = 4;
+// A batch is split only when every ring gets at least this many device reads.
+constexpr size_t kMinReadsPerShard = 64;
+
+int AutoRings() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = 0;
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) cpus = CPU_COUNT(&set);
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cpus, 1, kMaxAutoRings);
+}
 
 // Logical block size of the block device (or partition) `dev` from sysfs, 0 if unknown.
 int64_t SysfsLogicalBlockSize(dev_t dev) {
@@ -142,6 +158,8 @@ class DirectReader final : public BlockReader {
         mode_(mode),
         direct_(direct),
         queue_depth_(std::clamp(options.queue_depth, 1, kMaxQueueDepth)),
+        rings_(options.rings > 0 ? std::min(options.rings, kMaxRings) : AutoRings()),
+        submit_per_read_(options.submit_per_read),
         max_merge_bytes_(options.max_merge_bytes),
         faults_(options.faults) {
     if (mode_ == IoMode::kPread) {
@@ -198,7 +216,13 @@ class DirectReader final : public BlockReader {
   }
 
   Status ReadWithUring(internal::ReadPlan& plan);
+  // Reads plan.reads[begin, end) through the calling thread's ring with up to `depth`
+  // reads in flight. Stops issuing new reads once *cancel is set (another shard failed)
+  // and always reaps everything it submitted before returning.
+  Status ReadShardWithUring(const internal::ReadPlan& plan, size_t begin, size_t end,
+                            unsigned depth, std::atomic<bool>* cancel);
   Status ReadWithPool(internal::ReadPlan& plan);
+  internal::PreadPool* RingHelpers(int helpers);
 
   const std::string path_;
   const UniqueFd fd_;
@@ -207,17 +231,83 @@ class DirectReader final : public BlockReader {
   const IoMode mode_;
   const bool direct_;
   const int queue_depth_;
+  const int rings_;
+  const bool submit_per_read_;
   const int64_t max_merge_bytes_;
   const std::shared_ptr<FaultInjector> faults_;
   std::unique_ptr<internal::PreadPool> pool_;
+  // Helper threads for the extra rings of a split batch; started on first use.
+  std::once_flag ring_helpers_once_;
+  std::unique_ptr<internal::PreadPool> ring_helpers_;
 };
 
+internal::PreadPool* DirectReader::RingHelpers(int helpers) {
+  std::call_once(ring_helpers_once_, [&] {
+    ring_helpers_ = std::make_unique<internal::PreadPool>(helpers);
+  });
+  return ring_helpers_.get();
+}
+
+// Spreading one batch over a few rings on different threads. On the 2-vCPU virtio VM of
+// bench/RESULTS.md ("Direct reader (issue 2)") two rings beat one at QD 16 and helped a
+// little at QD 64 while the CPUs were shared with other work; at QD 256 it made no
+// difference. Every shard gets a contiguous slice of the offset-sorted reads and an
+// equal share of queue_depth; the caller runs one shard itself and helper threads the
+// rest. Small batches stay on the caller's ring: waking a helper costs more than it saves.
+// The shards share `plan` and `results`, which live on the caller's stack; that is safe
+// because ParallelForWithCaller returns only after every running shard has returned.
 Status DirectReader::ReadWithUring(internal::ReadPlan& plan) {
-  const unsigned depth = static_cast<unsigned>(
-      std::min<size_t>(static_cast<size_t>(queue_depth_), plan.reads.size()));
+  const size_t num_reads = plan.reads.size();
+  size_t shards = std::min<size_t>(static_cast<size_t>(rings_),
+                                   static_cast<size_t>(queue_depth_));
+  shards = std::min(shards, std::max<size_t>(1, num_reads / kMinReadsPerShard));
+  if (shards <= 1) {
+    return ReadShardWithUring(plan, 0, num_reads, static_cast<unsigned>(queue_depth_),
+                              nullptr);
+  }
+  // Only as many extra rings as there are idle helpers: when other threads' batches keep
+  // the helpers busy, this caller keeps the whole queue depth on its own ring instead of
+  // running queue_depth / rings shards one after another.
+  internal::PreadPool* helpers = RingHelpers(rings_ - 1);
+  shards = std::min(shards, static_cast<size_t>(1 + helpers->IdleWorkers()));
+  if (shards <= 1) {
+    return ReadShardWithUring(plan, 0, num_reads, static_cast<unsigned>(queue_depth_),
+                              nullptr);
+  }
+  std::atomic<bool> cancel{false};
+  std::vector<Status> results(shards);
+  const std::function<bool(size_t)> body = [&](size_t shard) -> bool {
+    const size_t begin = num_reads * shard / shards;
+    const size_t end = num_reads * (shard + 1) / shards;
+    const unsigned depth = static_cast<unsigned>(
+        static_cast<size_t>(queue_depth_) / shards +
+        (shard < static_cast<size_t>(queue_depth_) % shards ? 1 : 0));
+    try {
+      results[shard] = ReadShardWithUring(plan, begin, end, depth, &cancel);
+    } catch (...) {
+      cancel.store(true, std::memory_order_relaxed);  // rethrown in the caller
+      throw;
+    }
+    if (!results[shard].ok()) cancel.store(true, std::memory_order_relaxed);
+    return true;  // the other shards stop through `cancel` after draining their rings
+  };
+  helpers->ParallelForWithCaller(shards, body);
+  // A cancelled shard returns OK, so the first failure in shard order is the cause.
+  for (Status& result : results) {
+    if (!result.ok()) return std::move(result);
+  }
+  return Status::Ok();
+}
+
+Status DirectReader::ReadShardWithUring(const internal::ReadPlan& plan, size_t begin,
+                                        size_t end, unsigned max_depth,
+                                        std::atomic<bool>* cancel) {
+  const unsigned depth =
+      static_cast<unsigned>(std::min<size_t>(static_cast<size_t>(max_depth), end - begin));
+  if (depth == 0) return Status::Ok();
   if (!t_ring || t_ring->entries() < depth) {
     unsigned entries = 1;
-    while (entries < static_cast<unsigned>(queue_depth_)) entries <<= 1;
+    while (entries < max_depth) entries <<= 1;
     t_ring.reset();
     SEER_ASSIGN_OR_RETURN(t_ring, ThreadRing::Create(entries));
   }
@@ -243,7 +333,7 @@ Status DirectReader::ReadWithUring(internal::ReadPlan& plan) {
   std::vector<unsigned> resubmit;
   resubmit.reserve(depth);
 
-  size_t next_read = 0;
+  size_t next_read = begin;
   unsigned in_flight = 0;  // prepared SQEs whose CQE we have not reaped
   bool stop = false;
   Status first_error;
@@ -262,11 +352,14 @@ Status DirectReader::ReadWithUring(internal::ReadPlan& plan) {
   };
 
   for (;;) {
+    if (cancel != nullptr && !stop && cancel->load(std::memory_order_relaxed)) {
+      stop = true;  // another shard failed: issue nothing new, drain, report nothing
+    }
     while (!stop) {
       if (!resubmit.empty()) {
         if (!prepare(resubmit.back())) break;
         resubmit.pop_back();
-      } else if (next_read < plan.reads.size() && !free_slots.empty()) {
+      } else if (next_read < end && !free_slots.empty()) {
         const unsigned s = free_slots.back();
         slots[s].read_index = static_cast<uint32_t>(next_read);
         slots[s].progress = internal::ReadProgress();
@@ -275,6 +368,15 @@ Status DirectReader::ReadWithUring(internal::ReadPlan& plan) {
         ++next_read;
       } else {
         break;
+      }
+      if (submit_per_read_) {
+        // One io_uring_enter per read (see DirectReaderOptions::submit_per_read). On
+        // -EAGAIN/-EBUSY/-EINTR the SQE stays queued and goes with the next enter.
+        const int rc = io_uring_submit(ring);
+        if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
+          (void)t_ring.release();  // see the comment at io_uring_submit_and_wait below
+          return ErrnoStatus(rc, "io_uring_submit", path_);
+        }
       }
     }
     if (in_flight == 0) break;

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -25,6 +27,7 @@
 
 #include "storage/direct_reader.h"
 #include "storage/direct_reader_internal.h"
+#include "storage/pread_pool.h"
 #include "storage/unique_fd.h"
 
 #ifndef SEER_IO_TEST_DIR
@@ -243,6 +246,123 @@ TEST_P(DirectReaderTest, ThousandsOfSparseRequestsBeyondQueueDepth) {
   Batch again = RandomBatch(bytes, 500, 5000, seed + 2);
   ASSERT_TRUE(reader->ReadBatch(again.requests).ok());
   ExpectMatchesOracle(path, again);
+}
+
+// Records which threads complete device reads. The first read completed on each thread
+// waits (up to 10 s) until `rendezvous` threads have shown up, so a batch split over
+// rings cannot quietly run all its shards on the caller. `rule` may replace the result.
+class ThreadRecordingFaults : public FaultInjector {
+ public:
+  using Rule = std::function<int(int64_t offset, int result)>;
+  ThreadRecordingFaults(size_t rendezvous, Rule rule)
+      : rendezvous_(rendezvous), rule_(std::move(rule)) {}
+  int FilterResult(int64_t offset, int64_t, int result) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ++calls_;
+      if (threads_.insert(std::this_thread::get_id()).second) {
+        if (threads_.size() >= rendezvous_) {
+          cv_.notify_all();
+        } else {
+          cv_.wait_for(lock, std::chrono::seconds(10),
+                       [&] { return threads_.size() >= rendezvous_; });
+        }
+      }
+    }
+    return rule_ ? rule_(offset, result) : result;
+  }
+  size_t threads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_.size();
+  }
+  int64_t calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  void Reset(size_t rendezvous) {
+    std::lock_guard<std::mutex> lock(mu_);
+    rendezvous_ = rendezvous;
+    threads_.clear();
+    calls_ = 0;
+  }
+
+ private:
+  size_t rendezvous_;
+  const Rule rule_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::thread::id> threads_;
+  int64_t calls_ = 0;
+};
+
+TEST_P(DirectReaderTest, BatchSplitOverRingsMatchesPreadOracle) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  const int64_t bytes = (4 << 20) + 4111;
+  const std::string path = NewFile("rings.bin", bytes, seed);
+  for (int rings : {1, 2, 3}) {
+    for (bool submit_per_read : {false, true}) {
+      SCOPED_TRACE("rings " + std::to_string(rings) + " submit_per_read " +
+                   std::to_string(submit_per_read));
+      const size_t expected_threads =
+          mode_ == IoMode::kUring ? static_cast<size_t>(rings) : 1;
+      auto faults = std::make_shared<ThreadRecordingFaults>(expected_threads, nullptr);
+      DirectReaderOptions options = Options();
+      options.rings = rings;
+      options.submit_per_read = submit_per_read;
+      options.queue_depth = 7;      // odd: shards get 3 + 2 + 2 (or 4 + 3)
+      options.max_merge_bytes = 0;  // same-block merging only: ~3000 device reads
+      options.faults = faults;
+      auto reader = Open(path, options);
+      ASSERT_NE(reader, nullptr);
+      Batch batch = RandomBatch(bytes, 3000, 300, seed + rings, /*whole_file=*/false);
+      ReadStats stats;
+      ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
+      ASSERT_GE(stats.device_reads, 64 * rings);
+      ExpectMatchesOracle(path, batch);
+      if (mode_ == IoMode::kUring) {
+        EXPECT_EQ(faults->threads(), expected_threads);
+      }
+      // Small batches stay on the caller's ring.
+      faults->Reset(1);
+      Batch small = RandomBatch(bytes, 20, 3000, seed + 10 + rings, /*whole_file=*/false);
+      ASSERT_TRUE(reader->ReadBatch(small.requests).ok());
+      ExpectMatchesOracle(path, small);
+      if (mode_ == IoMode::kUring) {
+        EXPECT_EQ(faults->threads(), 1u);
+      }
+    }
+  }
+}
+
+TEST_P(DirectReaderTest, MergedReadsTransferOnlyTheBlocksRequested) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  const std::string path = NewFile("blocks_only.bin", kOddFileBytes, seed);
+  for (int64_t max_merge : {int64_t{0}, int64_t{1} << 20}) {
+    DirectReaderOptions options = Options();
+    options.max_merge_bytes = max_merge;  // 0 = one block per read; 1 MiB > the file
+    auto reader = Open(path, options);
+    ASSERT_NE(reader, nullptr);
+    const int64_t a = reader->alignment_bytes();
+    Batch batch = RandomBatch(kOddFileBytes, 150, 2000, seed + 1, /*whole_file=*/false);
+    ReadStats stats;
+    ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
+    ExpectMatchesOracle(path, batch);
+    // Brute force: every aligned block any byte of any request falls in.
+    std::set<int64_t> blocks;
+    for (const ReadRequest& r : batch.requests) {
+      for (int64_t byte = r.offset_bytes; byte < r.offset_bytes + r.length_bytes; ++byte) {
+        blocks.insert(byte / a);
+      }
+    }
+    int64_t runs = 0;
+    for (int64_t b : blocks) runs += blocks.count(b - 1) == 0 ? 1 : 0;
+    EXPECT_EQ(stats.device_bytes, static_cast<int64_t>(blocks.size()) * a);
+    EXPECT_EQ(stats.device_reads, max_merge == 0 ? static_cast<int64_t>(blocks.size()) : runs);
+  }
 }
 
 TEST_P(DirectReaderTest, SameBlockRequestsAreReadOnce) {
@@ -487,6 +607,56 @@ TEST_P(DirectReaderFaultTest, ShortReadsWithoutProgressFailInsteadOfSpinning) {
   EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
 }
 
+TEST_P(DirectReaderFaultTest, EioInOneRingStopsAllRingsAndIsReportedAfterDraining) {
+  const int64_t bytes = 8 << 20;
+  const std::string path = NewFile("eio_rings.bin", bytes, 23);
+  std::atomic<int64_t> bad_offset{-1};
+  const size_t rings = mode_ == IoMode::kUring ? 2 : 1;
+  auto faults = std::make_shared<ThreadRecordingFaults>(rings, [&](int64_t offset, int result) {
+    return offset == bad_offset.load() ? -EIO : result;
+  });
+  DirectReaderOptions options = Options();
+  options.faults = faults;
+  options.rings = 2;
+  options.queue_depth = 16;
+  options.max_merge_bytes = 0;
+  auto reader = Open(path, options);
+  ASSERT_NE(reader, nullptr);
+  ASSERT_EQ(4096 % reader->alignment_bytes(), 0);
+  std::vector<ReadRequest> requests;  // one device read per 4 KiB block, 2048 in all
+  std::vector<char> dest(static_cast<size_t>(bytes / 4096) * 8);
+  for (int64_t block = 0; block < bytes / 4096; ++block) {
+    requests.push_back({block * 4096, 8, dest.data() + block * 8});
+  }
+  // One ring reads the lower half of the file, the other the upper: fail in each in turn.
+  for (int64_t bad : {int64_t{6} << 20, int64_t{1} << 20}) {
+    SCOPED_TRACE("bad offset " + std::to_string(bad));
+    faults->Reset(rings);
+    bad_offset = bad;
+    Status st = reader->ReadBatch(requests);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), StatusCode::kIoError);
+    EXPECT_EQ(st.sys_errno(), EIO);
+    EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("offset " + std::to_string(bad)), std::string::npos)
+        << st.message();
+    if (mode_ == IoMode::kUring) {
+      EXPECT_EQ(faults->threads(), rings);
+    }
+    // Both rings stopped issuing: far fewer reads than the batch holds.
+    const int64_t calls = faults->calls();
+    EXPECT_LT(calls, static_cast<int64_t>(requests.size()));
+    // Nothing is still in flight after ReadBatch returned.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(faults->calls(), calls);
+  }
+  // Every ring was drained: the next batches on the same threads are correct.
+  bad_offset = -1;
+  Batch batch = RandomBatch(bytes, 3000, 300, 24, /*whole_file=*/false);
+  ASSERT_TRUE(reader->ReadBatch(batch.requests).ok());
+  ExpectMatchesOracle(path, batch);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, DirectReaderFaultTest,
                          ::testing::Combine(::testing::Values(IoMode::kUring, IoMode::kPread),
                                             ::testing::Values(Fs::kDisk)),
@@ -578,6 +748,70 @@ TEST(DirectReaderModeTest, AlignmentIsAPowerOfTwo) {
   const int64_t a = DirectIoAlignment(fd.get());
   EXPECT_GE(a, 512);
   EXPECT_EQ(a & (a - 1), 0);
+}
+
+// ---- PreadPool: the caller-participating variant used by the ring split ------------
+
+TEST(PreadPoolTest, CallerRunsEveryIndexWhenWorkersAreBusy) {
+  internal::PreadPool pool(1);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool busy = false;
+  bool release = false;
+  std::thread other([&] {
+    pool.ParallelFor(1, [&](size_t) {
+      std::unique_lock<std::mutex> lock(mu);
+      busy = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+      return true;
+    });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return busy; });
+  }
+  EXPECT_EQ(pool.IdleWorkers(), 0);
+  // The only worker is blocked in another job: the caller must not wait for it.
+  std::vector<int> ran(5, 0);
+  const std::thread::id caller = std::this_thread::get_id();
+  pool.ParallelForWithCaller(ran.size(), [&](size_t i) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    ++ran[i];
+    return true;
+  });
+  EXPECT_EQ(ran, std::vector<int>(5, 1));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  other.join();
+}
+
+TEST(PreadPoolTest, CallerVariantRunsEachIndexOnceAndRethrows) {
+  internal::PreadPool pool(3);
+  EXPECT_EQ(pool.IdleWorkers(), 3);  // all workers started when the constructor returns
+  std::vector<std::atomic<int>> ran(1000);
+  pool.ParallelForWithCaller(ran.size(), [&](size_t i) {
+    ran[i].fetch_add(1);
+    return true;
+  });
+  for (size_t i = 0; i < ran.size(); ++i) ASSERT_EQ(ran[i].load(), 1) << "index " << i;
+  pool.ParallelForWithCaller(0, [](size_t) -> bool { throw std::logic_error("never"); });
+  EXPECT_THROW(pool.ParallelForWithCaller(50,
+                                          [](size_t i) -> bool {
+                                            if (i == 7) throw std::runtime_error("body");
+                                            return true;
+                                          }),
+               std::runtime_error);
+  // The pool still works afterwards.
+  std::atomic<int> count{0};
+  pool.ParallelForWithCaller(10, [&](size_t) {
+    ++count;
+    return true;
+  });
+  EXPECT_EQ(count.load(), 10);
 }
 
 }  // namespace
