@@ -245,11 +245,13 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     o.show_progress = !f->quiet;
     auto summary = RunTraining(o);
     if (!summary.ok()) return ReportError(name, summary.status());
-    if (!f->quiet && !o.no_train && !summary->stopped_early) {
+    // The results go to stdout even with --quiet (which silences stderr only), so
+    // scripts can read them: "test accuracy X" is the last accuracy line.
+    if (!o.no_train && !summary->stopped_early) {
       std::printf("test accuracy %.4f\nbest valid accuracy %.4f (epoch %lld)\n", summary->test_accuracy,
                   summary->best_valid_accuracy, static_cast<long long>(summary->best_epoch + 1));
     }
-    if (!f->quiet) std::printf("peak RSS bytes %lld\n", static_cast<long long>(summary->peak_rss_bytes));
+    std::printf("peak RSS bytes %lld\n", static_cast<long long>(summary->peak_rss_bytes));
     return 0;
   };
 }
