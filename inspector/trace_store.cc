@@ -79,13 +79,6 @@ void SerializeTo(const SuperbatchTrace& trace, int64_t total_bytes, char* out) {
   if (w.pos() != total_bytes) throw std::logic_error("SerializeTrace: size mismatch");
 }
 
-Status MakeDirs(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return ErrnoStatus(ec.value(), "create directory", dir);
-  return Status::Ok();
-}
-
 }  // namespace
 
 int64_t SerializedTraceBytes(const SuperbatchTrace& trace) {
@@ -244,7 +237,7 @@ Status TraceStore::Push(SuperbatchTrace trace) {
     // The write happens outside the lock so Pop() is not held up; with one producer
     // (the inspector) entries keep push order, concurrent producers land in completion order.
     lock.unlock();
-    SEER_RETURN_IF_ERROR(MakeDirs(runtime_dir_));
+    SEER_RETURN_IF_ERROR(MakeDirectories(runtime_dir_));
     entry.path = runtime_dir_ + "/seer-trace-" + std::to_string(::getpid()) + "-" +
                  std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
                  std::to_string(file_index) + ".sbt";
@@ -303,7 +296,7 @@ std::string TraceFileName(int64_t epoch, int64_t k) {
 
 Result<TraceDirectoryWriter> TraceDirectoryWriter::Create(const std::string& dir, TraceRunInfo info,
                                                           bool force) {
-  SEER_RETURN_IF_ERROR(MakeDirs(dir));
+  SEER_RETURN_IF_ERROR(MakeDirectories(dir));
   const std::string manifest = dir + "/" + kTraceManifest;
   if (::access(manifest.c_str(), F_OK) == 0) {
     if (!force) {

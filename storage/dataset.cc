@@ -232,27 +232,8 @@ Result<std::vector<int64_t>> Dataset::LoadSplit(const std::string& split) const 
 
 // ---- DatasetWriter ----------------------------------------------------------
 
-namespace {
-Status MakeDirs(const std::string& dir) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoStatus(errno, "mkdir", partial);
-    }
-  }
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0) return ErrnoStatus(errno, "stat", dir);
-  if (!S_ISDIR(st.st_mode)) return InvalidArgument(dir + " exists and is not a directory");
-  return Status::Ok();
-}
-}  // namespace
-
 Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) {
-  SEER_RETURN_IF_ERROR(MakeDirs(dir));
+  SEER_RETURN_IF_ERROR(MakeDirectories(dir));
   std::string manifest_path = dir + "/" + dataset_files::kManifest;
   if (::access(manifest_path.c_str(), F_OK) == 0) {
     if (!force) {

@@ -218,20 +218,6 @@ class SyntheticEdgeSource : public EdgeSource {
   int64_t next_ = 0;
 };
 
-Status MakeDirectories(const std::string& dir) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty()) continue;
-    if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoStatus(errno, "mkdir", partial);
-    }
-  }
-  return Status::Ok();
-}
-
 Status CheckRange(const char* field, double value, double lo, double hi) {
   if (!(value >= lo && value <= hi)) {
     return InvalidArgument(std::string(field) + " = " + std::to_string(value) +

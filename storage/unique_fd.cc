@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <system_error>
 
 namespace seer {
 
@@ -93,6 +95,16 @@ Status WriteFull(int fd, const void* src, int64_t length_bytes,
       return ErrnoStatus(errno, "write", path_for_errors);
     }
     done += n;
+  }
+  return Status::Ok();
+}
+
+Status MakeDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return ErrnoStatus(ec.value(), "create directory", dir);
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return InvalidArgument(dir + " exists and is not a directory");
   }
   return Status::Ok();
 }

@@ -51,6 +51,10 @@ Status PwriteFull(int fd, const void* src, int64_t length_bytes, int64_t offset_
 Status WriteFull(int fd, const void* src, int64_t length_bytes,
                  const std::string& path_for_errors);
 
+// mkdir -p: creates `dir` and its missing parents; an existing directory is fine,
+// an existing non-directory is kInvalidArgument naming it.
+Status MakeDirectories(const std::string& dir);
+
 // Reads a whole (small) file into a string.
 Result<std::string> ReadWholeFile(const std::string& path);
 

@@ -12,37 +12,21 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.h"
+
 namespace {
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string output;  // stdout + stderr
-};
+using CommandRun = seer::test::CliRun;
+using seer::test::FileExists;
 
 CommandRun Seer(const std::string& args) {
-  const char* binary = std::getenv("SEER_BINARY");
-  EXPECT_NE(binary, nullptr) << "SEER_BINARY not set (run through ctest)";
-  CommandRun run;
-  if (binary == nullptr) return run;
-  std::string command = std::string(binary) + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) run.output.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  EXPECT_TRUE(seer::test::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  return seer::test::RunSeer(args);
 }
 
-std::string MakeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/data_cli_XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
+std::string MakeTempDir() { return seer::test::MakeTempDir("data_cli"); }
 
-bool Exists(const std::string& path) { return std::ifstream(path).good(); }
+bool Exists(const std::string& path) { return FileExists(path); }
 
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

@@ -11,36 +11,17 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.h"
+
 #include "storage/json.h"
 
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string output;  // stdout + stderr
-};
+using seer::test::CliRun;
 
-CliRun Seer(const std::string& args) {
-  const char* bin = std::getenv("SEER_BINARY");
-  if (bin == nullptr) return {-1, "SEER_BINARY not set"};
-  const std::string cmd = std::string(bin) + " " + args + " 2>&1";
-  CliRun run{-1, ""};
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) run.output.append(buf.data(), n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+CliRun Seer(const std::string& args) { return seer::test::RunSeer(args); }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const std::string& path) { return seer::test::ReadFileBytes(path); }
 
 class StatsCliTest : public ::testing::Test {
  protected:
