@@ -16,7 +16,7 @@
 # Usage: bench/e2e.sh [--quick|--medium|--large] [--build DIR] [--out DIR]
 #                     [--repeats N] [--only no-train|train] [--modes "pyg+ seer ..."]
 # Every knob can also be set in the environment (defaults per scale below): NODES DIMS
-# AVG_DEGREE TRAIN_FRACTION FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET.
+# AVG_DEGREE TRAIN_FRACTION FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET BELADY_CHECK.
 #   LIMIT   the memory limit of every run (cgroup: process memory + its page cache)
 #   BUDGET  seer train --memory-budget, the same for every mode: LIMIT minus the fixed
 #           overhead (libtorch, thread stacks, training activations)
@@ -30,7 +30,8 @@
 # the first epoch carries the caches' initial fill), without its end-of-run evaluation.
 # The storage ceiling is direct_reader_bench at QD 64 (io_uring) on features.bin.
 #
-# Output: OUT/results.jsonl (one line per run), OUT/summary.json and a table on stdout.
+# Output: OUT/results.jsonl (one line per run), OUT/summary.json and a table on stdout;
+# OUT/belady.jsonl: the seer run's Belady misses vs `seer stats` (BELADY_CHECK=0 skips).
 set -euo pipefail
 
 SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES=""
@@ -44,7 +45,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) REPEATS="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
     --modes) MODES="$2"; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "e2e.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -244,6 +245,49 @@ print("e2e: %s: epoch %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature read
       done
     done
   done
+done
+
+# ---- Belady misses vs seer stats (issue 6) --------------------------------------------------
+# The seer run's feature-cache misses (all epochs, fill excluded) against `seer stats` on a
+# trace of the same settings: superbatch scope (what training plans: must be equal) and
+# trace scope (the lower bound: <=). stats holds the whole trace in RAM, so the large scale
+# skips it unless BELADY_CHECK=1.
+: "${BELADY_CHECK:=$([[ "$SCALE" == large ]] && echo 0 || echo 1)}"
+: > "$OUT/belady.jsonl"
+for DIM in $DIMS; do
+  DATA="$OUT/graph-n$NODES-d$DIM"
+  METRICS=""
+  for m in "$OUT/d$DIM-no-train-seer-r1.jsonl" "$OUT/d$DIM-train-seer-r1.jsonl"; do
+    [[ -f "$m" ]] && { METRICS="$m"; break; }
+  done
+  [[ "$BELADY_CHECK" == 1 && -n "$METRICS" ]] || { echo "e2e: Belady check skipped for dim $DIM (BELADY_CHECK=$BELADY_CHECK, metrics '${METRICS}')"; continue; }
+  read -r ROWS TRAIN_MISSES < <(python3 -c 'import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+ep = [l for l in ls if l["type"] == "epoch"]
+print([l for l in ls if l["type"] == "start"][0]["fcache_rows"], sum(e["fcache_accesses"] - e["fcache_hits"] for e in ep))' "$METRICS")
+  "$SEER" sample "$DATA" --out "$OUT/trace-d$DIM" --fanouts "$FANOUTS" --batch-size "$BATCH" --superbatch "$SUPERBATCH" \
+    --epochs "$EPOCHS" --seed 1 --force --quiet > "$OUT/trace-d$DIM.out" 2>&1 ||
+    { echo "WARNING: seer sample failed (see $OUT/trace-d$DIM.out): no Belady check"; continue; }
+  rm -f "$OUT/stats-d$DIM-superbatch.json" "$OUT/stats-d$DIM-trace.json"
+  for SCOPE in superbatch trace; do
+    "$SEER" stats "$DATA" --trace "$OUT/trace-d$DIM" --policies belady --capacities "$ROWS" --belady-scope "$SCOPE" \
+      --json "$OUT/stats-d$DIM-$SCOPE.json" > "$OUT/stats-d$DIM-$SCOPE.out" 2>&1 ||
+      echo "WARNING: seer stats failed (see $OUT/stats-d$DIM-$SCOPE.out)"
+  done
+  [[ -f "$OUT/stats-d$DIM-superbatch.json" && -f "$OUT/stats-d$DIM-trace.json" ]] || continue
+  python3 - "$DIM" "$ROWS" "$TRAIN_MISSES" "$OUT/stats-d$DIM-superbatch.json" "$OUT/stats-d$DIM-trace.json" \
+    >> "$OUT/belady.jsonl" <<'PY'
+import json, sys
+dim, rows, train = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+sb, tr = (json.load(open(p))["results"][0]["misses"] for p in sys.argv[4:6])
+print(json.dumps({"dim": dim, "fcache_rows": rows, "train_misses": train, "stats_superbatch_misses": sb,
+                  "trace_lower_bound_misses": tr, "equal": train == sb, "above_lower_bound": train >= tr}))
+PY
+  tail -1 "$OUT/belady.jsonl" | python3 -c 'import json, sys
+r = json.loads(sys.stdin.read())
+print("Belady misses (dim %d, %d rows): train %d, stats superbatch-scope %d, trace-scope lower bound %d%s" % (
+    r["dim"], r["fcache_rows"], r["train_misses"], r["stats_superbatch_misses"], r["trace_lower_bound_misses"],
+    "" if r["equal"] and r["above_lower_bound"] else "  WARNING: train and stats disagree"))'
 done
 
 # ---- table + summary ---------------------------------------------------------------------

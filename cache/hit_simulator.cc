@@ -51,7 +51,15 @@ Result<PolicyStats> SimulatePolicy(CachePolicy& policy,
       }
     }
   }
-  std::vector<int64_t> initial = policy.InitialSlots(all);
+  // The initial content is chosen from the first superbatch only, as the executor does
+  // (executor/cache_policy.h): it installs the fill before the first batch, when no later
+  // superbatch has been sampled yet. With per-superbatch replay this makes the counts
+  // equal to training's; with the whole trace as one superbatch it is the optimal
+  // prefetch of the lower bound. (Seeing the whole trace here would count as fill the
+  // rows that training reads as misses when the first superbatch touches fewer than K
+  // distinct nodes.)
+  std::vector<int64_t> initial =
+      policy.InitialSlots(superbatches.empty() ? std::vector<IdSpan>{} : superbatches.front());
   if (static_cast<int64_t>(initial.size()) != policy.capacity_rows()) {
     throw std::logic_error("policy returned an initial state of the wrong size");
   }

@@ -46,7 +46,9 @@ struct PolicyStats {
 };
 
 // superbatches[k] = the batches of superbatch k, in order. The policy's InitialSlots sees
-// all batches of the trace; Plan is called once per superbatch with the carried state.
+// the batches of the first superbatch (what the executor knows when it fills the cache;
+// pass the whole trace as one superbatch for the lower bound); Plan is called once per
+// superbatch with the carried state.
 Result<PolicyStats> SimulatePolicy(CachePolicy& policy,
                                    const std::vector<std::vector<IdSpan>>& superbatches,
                                    const SimulationOptions& options);

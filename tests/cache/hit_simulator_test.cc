@@ -152,5 +152,33 @@ TEST(PolicyTest, ParsesNamesAndRanksWithTies) {
   EXPECT_EQ(RankNodesByScore({5, 9}, 10), std::vector<int64_t>({1, 0}));
 }
 
+TEST(HitSimulatorTest, InitialFillSeesOnlyTheFirstSuperbatch) {
+  // K = 4; the first superbatch touches 2 distinct nodes. Replayed per superbatch, the
+  // fill is {1, 2} (what the executor installs before batch 0, knowing superbatch 0
+  // only) and 3, 4 are misses later; replayed as one superbatch (the lower bound), the
+  // fill is {1, 2, 3, 4} and nothing misses.
+  Batches sb0 = {{1, 2}}, sb1 = {{3, 4}}, sb2 = {{1, 3}};
+  Batches all = {sb0[0], sb1[0], sb2[0]};
+  SimulationOptions sim;
+  sim.num_nodes = 10;
+  for (PolicyKind kind : {PolicyKind::kBelady, PolicyKind::kLru}) {
+    PolicyOptions options;
+    options.capacity_rows = 4;
+    options.planner.device = PlannerDevice::kCpu;
+    auto per_sb = MakeCachePolicy(kind, options);
+    ASSERT_TRUE(per_sb.ok());
+    auto stats = SimulatePolicy(**per_sb, {MakeIdSpans(sb0), MakeIdSpans(sb1), MakeIdSpans(sb2)}, sim);
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(stats->fill_rows, 2) << PolicyKindName(kind);
+    EXPECT_EQ(stats->misses, 2) << PolicyKindName(kind);
+    auto whole = MakeCachePolicy(kind, options);
+    ASSERT_TRUE(whole.ok());
+    auto lower = SimulatePolicy(**whole, {MakeIdSpans(all)}, sim);
+    ASSERT_TRUE(lower.ok()) << lower.status().ToString();
+    EXPECT_EQ(lower->fill_rows, 4) << PolicyKindName(kind);
+    EXPECT_EQ(lower->misses, 0) << PolicyKindName(kind);
+  }
+}
+
 }  // namespace
 }  // namespace seer
