@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "storage/progress.h"
 
@@ -25,10 +26,160 @@ int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vect
                                                         static_cast<int64_t>(std::ceil(distinct))));
 }
 
+std::vector<BlockShape> EstimateBlockShapes(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts) {
+  const size_t num_layers = fanouts.size();
+  // hop[k] = distinct nodes within k hops of the seeds (hop 1 = fanouts[0], the output layer's).
+  std::vector<int64_t> hop(num_layers + 1);
+  for (size_t k = 0; k <= num_layers; ++k) {
+    hop[k] = EstimateBatchRows(num_nodes, batch_size, std::vector<int>(fanouts.begin(), fanouts.begin() + k));
+  }
+  std::vector<BlockShape> blocks(num_layers);
+  for (size_t l = 0; l < num_layers; ++l) {  // input layer first
+    const size_t h = num_layers - l;          // block l maps hop h onto hop h - 1
+    const int f = fanouts[h - 1];
+    blocks[l].num_dst = hop[h - 1];
+    blocks[l].num_src = hop[h];
+    blocks[l].num_edges = hop[h - 1] * (f < 0 ? 32 : f);
+  }
+  return blocks;
+}
+
+namespace {
+
+// Layer l's dimensions, as GnnNet builds them.
+struct LayerDims {
+  int64_t in = 0, out = 0;
+  bool last = false;
+};
+LayerDims DimsOf(const ModelConfig& c, int64_t l) {
+  LayerDims d;
+  d.last = l + 1 == c.num_layers;
+  d.in = l == 0 ? c.in_dim : c.hidden;
+  d.out = d.last ? c.num_classes : c.hidden;
+  return d;
+}
+
+}  // namespace
+
+int64_t CountModelParameters(const ModelConfig& c) {
+  int64_t n = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const LayerDims d = DimsOf(c, l);
+    switch (c.kind) {
+      case ModelKind::kSage: n += 2 * d.in * d.out + d.out; break;  // self (+bias), neigh
+      case ModelKind::kGcn:
+      case ModelKind::kMlp: n += d.in * d.out + d.out; break;
+      case ModelKind::kGat: {
+        const int64_t per_head = d.last ? d.out : d.out / std::max<int64_t>(1, c.heads);
+        const int64_t hf = c.heads * per_head;
+        n += d.in * hf + 2 * hf + (d.last ? per_head : hf);  // fc, attn_l, attn_r, bias
+        break;
+      }
+    }
+  }
+  return n;
+}
+
+// The tally follows model_runner.cc op by op (CPU, float32, int64 indices) along the
+// step's timeline: the block tensors are built first; forward layer by layer adds the
+// tensors autograd saves for backward ("saved") on top of which the layer's own
+// temporaries ("fwd") peak; backward walks the layers in reverse, each layer's gradient
+// temporaries ("bwd") on top of what is still saved, then frees the layer's saved
+// tensors. The input rows are a view of the gathered batch (staging, counted there) and
+// need no gradient, so layer 0 computes no message or input gradients.
+ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<BlockShape>& blocks_in,
+                                      int64_t num_seeds, bool on_host) {
+  ModelFootprint f;
+  f.num_parameters = CountModelParameters(c);
+  std::vector<BlockShape> blocks = blocks_in;
+  if (c.kind == ModelKind::kMlp) {  // every layer sees the seeds only
+    blocks.assign(static_cast<size_t>(c.num_layers), BlockShape{num_seeds, num_seeds, 0});
+  }
+  if (static_cast<int64_t>(blocks.size()) != c.num_layers) {
+    throw std::invalid_argument("EstimateModelFootprint: " + std::to_string(blocks.size()) + " blocks for " +
+                                std::to_string(c.num_layers) + " layers");
+  }
+  const int64_t rows = c.num_layers == 0 ? 0 : blocks[0].num_src;
+  if (!on_host) {
+    // GPU: weights, Adam state and activations live in device memory. The host keeps
+    // the pinned staging of the rows (grown to twice the largest batch) and each
+    // block's index tensors between their construction and the copy.
+    int64_t block_tensors = 0;
+    for (const BlockShape& b : blocks) block_tensors = std::max(block_tensors, 16 * b.num_edges + 4 * b.num_dst);
+    f.activation_bytes = static_cast<int64_t>(kModelSafetyFactor *
+                                              static_cast<double>(2 * 4 * rows * c.in_dim + block_tensors));
+    return f;
+  }
+  f.parameter_bytes = 5 * 4 * f.num_parameters;
+  const size_t num_layers = blocks.size();
+  std::vector<int64_t> saved(num_layers), fwd(num_layers), bwd(num_layers);
+  int64_t block_tensors = 0;  // edge dst + src (int64) and in-degrees of every block
+  for (size_t l = 0; l < num_layers; ++l) {
+    const BlockShape& b = blocks[l];
+    const LayerDims ld = DimsOf(c, static_cast<int64_t>(l));
+    const int64_t d = b.num_dst, s = b.num_src, e = b.num_edges, i = ld.in, o = ld.out;
+    const bool hidden = !ld.last;
+    const bool input_grad = l > 0;  // layer 0's input rows need no gradient
+    if (c.kind != ModelKind::kMlp) block_tensors += 16 * e + 4 * d;
+    // Hidden layers save the activation's result, the dropout noise and the dropout
+    // output (the next layer's input); the last layer keeps its logits.
+    const int64_t out_saved = hidden ? 12 * d * o : 4 * d * o;
+    switch (c.kind) {
+      case ModelKind::kSage:
+        saved[l] = 4 * d * i + out_saved;  // the neighbor mean (neigh's input)
+        // messages + zeros + sum, then the two linear outputs and their sum
+        fwd[l] = 4 * std::max(e * i + 2 * d * i, 3 * d * o);
+        // output gradients; message gradients, the input gradient from both uses
+        bwd[l] = 4 * (2 * d * o + d * i) + (input_grad ? 4 * (e * i + 2 * s * i) : 0);
+        break;
+      case ModelKind::kGcn:
+        saved[l] = 4 * (e + s + d * i) + out_saved;  // per-edge norm, norm_src, lin input
+        fwd[l] = 4 * (2 * e * i + e + 2 * s + 2 * d * i);  // selected rows + messages, degrees, sums
+        bwd[l] = 4 * (2 * d * o + 2 * d * i) + (input_grad ? 4 * (2 * e * i + 2 * s * i) : 0);
+        break;
+      case ModelKind::kGat: {
+        const int64_t heads = std::max<int64_t>(1, c.heads);
+        const int64_t per_head = ld.last ? o : o / heads;
+        const int64_t hf = heads * per_head;
+        const int64_t ep = e + d;  // with self loops
+        // z, per-edge scores (leaky input, exp, denominators, alpha), z per edge, the
+        // concatenated src/dst indices; ELU input + output, dropout noise + output
+        // (hidden) or mean + bias (last).
+        saved[l] = 4 * (s * hf + 4 * ep * heads + ep * hf) + 16 * ep + (hidden ? 16 * d * hf : 8 * d * per_head);
+        fwd[l] = 4 * (std::max(s * hf, ep * hf + 2 * d * hf) + 2 * ep * heads);
+        bwd[l] = 4 * (3 * ep * hf + 2 * s * hf + 3 * ep * heads + 2 * d * hf) + (input_grad ? 4 * s * i : 0);
+        break;
+      }
+      case ModelKind::kMlp:
+        saved[l] = out_saved;
+        fwd[l] = 8 * d * o;
+        bwd[l] = 4 * (d * i + 2 * d * o);
+        break;
+    }
+  }
+  int64_t live = block_tensors, peak = live;
+  for (size_t l = 0; l < num_layers; ++l) {
+    peak = std::max(peak, live + fwd[l]);
+    live += saved[l];
+  }
+  peak = std::max(peak, live + 3 * 4 * num_seeds * c.num_classes);  // log-softmax + gradients
+  for (size_t l = num_layers; l-- > 0;) {
+    peak = std::max(peak, live + bwd[l]);
+    live -= saved[l];
+  }
+  f.activation_bytes = static_cast<int64_t>(kModelSafetyFactor * static_cast<double>(peak));
+  return f;
+}
+
 std::string MemoryBudgetSplit::ToString() const {
   return "memory budget " + FormatBytes(budget_bytes) + ": per-node tables " +
          FormatBytes(table_bytes) + ", staging " + FormatBytes(staging_bytes) + " (~" +
-         std::to_string(estimated_batch_rows) + " rows/batch), trace buffers " +
+         std::to_string(estimated_batch_rows) + " rows/batch)" +
+         (model_bytes > 0 ? ", model " + FormatBytes(model_bytes) + " (parameters + Adam " +
+                                FormatBytes(model_parameter_bytes) + ", activations " +
+                                FormatBytes(model_activation_bytes) + ")"
+                          : std::string()) +
+         ", trace buffers " +
          FormatBytes(trace_bytes) + ", neighbor cache " + FormatBytes(ncache_bytes) +
          ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
          " rows)";
@@ -46,15 +197,32 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   // the next is gathered); float16 features also need one raw batch buffer.
   const int64_t raw_row_bytes = r.feature_row_bytes == 4 * r.feature_dim ? 0 : r.feature_row_bytes;
   s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + raw_row_bytes);
-  const int64_t required = s.table_bytes + s.staging_bytes + (2 << 20);
+  if (r.reserve_model) {
+    ModelConfig model = r.model;
+    if (model.in_dim <= 0) model.in_dim = r.feature_dim;
+    if (model.num_classes <= 0) model.num_classes = r.num_classes;
+    model.num_layers = static_cast<int64_t>(r.fanouts.size());
+    const ModelFootprint footprint = EstimateModelFootprint(
+        model, EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts),
+        std::min(r.batch_size, r.num_nodes), r.model_on_host);
+    s.model_parameter_bytes = footprint.parameter_bytes;
+    s.model_activation_bytes = footprint.activation_bytes;
+    s.model_bytes = footprint.total_bytes();
+  }
+  const int64_t required = s.table_bytes + s.staging_bytes + s.model_bytes + (2 << 20);
   if (r.budget_bytes < required) {
     return Status(StatusCode::kResourceExhausted,
                   "memory budget " + FormatBytes(r.budget_bytes) + " is too small: the per-node tables of " +
                       std::to_string(r.num_nodes) + " nodes need " + FormatBytes(s.table_bytes) +
-                      " and the batch staging buffers (~" + std::to_string(s.estimated_batch_rows) +
-                      " rows per batch) " + FormatBytes(s.staging_bytes) + "; use --memory-budget " +
-                      FormatBytes(required) + " or more, or a smaller --batch-size / --fanouts");
+                      ", the batch staging buffers (~" + std::to_string(s.estimated_batch_rows) +
+                      " rows per batch) " + FormatBytes(s.staging_bytes) +
+                      (r.reserve_model ? ", the model's training working set " + FormatBytes(s.model_bytes)
+                                       : std::string()) +
+                      "; use --memory-budget " + FormatBytes(required) +
+                      " or more, or a smaller --batch-size / --fanouts" + (r.reserve_model ? " / --hidden" : ""));
   }
+  // Traces and caches are split as if there were no model (so --no-train and training
+  // runs agree); the model is then paid for by the feature cache first.
   int64_t left = r.budget_bytes - s.table_bytes - s.staging_bytes;
   s.trace_bytes = std::max<int64_t>(1 << 20, left / 8);
   left = std::max<int64_t>(0, left - s.trace_bytes);
@@ -81,11 +249,42 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
     if (s.ncache_bytes < ncache_table + ncache_table / 4) s.ncache_bytes = 0;
     s.fcache_bytes = left - s.ncache_bytes;
   }
-  if (s.ncache_bytes + s.fcache_bytes > left && (r.ncache_budget_bytes >= 0 || r.fcache_budget_bytes >= 0)) {
+  const bool overridden = r.ncache_budget_bytes >= 0 || r.fcache_budget_bytes >= 0;
+  if (s.ncache_bytes + s.fcache_bytes > left && overridden) {
     return Status(StatusCode::kResourceExhausted,
                   "--ncache-budget + --fcache-budget (" + FormatBytes(s.ncache_bytes + s.fcache_bytes) +
                       ") exceed what the memory budget leaves after tables, staging and traces (" +
                       FormatBytes(left) + ")");
+  }
+  // The model's bytes: from room explicit cache budgets leave unused, then the feature
+  // cache, then the neighbor cache (unless set explicitly), then the trace buffers down
+  // to 1 MiB.
+  int64_t owed = std::max<int64_t>(0, s.model_bytes - std::max<int64_t>(0, left - s.ncache_bytes - s.fcache_bytes));
+  if (owed > 0 && r.fcache_budget_bytes < 0) {
+    const int64_t take = std::min(owed, s.fcache_bytes);
+    s.fcache_bytes -= take;
+    owed -= take;
+  }
+  if (owed > 0 && r.ncache_budget_bytes < 0 && s.ncache_bytes > 0) {
+    const int64_t take = std::min(owed, s.ncache_bytes);
+    s.ncache_bytes -= take;
+    owed -= take;
+    // What is left cannot hold the neighbor cache's table: it caches nothing, features get it.
+    if (s.ncache_bytes < ncache_table + ncache_table / 4) {
+      if (r.fcache_budget_bytes < 0) s.fcache_bytes += s.ncache_bytes;
+      s.ncache_bytes = 0;
+    }
+  }
+  if (owed > 0) {
+    const int64_t take = std::min(owed, s.trace_bytes - (1 << 20));
+    s.trace_bytes -= take;
+    owed -= take;
+  }
+  if (owed > 0) {
+    return Status(StatusCode::kResourceExhausted,
+                  "--ncache-budget / --fcache-budget leave no room for the model's training working set (" +
+                      FormatBytes(s.model_bytes) + ") in memory budget " + FormatBytes(r.budget_bytes) +
+                      "; lower them or raise --memory-budget");
   }
   if (r.ncache_budget_bytes > 0 && r.ncache_budget_bytes < ncache_table) {
     return Status(StatusCode::kResourceExhausted,

@@ -6,6 +6,12 @@
 //   staging           batch buffers of the gather pipeline: `pipeline_depth` float32
 //                     batches (one trains while the next is gathered), + one raw batch
 //                     for float16 features, sized by the estimated rows of a batch (below)
+//   model             training only (--no-train reserves nothing): the trainer's host
+//                     working set, EstimateModelFootprint below — parameters, their
+//                     gradients, Adam's two moments and the best-validation copy, plus on
+//                     the CPU the autograd activations and gradients of one step (on a
+//                     GPU they live in device memory; the host keeps the pinned row
+//                     staging and the block index tensors built before the copy)
 //   trace buffers     RAM for superbatch traces and changesets before they spill to
 //                     runtime files: an eighth of what is left, at least 1 MiB
 //   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
@@ -15,14 +21,19 @@
 //                     --ncache-budget / --fcache-budget override either (the other gets
 //                     the remainder).
 //
-// A budget that cannot hold the per-node tables plus a minimal staging area is refused
-// (kResourceExhausted) with a one-line message saying how much is needed.
+// The model's bytes come out of the feature cache first, then the neighbor cache, then
+// the trace buffers (down to 1 MiB), so --no-train and training runs keep the same
+// tables, staging, traces and neighbor cache whenever the feature cache can pay.
+// A budget that cannot hold the per-node tables plus a minimal staging area (plus the
+// model when training) is refused (kResourceExhausted) with a one-line message saying
+// how much is needed.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "executor/model_runner.h"
 #include "storage/status.h"
 
 namespace seer {
@@ -38,7 +49,45 @@ struct MemoryBudgetRequest {
   int64_t ncache_budget_bytes = -1;      // -1 = auto
   int64_t fcache_budget_bytes = -1;      // -1 = auto
   double ncache_share = -1;              // [0, 1]: neighbor cache's share of the caches; -1 = auto (1/4)
+  // Training: reserve the model's host working set. model.in_dim / num_classes may be
+  // left 0 (then feature_dim / num_classes below are used); num_layers = fanouts.size().
+  bool reserve_model = false;
+  ModelConfig model;
+  int64_t num_classes = 0;
+  bool model_on_host = true;             // false: training on a GPU (activations in device memory)
 };
+
+// One block's expected shape (input layer first, as ModelRunner consumes them).
+struct BlockShape {
+  int64_t num_dst = 0;
+  int64_t num_src = 0;
+  int64_t num_edges = 0;
+};
+
+// The host memory a ModelRunner needs while training (bytes). Activations are the peak of
+// one training step, followed op by op along forward and backward: the block index
+// tensors, the tensors autograd keeps for backward of the layers so far, and the current
+// layer's temporaries (forward messages; backward message and input gradients), times
+// kModelSafetyFactor.
+struct ModelFootprint {
+  int64_t num_parameters = 0;
+  int64_t parameter_bytes = 0;   // CPU: 5 x 4 B x params (weights, grads, Adam m and v, best copy); GPU: 0
+  int64_t activation_bytes = 0;  // CPU: autograd working set of one step; GPU: pinned staging + host block tensors
+  int64_t total_bytes() const { return parameter_bytes + activation_bytes; }
+};
+// Headroom over the tally: allocator rounding, small tensors not counted (degrees,
+// norms, views' bases, the loss), and block shapes above the coupon-collector mean.
+constexpr double kModelSafetyFactor = 1.25;
+
+// Same count as ModelRunner::num_parameters() for `config` (config.num_layers layers).
+int64_t CountModelParameters(const ModelConfig& config);
+// Expected block shapes of one batch: hop k holds EstimateBatchRows(N, B, fanouts[0..k))
+// nodes; block l (input first) maps hop L-l onto hop L-1-l with dst × fan-out edges
+// (fan-out -1 counted as 32): an upper bound for sampling without replacement.
+std::vector<BlockShape> EstimateBlockShapes(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts);
+// config.num_layers must equal blocks.size() (MLP: blocks may be empty; seeds only).
+ModelFootprint EstimateModelFootprint(const ModelConfig& config, const std::vector<BlockShape>& blocks,
+                                      int64_t num_seeds, bool on_host);
 
 struct MemoryBudgetSplit {
   int64_t budget_bytes = 0;
@@ -47,6 +96,9 @@ struct MemoryBudgetSplit {
   int64_t trace_bytes = 0;
   int64_t ncache_bytes = 0;         // neighbor cache budget (its 8 B/node table included)
   int64_t fcache_bytes = 0;         // feature cache slots
+  int64_t model_bytes = 0;          // training: the model's host working set (0 with --no-train)
+  int64_t model_parameter_bytes = 0;
+  int64_t model_activation_bytes = 0;
   int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
   int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
   // "memory budget 1.0 GiB: tables 12 MiB, staging ..., feature cache 600 MiB (N rows)"

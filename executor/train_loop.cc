@@ -25,6 +25,7 @@
 #include "executor/mmap_reader.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
+#include "kernels/device.h"
 #include "storage/atomic_file.h"
 #include "storage/dataset.h"
 #include "storage/json.h"
@@ -349,6 +350,7 @@ Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_i
   request.num_nodes = m.num_nodes;
   request.feature_dim = m.feature_dim;
   request.feature_row_bytes = m.feature_row_bytes();
+  request.num_classes = m.num_classes;
   SEER_ASSIGN_OR_RETURN(path->split, SplitMemoryBudget(request));
 
   DirectReaderOptions reader;
@@ -540,6 +542,13 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   request.ncache_budget_bytes = o.ncache_budget_bytes;
   request.fcache_budget_bytes = o.fcache_budget_bytes;
   request.ncache_share = o.ncache_share;
+  // Training reserves the model's host working set; on a GPU its activations live in
+  // device memory (ModelRunner trains on CUDA when asked and a device is present).
+  request.reserve_model = !o.no_train;
+  request.model.kind = o.model;
+  request.model.hidden = o.hidden;
+  request.model.heads = o.heads;
+  request.model_on_host = !(o.use_cuda && kernels::CudaDeviceCount() > 0);
   DataIoOptions io;
   io.mode = o.io;
   io.queue_depth = o.queue_depth;
@@ -656,6 +665,10 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
                    ModelKindName(o.model), static_cast<int>(o.fanouts.size()), JoinFanouts(o.fanouts).c_str(),
                    static_cast<long long>(o.hidden), static_cast<long long>(model->num_parameters()),
                    model->on_cuda() ? "cuda" : "cpu");
+    }
+    if (!o.quiet && !request.model_on_host && !model->on_cuda()) {
+      std::fprintf(stderr, "seer train: WARNING: the memory split assumed GPU training but the model runs on the "
+                           "CPU; its activations are not reserved (peak RSS may exceed the budget)\n");
     }
   }
   if (!checkpoint_path.empty()) SEER_RETURN_IF_ERROR(MakeDirs(o.checkpoint_dir));

@@ -1,0 +1,276 @@
+// The memory split's model reservation (executor/memory_budget.h): the footprint
+// estimate against what libtorch really allocates during a training step (a counting
+// CPU allocator installed in front of c10's), the parameter count against ModelRunner's,
+// and where the split takes the model's bytes from.
+#include "executor/memory_budget.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "executor/model_runner.h"
+
+namespace seer {
+namespace {
+
+// Counts the bytes of every live CPU tensor allocation and their peak; frees through
+// c10 like the default allocator.
+class CountingAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) const override {
+    void* data = c10::alloc_cpu(n);
+    auto* ctx = new Block{data, n, this};
+    const int64_t now = current_.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
+    int64_t peak = peak_.load();
+    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+    }
+    return {data, ctx, &Delete, c10::Device(c10::DeviceType::CPU)};
+  }
+  void ResetPeak() { peak_.store(current_.load()); }
+  int64_t current() const { return current_.load(); }
+  int64_t peak() const { return peak_.load(); }
+
+ private:
+  struct Block {
+    void* data;
+    size_t bytes;
+    const CountingAllocator* owner;
+  };
+  static void Delete(void* ctx_ptr) {
+    auto* ctx = static_cast<Block*>(ctx_ptr);
+    ctx->owner->current_.fetch_sub(static_cast<int64_t>(ctx->bytes));
+    c10::free_cpu(ctx->data);
+    delete ctx;
+  }
+  mutable std::atomic<int64_t> current_{0};
+  mutable std::atomic<int64_t> peak_{0};
+};
+
+CountingAllocator& Counter() {
+  static CountingAllocator* counter = [] {
+    auto* c = new CountingAllocator;
+    c10::SetCPUAllocator(c, /*priority=*/200);
+    return c;
+  }();
+  return *counter;
+}
+
+// A batch with exactly the given block shapes: block l's dst d draws
+// num_edges / num_dst distinct random src among block l's num_src.
+struct ShapedBatch {
+  BatchTrace trace;
+  std::vector<float> rows;
+  std::vector<int32_t> labels;
+};
+
+ShapedBatch MakeShapedBatch(const std::vector<BlockShape>& shapes, int64_t num_seeds, int64_t in_dim,
+                            int64_t classes, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ShapedBatch b;
+  b.trace.num_seeds = num_seeds;
+  b.trace.batch_index = 1;
+  const int64_t rows = shapes.empty() ? num_seeds : shapes[0].num_src;
+  for (int64_t v = 0; v < rows; ++v) b.trace.node_ids.push_back(v);
+  for (const BlockShape& s : shapes) {
+    LayerBlock block;
+    block.num_dst = s.num_dst;
+    block.num_src = s.num_src;
+    const int64_t fanout = s.num_dst == 0 ? 0 : s.num_edges / s.num_dst;
+    block.row_ptr.push_back(0);
+    std::vector<int32_t> picks;
+    for (int64_t d = 0; d < s.num_dst; ++d) {
+      picks.clear();
+      while (static_cast<int64_t>(picks.size()) < fanout) {
+        const auto src = static_cast<int32_t>(rng() % static_cast<uint64_t>(s.num_src));
+        if (std::find(picks.begin(), picks.end(), src) == picks.end()) picks.push_back(src);
+      }
+      block.col_idx.insert(block.col_idx.end(), picks.begin(), picks.end());
+      block.row_ptr.push_back(static_cast<int64_t>(block.col_idx.size()));
+    }
+    b.trace.blocks.push_back(std::move(block));
+  }
+  std::normal_distribution<float> normal;
+  b.rows.resize(static_cast<size_t>(rows * in_dim));
+  for (float& x : b.rows) x = normal(rng);
+  for (int64_t i = 0; i < num_seeds; ++i) b.labels.push_back(static_cast<int32_t>(rng() % classes));
+  return b;
+}
+
+// The estimate bounds the bytes libtorch holds during a training step from above, and
+// is not loose by more than 2x, for every model kind on odd coupon-collector shapes.
+TEST(ModelFootprintTest, BoundsTheAllocatorPeakOfATrainingStep) {
+  CountingAllocator& counter = Counter();
+  const int64_t num_nodes = 50021, batch = 97, in_dim = 47, classes = 7;
+  const std::vector<int> fanouts = {10, 6};
+  const std::vector<BlockShape> shapes = EstimateBlockShapes(num_nodes, batch, fanouts);
+  const uint64_t seed = 20240611;
+  std::printf("seed %llu; blocks:", static_cast<unsigned long long>(seed));
+  for (const BlockShape& s : shapes) {
+    std::printf(" [dst %lld src %lld edges %lld]", static_cast<long long>(s.num_dst),
+                static_cast<long long>(s.num_src), static_cast<long long>(s.num_edges));
+  }
+  std::printf("\n");
+  const ShapedBatch b = MakeShapedBatch(shapes, batch, in_dim, classes, seed);
+  for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
+    for (int64_t hidden : {64, 200}) {
+      ModelConfig config;
+      config.kind = kind;
+      config.in_dim = in_dim;
+      config.hidden = hidden;
+      config.num_classes = classes;
+      config.num_layers = static_cast<int64_t>(fanouts.size());
+      config.heads = 4;
+      const int64_t before_model = counter.current();
+      auto runner = ModelRunner::Create(config, 0.01, seed, /*use_cuda=*/false);
+      ASSERT_EQ(CountModelParameters(config), runner->num_parameters()) << ModelKindName(kind);
+      // The first step creates the gradients and Adam's moments; measure the second.
+      runner->TrainStep(b.trace, b.rows.data(), b.labels.data());
+      runner->SnapshotBest();
+      const int64_t persistent = counter.current() - before_model;
+      counter.ResetPeak();
+      const int64_t baseline = counter.current();
+      runner->TrainStep(b.trace, b.rows.data(), b.labels.data());
+      const int64_t step_peak = counter.peak() - baseline;
+      const ModelFootprint f = EstimateModelFootprint(config, shapes, batch, /*on_host=*/true);
+      std::printf("%s hidden %lld: step peak %.2f MiB, estimate %.2f MiB; parameters+Adam+best %.2f MiB, "
+                  "estimate %.2f MiB\n",
+                  ModelKindName(kind), static_cast<long long>(hidden), step_peak / 1048576.0,
+                  f.activation_bytes / 1048576.0, persistent / 1048576.0, f.parameter_bytes / 1048576.0);
+      EXPECT_GE(f.activation_bytes, step_peak) << ModelKindName(kind) << " hidden " << hidden;
+      EXPECT_LE(f.activation_bytes, 2 * step_peak) << ModelKindName(kind) << " hidden " << hidden;
+      EXPECT_GE(f.parameter_bytes, persistent) << ModelKindName(kind) << " hidden " << hidden;
+      EXPECT_LE(f.parameter_bytes, 2 * persistent + 4096) << ModelKindName(kind) << " hidden " << hidden;
+    }
+  }
+}
+
+TEST(ModelFootprintTest, BlockShapesFollowTheHops) {
+  // No repeats among 10 + 20 + 60 draws from 2^40 nodes: exact hop sizes.
+  const std::vector<BlockShape> s = EstimateBlockShapes(int64_t{1} << 40, 10, {2, 3});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].num_dst, 30);  // input layer: hop 1 (30) from hop 2 (90)
+  EXPECT_EQ(s[0].num_src, 90);
+  EXPECT_EQ(s[0].num_edges, 90);
+  EXPECT_EQ(s[1].num_dst, 10);  // output layer: the seeds from hop 1
+  EXPECT_EQ(s[1].num_src, 30);
+  EXPECT_EQ(s[1].num_edges, 20);
+  EXPECT_TRUE(EstimateBlockShapes(1000, 10, {}).empty());
+  // Fan-out -1 (all neighbors) counts 32 per node; capped by the graph.
+  const std::vector<BlockShape> all = EstimateBlockShapes(50, 10, {-1});
+  EXPECT_EQ(all[0].num_src, 50);
+  EXPECT_EQ(all[0].num_edges, 320);
+}
+
+MemoryBudgetRequest BenchLikeRequest() {
+  MemoryBudgetRequest r;
+  r.budget_bytes = int64_t{256} << 20;
+  r.num_nodes = 1000003;
+  r.feature_dim = 128;
+  r.feature_row_bytes = 512;
+  r.num_classes = 10;
+  r.batch_size = 1000;
+  r.fanouts = {10, 10};
+  r.model.hidden = 256;
+  return r;
+}
+
+TEST(MemoryBudgetTest, ModelIsPaidByTheFeatureCacheFirst) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  auto no_train = SplitMemoryBudget(r);
+  ASSERT_TRUE(no_train.ok()) << no_train.status().message();
+  EXPECT_EQ(no_train->model_bytes, 0);
+  EXPECT_EQ(no_train->ToString().find("model"), std::string::npos);
+  r.reserve_model = true;
+  auto train = SplitMemoryBudget(r);
+  ASSERT_TRUE(train.ok()) << train.status().message();
+  // bench/RESULTS.md measured ~65 MiB of autograd activations for this configuration.
+  EXPECT_GT(train->model_activation_bytes, int64_t{65} << 20);
+  EXPECT_LT(train->model_activation_bytes, int64_t{130} << 20);
+  EXPECT_EQ(train->model_bytes, train->model_activation_bytes + train->model_parameter_bytes);
+  EXPECT_EQ(train->staging_bytes, no_train->staging_bytes);
+  EXPECT_EQ(train->trace_bytes, no_train->trace_bytes);
+  EXPECT_EQ(train->ncache_bytes, no_train->ncache_bytes);
+  EXPECT_NEAR(static_cast<double>(train->fcache_bytes),
+              static_cast<double>(no_train->fcache_bytes - train->model_bytes), 2 * 512);
+  EXPECT_LE(train->table_bytes + train->staging_bytes + train->model_bytes + train->trace_bytes +
+                train->ncache_bytes + train->fcache_bytes,
+            r.budget_bytes);
+  EXPECT_NE(train->ToString().find(", model "), std::string::npos) << train->ToString();
+  std::printf("%s\n", train->ToString().c_str());
+
+  // On a GPU the weights, Adam state and activations live in device memory; the host
+  // keeps the pinned staging the runner copies the rows through (up to twice a batch).
+  r.model_on_host = false;
+  auto gpu = SplitMemoryBudget(r);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  EXPECT_EQ(gpu->model_parameter_bytes, 0);
+  EXPECT_GE(gpu->model_activation_bytes, 2 * 4 * 128 * gpu->estimated_batch_rows);
+}
+
+TEST(MemoryBudgetTest, ModelBeyondTheFeatureCacheTakesTheNeighborCacheThenTraces) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.reserve_model = true;
+  r.model.hidden = 512;  // roughly twice the activations of hidden 256
+  r.budget_bytes = int64_t{320} << 20;
+  auto no_train_r = r;
+  no_train_r.reserve_model = false;
+  auto no_train = SplitMemoryBudget(no_train_r);
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(no_train.ok() && s.ok()) << s.status().message();
+  ASSERT_GT(s->model_bytes, no_train->fcache_bytes) << "the test needs a model larger than the feature cache";
+  ASSERT_LT(s->model_bytes, no_train->fcache_bytes + no_train->ncache_bytes);
+  EXPECT_LT(s->ncache_bytes, no_train->ncache_bytes);
+  EXPECT_EQ(s->trace_bytes, no_train->trace_bytes);
+  EXPECT_LE(s->fcache_bytes + s->ncache_bytes, no_train->fcache_bytes + 512 + no_train->ncache_bytes - s->model_bytes);
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->model_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes,
+            r.budget_bytes);
+  // A model larger than both caches shrinks the trace buffers too (not below 1 MiB).
+  r.budget_bytes = int64_t{304} << 20;
+  no_train_r.budget_bytes = r.budget_bytes;
+  no_train = SplitMemoryBudget(no_train_r);
+  s = SplitMemoryBudget(r);
+  ASSERT_TRUE(no_train.ok() && s.ok()) << s.status().message();
+  ASSERT_GT(s->model_bytes, no_train->fcache_bytes + no_train->ncache_bytes);
+  EXPECT_EQ(s->fcache_rows, 0);
+  EXPECT_EQ(s->ncache_bytes, 0);
+  EXPECT_LT(s->trace_bytes, no_train->trace_bytes);
+  EXPECT_GE(s->trace_bytes, 1 << 20);
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->model_bytes + s->trace_bytes, r.budget_bytes);
+
+  // Explicit cache budgets are kept; the model then has to fit beside them.
+  r.budget_bytes = int64_t{320} << 20;
+  r.fcache_budget_bytes = 16 << 20;
+  r.ncache_budget_bytes = 0;
+  auto fixed = SplitMemoryBudget(r);
+  ASSERT_TRUE(fixed.ok()) << fixed.status().message();
+  EXPECT_EQ(fixed->fcache_bytes, 16 << 20);
+  r.fcache_budget_bytes = int64_t{1} << 40;
+  EXPECT_EQ(SplitMemoryBudget(r).status().code(), StatusCode::kResourceExhausted);
+}
+
+TEST(MemoryBudgetTest, RefusesABudgetThatCannotHoldTheModel) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.budget_bytes = int64_t{192} << 20;  // tables + staging fit, + ~90 MiB of model does not
+  ASSERT_TRUE(SplitMemoryBudget(r).ok());
+  r.reserve_model = true;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  const std::string& message = s.status().message();
+  EXPECT_NE(message.find("model"), std::string::npos) << message;
+  EXPECT_NE(message.find("--hidden"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  // The features-only baseline (seed rows only) fits the same budget.
+  r.model.kind = ModelKind::kMlp;
+  EXPECT_TRUE(SplitMemoryBudget(r).ok());
+}
+
+}  // namespace
+}  // namespace seer
