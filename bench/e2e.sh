@@ -257,8 +257,8 @@ done
 for DIM in $DIMS; do
   DATA="$OUT/graph-n$NODES-d$DIM"
   METRICS=""
-  for m in "$OUT/d$DIM-no-train-seer-r1.jsonl" "$OUT/d$DIM-train-seer-r1.jsonl"; do
-    [[ -f "$m" ]] && { METRICS="$m"; break; }
+  for k in no-train train; do  # a run that succeeded this time (in results.jsonl), not a stale file
+    grep -qF "\"run\": \"d$DIM-$k-seer-r1\"" "$OUT/results.jsonl" && { METRICS="$OUT/d$DIM-$k-seer-r1.jsonl"; break; }
   done
   [[ "$BELADY_CHECK" == 1 && -n "$METRICS" ]] || { echo "e2e: Belady check skipped for dim $DIM (BELADY_CHECK=$BELADY_CHECK, metrics '${METRICS}')"; continue; }
   read -r ROWS TRAIN_MISSES < <(python3 -c 'import json, sys
