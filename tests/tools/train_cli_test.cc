@@ -186,6 +186,33 @@ TEST(TrainCliTest, PeakRssStaysWithinBudget) {
   // Slack 16 MiB: allocator retention and startup transients not in the split (the
   // neighbor-cache build's per-node arrays, in-flight traces); measured excess ~10 MiB.
   EXPECT_LE(big_rss, small_rss + 24 * mib + 16 * mib);
+
+  // A realistic model (hidden 256, batches of ~29k rows): its autograd working set
+  // (~30 MiB measured) must come out of the budget, not on top of it. The fixed overhead
+  // of a training run is measured on the tiny graph with 16-seed batches; the training
+  // run's extra RSS over a --no-train run with the same budget must not exceed the extra
+  // of the tiny pair, i.e. the caches gave the model its room. Without the model's
+  // reservation the big pair differs by ~41 MiB (28 MiB over the tiny pair's ~14 MiB);
+  // with it by ~12 MiB.
+  const std::string realistic = " --hidden 256 --fanouts 5,5 --superbatch 5 --epochs 1 --stop-after 1 "
+                                "--eval-every 0 --threads 2 --memory-budget 88M --cpu";
+  auto peak = [&](const std::string& dataset, const std::string& extra) {
+    CommandRun run = Seer("train " + tmp + "/" + dataset + realistic + extra, /*merge_stderr=*/false);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    return ValueAfter("\n" + run.output, "peak RSS bytes");
+  };
+  const double fixed_train = peak("small", " --batch-size 16");
+  const double fixed_data = peak("small", " --batch-size 16 --no-train");
+  const double train = peak("big", " --batch-size 1000");
+  const double data = peak("big", " --batch-size 1000 --no-train");
+  ASSERT_GT(fixed_train, 0);
+  ASSERT_GT(data, 0);
+  std::printf("hidden 256, budget 88 MiB: peak RSS tiny %.1f / %.1f MiB (train / --no-train), 106 MiB dataset "
+              "%.1f / %.1f MiB; training adds %.1f MiB here, %.1f MiB on the tiny graph\n",
+              fixed_train / mib, fixed_data / mib, train / mib, data / mib, (train - data) / mib,
+              (fixed_train - fixed_data) / mib);
+  EXPECT_LE(train, fixed_train + 88 * mib + 8 * mib);
+  EXPECT_LE(train - data, fixed_train - fixed_data + 8 * mib);
 }
 
 // The first JSON line of a --metrics file (the run's configuration).
