@@ -6,7 +6,7 @@
 #
 # Usage: bench/train_bench.sh [BUILD_DIR]   (default build/; needs a Release `seer`)
 # Environment knobs (defaults in brackets): NODES [1000000] DIM [128] AVG_DEGREE [10]
-#   TRAIN_FRACTION [0.02] BUDGET [192M] FANOUTS [10,10] BATCH [1000] SUPERBATCH [5]
+#   TRAIN_FRACTION [0.02] BUDGET [224M] FANOUTS [10,10] BATCH [1000] SUPERBATCH [5]
 #   HIDDEN [256] EPOCHS [1] OUT [BUILD_DIR/bench-train]
 # Writes OUT/results.jsonl (one line per run, the `final` + `epoch` metrics) and prints
 # a table (epoch time without the end-of-run validation/test pass). Prints WARNING lines
@@ -15,7 +15,7 @@ set -euo pipefail
 BUILD="${1:-build}"
 SEER="$BUILD/seer"
 NODES="${NODES:-1000000}"; DIM="${DIM:-128}"; AVG_DEGREE="${AVG_DEGREE:-10}"
-TRAIN_FRACTION="${TRAIN_FRACTION:-0.02}"; BUDGET="${BUDGET:-192M}"; FANOUTS="${FANOUTS:-10,10}"
+TRAIN_FRACTION="${TRAIN_FRACTION:-0.02}"; BUDGET="${BUDGET:-224M}"; FANOUTS="${FANOUTS:-10,10}"
 BATCH="${BATCH:-1000}"; SUPERBATCH="${SUPERBATCH:-5}"; HIDDEN="${HIDDEN:-256}"; EPOCHS="${EPOCHS:-1}"
 OUT="${OUT:-$BUILD/bench-train}"
 DATA="$OUT/graph"

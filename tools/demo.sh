@@ -25,7 +25,7 @@ step "seer check --deep"
 "$SEER" check "$DATA" --deep
 
 step "seer ncache build (4 MiB budget)"
-"$SEER" ncache build "$DATA" --budget 4M
+"$SEER" ncache build "$DATA" --budget 4M --force
 
 step "seer sample: 1 epoch of traces"
 "$SEER" sample "$DATA" --out "$DEMO/trace" --fanouts 10,10 --batch-size 500 \
@@ -37,11 +37,11 @@ step "seer stats: hit ratio per cache policy (Belady is the lower bound on misse
 
 step "seer train: features-only baseline (MLP)"
 "$SEER" train "$DATA" --model mlp --epochs 3 --hidden 64 --fanouts 10,10 \
-  --memory-budget 64M --seed 1 --metrics "$DEMO/mlp_metrics.jsonl" | tee "$DEMO/mlp.log"
+  --memory-budget 112M --seed 1 --metrics "$DEMO/mlp_metrics.jsonl" | tee "$DEMO/mlp.log"
 
 step "seer train: GraphSAGE out of core through the Belady feature cache"
 "$SEER" train "$DATA" --model sage --epochs 3 --hidden 64 --fanouts 10,10 \
-  --memory-budget 64M --seed 1 --metrics "$DEMO/sage_metrics.jsonl" \
+  --memory-budget 112M --seed 1 --metrics "$DEMO/sage_metrics.jsonl" \
   --save-model "$DEMO/sage.pt" | tee "$DEMO/sage.log"
 
 step "summary"
