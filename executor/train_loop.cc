@@ -311,13 +311,6 @@ std::string JoinFanouts(const std::vector<int>& fanouts) {
   return s;
 }
 
-Status MakeDirs(const std::string& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return Status(StatusCode::kIoError, "create directory " + dir + ": " + ec.message());
-  return Status::Ok();
-}
-
 struct DataIoOptions {
   IoMode mode = IoMode::kAuto;
   int queue_depth = 64;
@@ -604,7 +597,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
                     std::to_string(Clock::now().time_since_epoch().count())))
                       .string();
   }
-  SEER_RETURN_IF_ERROR(MakeDirs(runtime_dir));
+  SEER_RETURN_IF_ERROR(MakeDirectories(runtime_dir));
   struct DirRemover {
     std::string dir;
     bool owned;
@@ -671,7 +664,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
                            "CPU; its activations are not reserved (peak RSS may exceed the budget)\n");
     }
   }
-  if (!checkpoint_path.empty()) SEER_RETURN_IF_ERROR(MakeDirs(o.checkpoint_dir));
+  if (!checkpoint_path.empty()) SEER_RETURN_IF_ERROR(MakeDirectories(o.checkpoint_dir));
   if (o.resume) {
     SEER_ASSIGN_OR_RETURN(position, model->LoadCheckpoint(checkpoint_path));
     if (position.seed != o.seed) {

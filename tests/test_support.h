@@ -42,15 +42,17 @@ struct CliRun {
 };
 
 // Runs `$SEER_BINARY <args>` through the shell (args are shell words) and collects
-// its output. exit_code is -1 when SEER_BINARY is unset or the process died by signal.
-inline CliRun RunSeer(const std::string& args) {
+// its output (stderr merged in, or discarded when merge_stderr is false). exit_code is
+// -1 when SEER_BINARY is unset or the process died by signal.
+inline CliRun RunSeer(const std::string& args, bool merge_stderr = true) {
   CliRun run;
   const char* binary = std::getenv("SEER_BINARY");
   if (binary == nullptr) {
     run.output = "SEER_BINARY not set (run the test through ctest)";
     return run;
   }
-  const std::string command = std::string(binary) + " " + args + " 2>&1";
+  const std::string command =
+      std::string(binary) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
   std::array<char, 4096> buf;

@@ -25,6 +25,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.h"
+
 #include "executor/train_loop.h"
 #include "inspector/trace_store.h"
 #include "storage/json.h"
@@ -35,32 +37,11 @@ namespace {
 // The settings both sides share.
 constexpr const char* kShared = "--batch-size 100 --superbatch 4 --epochs 2 --fanouts 5,5 --seed 7 --threads 2";
 
-struct CliRun {
-  int exit_code = -1;
-  std::string output;  // stdout + stderr
-};
+using seer::test::CliRun;
 
-CliRun Seer(const std::string& args) {
-  const char* bin = std::getenv("SEER_BINARY");
-  if (bin == nullptr) return {-1, "SEER_BINARY not set"};
-  const std::string cmd = std::string(bin) + " " + args + " 2>&1";
-  CliRun run;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return run;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) run.output.append(buf.data(), n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+CliRun Seer(const std::string& args) { return seer::test::RunSeer(args); }
 
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string Slurp(const std::string& path) { return seer::test::ReadFileBytes(path); }
 
 int64_t IntField(const JsonValue& object, const std::string& key) {
   const JsonValue* v = object.Find(key);

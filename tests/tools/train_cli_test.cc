@@ -13,42 +13,20 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.h"
+
 namespace {
 
-struct CommandRun {
-  int exit_code = -1;
-  std::string output;  // stdout + stderr
-};
+using CommandRun = seer::test::CliRun;
 
 CommandRun Seer(const std::string& args, bool merge_stderr = true) {
-  const char* binary = std::getenv("SEER_BINARY");
-  EXPECT_NE(binary, nullptr) << "SEER_BINARY not set (run through ctest)";
-  CommandRun run;
-  if (binary == nullptr) return run;
-  std::string command = std::string(binary) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = ::popen(command.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) run.output.append(buf.data(), n);
-  int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
+  EXPECT_TRUE(seer::test::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  return seer::test::RunSeer(args, merge_stderr);
 }
 
-std::string MakeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/train_cli_XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
+std::string MakeTempDir() { return seer::test::MakeTempDir("train_cli"); }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string ReadText(const std::string& path) { return seer::test::ReadFileBytes(path); }
 
 // "key value" lines printed on stdout by seer train ("test accuracy 0.93").
 double ValueAfter(const std::string& output, const std::string& key) {
