@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.h"
+
 #include "storage/dataset_check.h"
 #include "storage/dataset_prep.h"
 #include "storage/edge_list.h"
@@ -20,13 +22,7 @@
 namespace seer {
 namespace {
 
-std::string MakeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/prep_XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
+std::string MakeTempDir() { return test::MakeTempDir("prep"); }
 
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;

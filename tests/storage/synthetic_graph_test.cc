@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/test_support.h"
+
 #include "storage/dataset_check.h"
 #include "storage/float16.h"
 #include "storage/unique_fd.h"
@@ -16,13 +18,7 @@
 namespace seer {
 namespace {
 
-std::string MakeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/synthetic_XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
+std::string MakeTempDir() { return test::MakeTempDir("synthetic"); }
 
 template <typename T>
 std::vector<T> ReadArray(const std::string& path) {
