@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,15 @@ inline std::string ReadFileBytes(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// A raw little-endian file read as an array of T (trailing partial element dropped).
+template <typename T>
+std::vector<T> ReadArray(const std::string& path) {
+  const std::string bytes = ReadFileBytes(path);
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::copy_n(bytes.data(), out.size() * sizeof(T), reinterpret_cast<char*>(out.data()));
+  return out;
 }
 
 inline bool FileExists(const std::string& path) { return std::ifstream(path).good(); }

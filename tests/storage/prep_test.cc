@@ -32,14 +32,7 @@ void Gzip(const std::string& path) {
   ASSERT_EQ(std::system(("gzip -f '" + path + "'").c_str()), 0);
 }
 
-template <typename T>
-std::vector<T> ReadArray(const std::string& path) {
-  auto data = ReadWholeFile(path);
-  EXPECT_TRUE(data.ok()) << data.status().ToString();
-  std::vector<T> out(data->size() / sizeof(T));
-  std::copy_n(data->data(), out.size() * sizeof(T), reinterpret_cast<char*>(out.data()));
-  return out;
-}
+using test::ReadArray;
 
 std::vector<std::pair<int64_t, int64_t>> ReadAll(EdgeSource& source) {
   std::vector<std::pair<int64_t, int64_t>> out;

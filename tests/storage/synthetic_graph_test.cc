@@ -20,14 +20,7 @@ namespace {
 
 std::string MakeTempDir() { return test::MakeTempDir("synthetic"); }
 
-template <typename T>
-std::vector<T> ReadArray(const std::string& path) {
-  auto data = ReadWholeFile(path);
-  EXPECT_TRUE(data.ok()) << data.status().ToString();
-  std::vector<T> out(data->size() / sizeof(T));
-  std::copy_n(data->data(), out.size() * sizeof(T), reinterpret_cast<char*>(out.data()));
-  return out;
-}
+using test::ReadArray;
 
 struct Loaded {
   std::vector<int64_t> indptr;
