@@ -174,7 +174,9 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<Bl
 std::string MemoryBudgetSplit::ToString() const {
   return "memory budget " + FormatBytes(budget_bytes) + ": per-node tables " +
          FormatBytes(table_bytes) + ", staging " + FormatBytes(staging_bytes) + " (~" +
-         std::to_string(estimated_batch_rows) + " rows/batch)" +
+         std::to_string(estimated_batch_rows) + " rows/batch, " +
+         (measured_batches > 0 ? "measured on " + std::to_string(measured_batches) + " pilot batches)"
+                               : std::string("estimated)")) +
          (model_bytes > 0 ? ", model " + FormatBytes(model_bytes) + " (parameters + Adam " +
                                 FormatBytes(model_parameter_bytes) + ", activations " +
                                 FormatBytes(model_activation_bytes) + ")"
@@ -192,7 +194,13 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s;
   s.budget_bytes = r.budget_bytes;
   s.table_bytes = 8 * (r.num_nodes + 1) + 4 * r.num_nodes;
-  s.estimated_batch_rows = EstimateBatchRows(r.num_nodes, r.batch_size, r.fanouts);
+  const bool measured = r.measured_batch_rows > 0 && r.measured_blocks.size() == r.fanouts.size();
+  const auto margin = [&](int64_t v) {
+    return std::min<int64_t>(r.num_nodes, static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(v))));
+  };
+  s.estimated_batch_rows = measured ? margin(r.measured_batch_rows)
+                                    : EstimateBatchRows(r.num_nodes, r.batch_size, r.fanouts);
+  s.measured_batches = measured ? r.measured_batches : 0;
   // The gather pipeline holds `pipeline_depth` float32 batch buffers (one trains while
   // the next is gathered); float16 features also need one raw batch buffer.
   const int64_t raw_row_bytes = r.feature_row_bytes == 4 * r.feature_dim ? 0 : r.feature_row_bytes;
@@ -202,9 +210,18 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
     if (model.in_dim <= 0) model.in_dim = r.feature_dim;
     if (model.num_classes <= 0) model.num_classes = r.num_classes;
     model.num_layers = static_cast<int64_t>(r.fanouts.size());
-    const ModelFootprint footprint = EstimateModelFootprint(
-        model, EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts),
-        std::min(r.batch_size, r.num_nodes), r.model_on_host);
+    std::vector<BlockShape> blocks;
+    if (measured) {
+      for (const BlockShape& b : r.measured_blocks) {
+        // Edges scale with destinations; keep the margin on every field.
+        blocks.push_back({margin(b.num_dst), margin(b.num_src),
+                          static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(b.num_edges)))});
+      }
+    } else {
+      blocks = EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts);
+    }
+    const ModelFootprint footprint =
+        EstimateModelFootprint(model, blocks, std::min(r.batch_size, r.num_nodes), r.model_on_host);
     s.model_parameter_bytes = footprint.parameter_bytes;
     s.model_activation_bytes = footprint.activation_bytes;
     s.model_bytes = footprint.total_bytes();

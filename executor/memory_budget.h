@@ -38,6 +38,13 @@
 
 namespace seer {
 
+// One block's expected shape (input layer first, as ModelRunner consumes them).
+struct BlockShape {
+  int64_t num_dst = 0;
+  int64_t num_src = 0;
+  int64_t num_edges = 0;
+};
+
 struct MemoryBudgetRequest {
   int64_t budget_bytes = 0;
   int64_t num_nodes = 0;
@@ -55,14 +62,17 @@ struct MemoryBudgetRequest {
   ModelConfig model;
   int64_t num_classes = 0;
   bool model_on_host = true;             // false: training on a GPU (activations in device memory)
+  // Batch shapes measured on pilot batches (MeasureBatchShapes; 0 / empty = unknown).
+  // When set, staging and the model's activations are sized from the largest measured
+  // batch times kPilotMargin instead of the uniform-draw estimate below, which assumes
+  // every node has >= fan-out neighbours and overshoots 2-4x on power-law graphs.
+  int64_t measured_batch_rows = 0;
+  std::vector<BlockShape> measured_blocks;         // input layer first, per-field max
+  int64_t measured_batches = 0;
 };
+// Headroom over the largest pilot batch (batches of the same size vary by a few %).
+constexpr double kPilotMargin = 1.2;
 
-// One block's expected shape (input layer first, as ModelRunner consumes them).
-struct BlockShape {
-  int64_t num_dst = 0;
-  int64_t num_src = 0;
-  int64_t num_edges = 0;
-};
 
 // The host memory a ModelRunner needs while training (bytes). Activations are the peak of
 // one training step, followed op by op along forward and backward: the block index
@@ -101,6 +111,7 @@ struct MemoryBudgetSplit {
   int64_t model_activation_bytes = 0;
   int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
   int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
+  int64_t measured_batches = 0;     // > 0: estimated_batch_rows comes from that many pilot batches
   // "memory budget 1.0 GiB: tables 12 MiB, staging ..., feature cache 600 MiB (N rows)"
   std::string ToString() const;
 };

@@ -17,6 +17,7 @@
 #include <optional>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "cache/degrees.h"
@@ -329,12 +330,73 @@ struct DataPath {
   MemoryBudgetSplit split;
 };
 
-// Opens the dataset, splits the budget, and opens what the run reads: indptr in RAM,
-// indices.bin and features.bin through a BlockReader (O_DIRECT io_uring, or the page
-// cache through mmap), the neighbor cache (a prebuilt DIR/ncache when it fits the
-// budget, else built in memory for it) and the feature cache.
+// Batches sampled before the budget is split, so staging and the model's working set are
+// sized from real batch shapes (MemoryBudgetRequest::measured_*) rather than estimated.
+struct PilotSpec {
+  std::string split;            // seeds from this split file ("train", "test"), or
+  std::vector<int64_t> ids;     // these distinct ids when split is empty
+  int64_t batch_size = 1000;
+  std::vector<int> fanouts;
+  uint64_t seed = 0;
+  int num_threads = 0;
+  int64_t batches = 2;          // pilot batches (0 = no pilot: the estimate is used)
+};
+
+// Samples `pilot.batches` batches of evenly spaced seeds (no shuffle, so no copy of a
+// large seed list) straight from indices.bin, and records the largest batch's rows and
+// per-block shapes in *request. The neighbor cache is not built yet: these are plain reads.
+Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr, BlockReader* indices,
+                           const PilotSpec& pilot, MemoryBudgetRequest* request) {
+  if (pilot.batches <= 0 || pilot.fanouts.empty()) return Status::Ok();
+  std::vector<int64_t> all;
+  if (!pilot.split.empty()) {
+    SEER_ASSIGN_OR_RETURN(all, ds.LoadSplit(pilot.split));
+  }
+  const std::vector<int64_t>& from = pilot.split.empty() ? pilot.ids : all;
+  const int64_t n = static_cast<int64_t>(from.size());
+  const int64_t want = std::min(n, pilot.batches * pilot.batch_size);
+  if (want <= 0) return Status::Ok();
+  std::vector<int64_t> seeds(static_cast<size_t>(want));
+  for (int64_t i = 0; i < want; ++i) seeds[static_cast<size_t>(i)] = from[static_cast<size_t>(i * n / want)];
+  // Bad ids are the caller's to report (with their position); the pilot just skips them.
+  const int64_t num_nodes = ds.manifest().num_nodes;
+  seeds.erase(std::remove_if(seeds.begin(), seeds.end(), [&](int64_t v) { return v < 0 || v >= num_nodes; }),
+              seeds.end());
+  if (seeds.empty()) return Status::Ok();
+  TopologyView view;
+  view.indptr = &indptr;
+  view.indices = indices;
+  view.index_dtype = ds.manifest().index_dtype;
+  SuperbatchOptions options;
+  options.batch_size = pilot.batch_size;
+  options.superbatch_size = pilot.batches;
+  options.num_threads = pilot.num_threads;
+  options.shuffle = false;
+  options.sampler.fanouts = pilot.fanouts;
+  options.sampler.seed = pilot.seed;
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(view, std::move(seeds), options));
+  SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, 0));
+  request->measured_blocks.assign(pilot.fanouts.size(), BlockShape{});
+  for (const BatchTrace& b : trace.batches) {
+    request->measured_batch_rows = std::max<int64_t>(request->measured_batch_rows, static_cast<int64_t>(b.node_ids.size()));
+    for (size_t l = 0; l < b.blocks.size() && l < request->measured_blocks.size(); ++l) {
+      BlockShape& m = request->measured_blocks[l];
+      m.num_dst = std::max(m.num_dst, b.blocks[l].num_dst);
+      m.num_src = std::max(m.num_src, b.blocks[l].num_src);
+      m.num_edges = std::max<int64_t>(m.num_edges, static_cast<int64_t>(b.blocks[l].col_idx.size()));
+    }
+  }
+  request->measured_batches = static_cast<int64_t>(trace.batches.size());
+  return Status::Ok();
+}
+
+// Opens the dataset, samples the pilot batches (when `pilot` is given), splits the budget,
+// and opens what the run reads: indptr in RAM, indices.bin and features.bin through a
+// BlockReader (O_DIRECT io_uring, or the page cache through mmap), the neighbor cache (a
+// prebuilt DIR/ncache when it fits the budget, else built in memory for it) and the
+// feature cache.
 Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_in, const DataIoOptions& io,
-                    DataPath* path) {
+                    const PilotSpec* pilot, DataPath* path) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir));
   path->dataset.emplace(std::move(dataset));
   const Dataset& ds = *path->dataset;
@@ -344,7 +406,6 @@ Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_i
   request.feature_dim = m.feature_dim;
   request.feature_row_bytes = m.feature_row_bytes();
   request.num_classes = m.num_classes;
-  SEER_ASSIGN_OR_RETURN(path->split, SplitMemoryBudget(request));
 
   DirectReaderOptions reader;
   reader.mode = io.mode;
@@ -356,6 +417,8 @@ Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_i
   };
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, ds.LoadIndptr());
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> indices, open_reader(dataset_files::kIndices));
+  if (pilot != nullptr) SEER_RETURN_IF_ERROR(MeasurePilotBatches(ds, indptr, indices.get(), *pilot, &request));
+  SEER_ASSIGN_OR_RETURN(path->split, SplitMemoryBudget(request));
   NeighborCache ncache;
   if (path->split.ncache_bytes > 0) {
     const std::string ncache_dir = NeighborCache::DefaultDir(ds);
@@ -548,7 +611,13 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   io.direct = o.direct_io;
   io.quiet = o.quiet;
   io.mmap = o.mmap_io;
-  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &data));
+  PilotSpec pilot;
+  pilot.split = "train";
+  pilot.batch_size = o.batch_size;
+  pilot.fanouts = o.fanouts;
+  pilot.seed = o.seed;
+  pilot.num_threads = o.num_threads;
+  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &pilot, &data));
   summary.split = data.split;
   const Dataset& dataset = *data.dataset;
   const DatasetManifest& m = dataset.manifest();
@@ -1017,7 +1086,21 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   DataIoOptions io;
   io.mode = o.io;
   io.direct = o.direct_io;
-  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &data));
+  PilotSpec pilot;
+  pilot.batch_size = o.batch_size;
+  pilot.fanouts = fanouts;
+  pilot.seed = o.seed;
+  pilot.num_threads = o.num_threads;
+  if (o.nodes.empty()) {
+    pilot.split = "test";
+  } else {  // the first distinct ids (the sampler needs distinct seeds); range-checked below
+    std::unordered_set<int64_t> seen;
+    for (int64_t v : o.nodes) {
+      if (static_cast<int64_t>(pilot.ids.size()) >= pilot.batches * o.batch_size) break;
+      if (v >= 0 && seen.insert(v).second) pilot.ids.push_back(v);
+    }
+  }
+  SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &pilot, &data));
   const Dataset& dataset = *data.dataset;
   const DatasetManifest& m = dataset.manifest();
   if (m.feature_dim != model->config().in_dim || m.num_classes != model->config().num_classes) {

@@ -396,6 +396,29 @@ TEST(DataPathTest, BeladyMissesNoMoreThanOtherPolicies) {
   EXPECT_LT(misses[PolicyKind::kBelady], misses[PolicyKind::kNone]);
 }
 
+// The split sizes staging from pilot batches sampled before the run: every real batch
+// fits (the largest pilot batch x kPilotMargin), and the measurement is far tighter than
+// the uniform-draw estimate on a power-law graph with many low-degree nodes.
+TEST(DataPathTest, PilotBatchesSizeTheStaging) {
+  const std::string dir = MakeGraph("pilot", 20000, FeatureDtype::kFloat32, 8);
+  TrainOptions o = SmallRun(dir);
+  o.no_train = true;
+  o.fanouts = {10, 10, 10};
+  o.batch_size = 100;
+  o.epochs = 2;
+  int64_t largest = 0;
+  o.batch_hook = [&](const BatchTrace& b, const float*, int64_t, int64_t) {
+    largest = std::max<int64_t>(largest, static_cast<int64_t>(b.node_ids.size()));
+  };
+  auto s = RunTraining(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->split.measured_batches, 2);
+  ASSERT_GT(largest, 0);
+  EXPECT_GE(s->split.estimated_batch_rows, largest);
+  EXPECT_LE(s->split.estimated_batch_rows, 2 * largest);
+  EXPECT_LT(s->split.estimated_batch_rows, EstimateBatchRows(20000, 100, {10, 10, 10}));
+}
+
 // The conventional pipeline trains on exactly the batches of the superbatch pipeline
 // (same sampler, same seeds): only the lookahead and the cache policies differ.
 TEST(DataPathTest, ConventionalPipelineSeesTheSameBatches) {

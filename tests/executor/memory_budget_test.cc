@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -212,6 +213,39 @@ TEST(MemoryBudgetTest, ModelIsPaidByTheFeatureCacheFirst) {
   ASSERT_TRUE(gpu.ok()) << gpu.status().message();
   EXPECT_EQ(gpu->model_parameter_bytes, 0);
   EXPECT_GE(gpu->model_activation_bytes, 2 * 4 * 128 * gpu->estimated_batch_rows);
+}
+
+// Pilot batches: staging and the model are sized from the largest measured batch times
+// kPilotMargin; without a measurement the uniform-draw estimate is used.
+TEST(MemoryBudgetTest, MeasuredBatchShapesReplaceTheEstimate) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.reserve_model = true;
+  auto estimated = SplitMemoryBudget(r);
+  ASSERT_TRUE(estimated.ok()) << estimated.status().message();
+  EXPECT_EQ(estimated->measured_batches, 0);
+  EXPECT_NE(estimated->ToString().find("estimated)"), std::string::npos) << estimated->ToString();
+
+  const int64_t rows = estimated->estimated_batch_rows / 3;
+  r.measured_batch_rows = rows;
+  r.measured_batches = 2;
+  for (const BlockShape& b : EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts)) {
+    r.measured_blocks.push_back({b.num_dst / 3, b.num_src / 3, b.num_edges / 3});
+  }
+  auto measured = SplitMemoryBudget(r);
+  ASSERT_TRUE(measured.ok()) << measured.status().message();
+  const int64_t with_margin = static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(rows)));
+  EXPECT_EQ(measured->estimated_batch_rows, with_margin);
+  EXPECT_EQ(measured->staging_bytes, with_margin * r.pipeline_depth * 4 * r.feature_dim);
+  EXPECT_EQ(measured->measured_batches, 2);
+  EXPECT_NE(measured->ToString().find("measured on 2 pilot batches"), std::string::npos) << measured->ToString();
+  // Smaller batches: smaller activations, and the memory goes to the caches.
+  EXPECT_LT(measured->model_activation_bytes, estimated->model_activation_bytes);
+  EXPECT_GT(measured->fcache_bytes + measured->ncache_bytes, estimated->fcache_bytes + estimated->ncache_bytes);
+  // Blocks that do not match the fan-outs are ignored (the estimate is used).
+  r.measured_blocks.pop_back();
+  auto mismatched = SplitMemoryBudget(r);
+  ASSERT_TRUE(mismatched.ok());
+  EXPECT_EQ(mismatched->estimated_batch_rows, estimated->estimated_batch_rows);
 }
 
 TEST(MemoryBudgetTest, ModelBeyondTheFeatureCacheTakesTheNeighborCacheThenTraces) {
