@@ -181,6 +181,8 @@ std::string MemoryBudgetSplit::ToString() const {
                                 FormatBytes(model_parameter_bytes) + ", activations " +
                                 FormatBytes(model_activation_bytes) + ")"
                           : std::string()) +
+         (inspector_bytes > 0 ? ", inspector " + FormatBytes(inspector_bytes) + " (superbatch traces in flight + planner)"
+                              : std::string()) +
          ", trace buffers " +
          FormatBytes(trace_bytes) + ", neighbor cache " + FormatBytes(ncache_bytes) +
          ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
@@ -226,7 +228,23 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
     s.model_activation_bytes = footprint.activation_bytes;
     s.model_bytes = footprint.total_bytes();
   }
-  const int64_t required = s.table_bytes + s.staging_bytes + s.model_bytes + (2 << 20);
+  if (r.traces_in_flight > 0) {
+    // One batch's trace: global ids (8 B) + per block row_ptr (8 B per dst + 1) and col_idx
+    // (4 B per edge); from the pilot when measured, else from the estimated shapes.
+    int64_t per_batch = 0;
+    if (measured && r.measured_trace_bytes > 0) {
+      per_batch = static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(r.measured_trace_bytes)));
+    } else {
+      per_batch = 8 * s.estimated_batch_rows;
+      for (const BlockShape& b : EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts)) {
+        per_batch += 8 * (b.num_dst + 1) + 4 * b.num_edges;
+      }
+    }
+    const int64_t sb = std::max<int64_t>(1, r.superbatch);
+    s.inspector_bytes = r.traces_in_flight * sb * per_batch +
+                        r.planner_bytes_per_access * sb * s.estimated_batch_rows;
+  }
+  const int64_t required = s.table_bytes + s.staging_bytes + s.model_bytes + s.inspector_bytes + (2 << 20);
   if (r.budget_bytes < required) {
     return Status(StatusCode::kResourceExhausted,
                   "memory budget " + FormatBytes(r.budget_bytes) + " is too small: the per-node tables of " +
@@ -235,8 +253,12 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
                       " rows per batch) " + FormatBytes(s.staging_bytes) +
                       (r.reserve_model ? ", the model's training working set " + FormatBytes(s.model_bytes)
                                        : std::string()) +
+                      (s.inspector_bytes > 0 ? ", the inspector's superbatch traces and planner " +
+                                                   FormatBytes(s.inspector_bytes)
+                                             : std::string()) +
                       "; use --memory-budget " + FormatBytes(required) +
-                      " or more, or a smaller --batch-size / --fanouts" + (r.reserve_model ? " / --hidden" : ""));
+                      " or more, or a smaller --batch-size / --fanouts" + (r.reserve_model ? " / --hidden" : "") +
+                      (s.inspector_bytes > 0 ? " / --superbatch" : ""));
   }
   // Traces and caches are split as if there were no model (so --no-train and training
   // runs agree); the model is then paid for by the feature cache first.
@@ -276,7 +298,8 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   // The model's bytes: from room explicit cache budgets leave unused, then the feature
   // cache, then the neighbor cache (unless set explicitly), then the trace buffers down
   // to 1 MiB.
-  int64_t owed = std::max<int64_t>(0, s.model_bytes - std::max<int64_t>(0, left - s.ncache_bytes - s.fcache_bytes));
+  const int64_t reserved = s.model_bytes + s.inspector_bytes;
+  int64_t owed = std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s.ncache_bytes - s.fcache_bytes));
   if (owed > 0 && r.fcache_budget_bytes < 0) {
     const int64_t take = std::min(owed, s.fcache_bytes);
     s.fcache_bytes -= take;
@@ -299,8 +322,9 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   }
   if (owed > 0) {
     return Status(StatusCode::kResourceExhausted,
-                  "--ncache-budget / --fcache-budget leave no room for the model's training working set (" +
-                      FormatBytes(s.model_bytes) + ") in memory budget " + FormatBytes(r.budget_bytes) +
+                  "--ncache-budget / --fcache-budget leave no room for the model's training working set and the "
+                  "inspector's superbatch traces (" +
+                      FormatBytes(reserved) + ") in memory budget " + FormatBytes(r.budget_bytes) +
                       "; lower them or raise --memory-budget");
   }
   if (r.ncache_budget_bytes > 0 && r.ncache_budget_bytes < ncache_table) {

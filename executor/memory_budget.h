@@ -21,8 +21,11 @@
 //                     --ncache-budget / --fcache-budget override either (the other gets
 //                     the remainder).
 //
-// The model's bytes come out of the feature cache first, then the neighbor cache, then
-// the trace buffers (down to 1 MiB), so --no-train and training runs keep the same
+//   inspector         the superbatch traces in flight (sampled, queued, planned, executed)
+//                     and the planner's working set, sized from the pilot batches
+//
+// The model's and the inspector's bytes come out of the feature cache first, then the
+// neighbor cache, then the trace buffers (down to 1 MiB), so --no-train and training runs keep the same
 // tables, staging, traces and neighbor cache whenever the feature cache can pay.
 // A budget that cannot hold the per-node tables plus a minimal staging area (plus the
 // model when training) is refused (kResourceExhausted) with a one-line message saying
@@ -69,6 +72,14 @@ struct MemoryBudgetRequest {
   int64_t measured_batch_rows = 0;
   std::vector<BlockShape> measured_blocks;         // input layer first, per-field max
   int64_t measured_batches = 0;
+  // The inspector's working set outside the trace buffers: whole superbatch traces held
+  // in RAM while they are sampled, queued, planned and executed (`traces_in_flight` of
+  // them, `superbatch` batches each; 0 = not reserved), plus the planner's per-access
+  // working set (sort pairs, next uses, heaps) over one superbatch.
+  int64_t superbatch = 1;
+  int64_t traces_in_flight = 0;
+  int64_t measured_trace_bytes = 0;      // largest pilot batch's trace (ids + blocks)
+  int64_t planner_bytes_per_access = 0;  // 0 = no planner working set
 };
 // Headroom over the largest pilot batch (batches of the same size vary by a few %).
 constexpr double kPilotMargin = 1.2;
@@ -109,6 +120,7 @@ struct MemoryBudgetSplit {
   int64_t model_bytes = 0;          // training: the model's host working set (0 with --no-train)
   int64_t model_parameter_bytes = 0;
   int64_t model_activation_bytes = 0;
+  int64_t inspector_bytes = 0;      // superbatch traces in flight + the planner's working set
   int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
   int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
   int64_t measured_batches = 0;     // > 0: estimated_batch_rows comes from that many pilot batches

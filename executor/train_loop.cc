@@ -340,11 +340,15 @@ struct PilotSpec {
   uint64_t seed = 0;
   int num_threads = 0;
   int64_t batches = 2;          // pilot batches (0 = no pilot: the estimate is used)
+  int64_t epochs = 1;           // with request->superbatch: caps the traces in flight at
+                                // the number of superbatches the run has
 };
 
 // Samples `pilot.batches` batches of evenly spaced seeds (no shuffle, so no copy of a
 // large seed list) straight from indices.bin, and records the largest batch's rows and
 // per-block shapes in *request. The neighbor cache is not built yet: these are plain reads.
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr, BlockReader* indices,
                            const PilotSpec& pilot, MemoryBudgetRequest* request) {
   if (pilot.batches <= 0 || pilot.fanouts.empty()) return Status::Ok();
@@ -354,6 +358,13 @@ Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr
   }
   const std::vector<int64_t>& from = pilot.split.empty() ? pilot.ids : all;
   const int64_t n = static_cast<int64_t>(from.size());
+  if (n > 0 && request->traces_in_flight > 0) {
+    // A superbatch has at most the epoch's batches.
+    const int64_t batches = CeilDiv(n, pilot.batch_size);
+    request->superbatch = std::min(std::max<int64_t>(1, request->superbatch), batches);
+    const int64_t per_epoch = CeilDiv(batches, request->superbatch);
+    request->traces_in_flight = std::min(request->traces_in_flight, std::max<int64_t>(1, pilot.epochs) * per_epoch);
+  }
   const int64_t want = std::min(n, pilot.batches * pilot.batch_size);
   if (want <= 0) return Status::Ok();
   std::vector<int64_t> seeds(static_cast<size_t>(want));
@@ -379,6 +390,11 @@ Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr
   request->measured_blocks.assign(pilot.fanouts.size(), BlockShape{});
   for (const BatchTrace& b : trace.batches) {
     request->measured_batch_rows = std::max<int64_t>(request->measured_batch_rows, static_cast<int64_t>(b.node_ids.size()));
+    int64_t trace_bytes = 8 * static_cast<int64_t>(b.node_ids.size());
+    for (const LayerBlock& block : b.blocks) {
+      trace_bytes += 8 * static_cast<int64_t>(block.row_ptr.size()) + 4 * static_cast<int64_t>(block.col_idx.size());
+    }
+    request->measured_trace_bytes = std::max(request->measured_trace_bytes, trace_bytes);
     for (size_t l = 0; l < b.blocks.size() && l < request->measured_blocks.size(); ++l) {
       BlockShape& m = request->measured_blocks[l];
       m.num_dst = std::max(m.num_dst, b.blocks[l].num_dst);
@@ -611,8 +627,18 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   io.direct = o.direct_io;
   io.quiet = o.quiet;
   io.mmap = o.mmap_io;
+  // The inspector's traces in RAM outside the trace store: the one executing, one queued
+  // for the planner and one being sampled (the planner hands its trace to the store before
+  // it waits) — never more than the run has. Belady's CPU planner needs ~37 B per access
+  // including the trace's own 8 B id (planner_bench), LRU's bookkeeping less.
+  request.superbatch = conventional ? o.prefetch_batches : o.superbatch;
+  request.traces_in_flight = 3;
+  request.planner_bytes_per_access = o.cache_policy == PolicyKind::kBelady ? 32
+                                     : o.cache_policy == PolicyKind::kLru  ? 16
+                                                                           : 0;
   PilotSpec pilot;
   pilot.split = "train";
+  pilot.epochs = o.epochs;
   pilot.batch_size = o.batch_size;
   pilot.fanouts = o.fanouts;
   pilot.seed = o.seed;
@@ -760,6 +786,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
     start.Set("table_bytes", JsonValue::Int(data.split.table_bytes));
     start.Set("staging_bytes", JsonValue::Int(data.split.staging_bytes));
     start.Set("trace_bytes", JsonValue::Int(data.split.trace_bytes));
+    start.Set("inspector_bytes", JsonValue::Int(data.split.inspector_bytes));
     start.Set("ncache_bytes", JsonValue::Int(data.split.ncache_bytes));
     start.Set("fcache_bytes", JsonValue::Int(data.split.fcache_bytes));
     start.Set("fcache_rows", JsonValue::Int(data.split.fcache_rows));

@@ -241,6 +241,26 @@ TEST(MemoryBudgetTest, MeasuredBatchShapesReplaceTheEstimate) {
   // Smaller batches: smaller activations, and the memory goes to the caches.
   EXPECT_LT(measured->model_activation_bytes, estimated->model_activation_bytes);
   EXPECT_GT(measured->fcache_bytes + measured->ncache_bytes, estimated->fcache_bytes + estimated->ncache_bytes);
+  // The inspector: traces in flight x superbatch x the largest pilot trace (with the
+  // margin) + the planner's bytes per access over one superbatch, paid by the caches.
+  r.superbatch = 4;
+  r.traces_in_flight = 2;
+  r.measured_trace_bytes = 1 << 20;
+  r.planner_bytes_per_access = 32;
+  auto inspected = SplitMemoryBudget(r);
+  ASSERT_TRUE(inspected.ok()) << inspected.status().message();
+  const int64_t trace = static_cast<int64_t>(std::ceil(kPilotMargin * (1 << 20)));
+  EXPECT_EQ(inspected->inspector_bytes, 2 * 4 * trace + 32 * 4 * with_margin);
+  EXPECT_EQ(inspected->staging_bytes, measured->staging_bytes);
+  EXPECT_NEAR(static_cast<double>(inspected->fcache_bytes + inspected->inspector_bytes),
+              static_cast<double>(measured->fcache_bytes), 2.0 * r.feature_row_bytes);
+  EXPECT_NE(inspected->ToString().find("inspector "), std::string::npos) << inspected->ToString();
+  r.superbatch = 4000;  // traces that cannot fit: refused, naming --superbatch
+  auto refused = SplitMemoryBudget(r);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--superbatch"), std::string::npos) << refused.status().message();
+  r.superbatch = 4;
+  r.traces_in_flight = 0;
   // Blocks that do not match the fan-outs are ignored (the estimate is used).
   r.measured_blocks.pop_back();
   auto mismatched = SplitMemoryBudget(r);
