@@ -12,11 +12,14 @@
 #   seer-presc  seer with --feature-cache presc
 #   seer:NC:FC  seer with --cache-split NC:FC (opt-in, --modes); when any is run, a
 #               "seer-best" row reports the best of seer (auto split) and these splits
+#   seer@S[:NC:FC]  seer with --superbatch S (and optionally a split), opt-in: a longer
+#               lookahead costs memory (traces in flight, planner) the cache then lacks
 #   pyg-peer    (opt-in, --modes) bench/pyg_peer.py: PyTorch Geometric GraphSAGE over the
 #               same CSC and an np.memmap of the same features.bin (bench/gpu.sh)
 #
 # Usage: bench/e2e.sh [--quick|--medium|--large] [--build DIR] [--out DIR]
 #                     [--repeats N] [--only no-train|train] [--modes "pyg+ seer ..."]
+#                     [--append]   (add runs to OUT's earlier results; one table over all)
 # Every knob can also be set in the environment (defaults per scale below): NODES DIMS
 # AVG_DEGREE TRAIN_FRACTION FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET BELADY_CHECK.
 #   LIMIT   the memory limit of every run (cgroup: process memory + its page cache)
@@ -38,7 +41,7 @@
 # OUT/belady.jsonl: the seer run's Belady misses vs `seer stats` (BELADY_CHECK=0 skips).
 set -euo pipefail
 
-SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES=""
+SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES="" APPEND=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) SCALE=quick ;;
@@ -49,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) REPEATS="$2"; shift ;;
     --only) ONLY="$2"; shift ;;
     --modes) MODES="$2"; shift ;;
+    --append) APPEND=1 ;;
     -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
     *) echo "e2e.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -165,8 +169,14 @@ command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | head -1 || 
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 awk -v l="$LOAD" -v n="$(nproc)" 'BEGIN { if (l > n / 2) print "WARNING: load average " l " at start: other work shares the machine" }'
 
-: > "$OUT/results.jsonl"
-: > "$OUT/ceiling.jsonl"
+# --append: add these modes' runs to an earlier run in the same OUT (same scale and knobs);
+# the table and ratios are then computed over all of them.
+if [[ $APPEND == 0 ]]; then
+  : > "$OUT/results.jsonl"
+  : > "$OUT/ceiling.jsonl"
+else
+  touch "$OUT/results.jsonl" "$OUT/ceiling.jsonl"
+fi
 BASE_LIMIT="$LIMIT" BASE_BUDGET="$BUDGET"
 for DIM in $DIMS; do
   lv="LIMIT_$DIM" bv="BUDGET_$DIM"
@@ -185,7 +195,9 @@ for DIM in $DIMS; do
 
   # Storage ceiling: random reads/s at QD 64 on features.bin (O_DIRECT io_uring).
   FEATURES="$DATA/features.bin"
-  if [[ -x "$CEILING_BENCH" ]]; then
+  if [[ $APPEND == 1 ]] && grep -q "\"dim\": $DIM," "$OUT/ceiling.jsonl"; then
+    echo "e2e: --append: keeping the storage ceiling measured for dim $DIM"
+  elif [[ -x "$CEILING_BENCH" ]]; then
     drop_caches
     "$CEILING_BENCH" --file "$FEATURES" --size "$(stat -c %s "$FEATURES")" --qd 64 --threads 64 --seconds 5 \
       --json "$OUT/ceiling-d$DIM.json" > "$OUT/ceiling-d$DIM.out" 2>&1 || echo "WARNING: direct_reader_bench failed (see $OUT/ceiling-d$DIM.out)"
@@ -208,6 +220,9 @@ PY
         ali+pg:*) FLAGS=(--preset ali+pg --cache-split "${MODE#ali+pg:}") ;;
         seer) FLAGS=(--preset seer) ;;
         seer:*) FLAGS=(--preset seer --cache-split "${MODE#seer:}") ;;
+        seer@*) sb_split="${MODE#seer@}"  # seer@S or seer@S:NC:FC: superbatch S (and a split)
+                FLAGS=(--preset seer --superbatch "${sb_split%%:*}")
+                [[ "$sb_split" == *:* ]] && FLAGS+=(--cache-split "${sb_split#*:}") ;;
         seer-pg) FLAGS=(--preset seer --feature-cache static-degree) ;;
         seer-presc) FLAGS=(--preset seer --feature-cache presc) ;;
         seer-lru) FLAGS=(--preset seer --feature-cache lru) ;;
@@ -220,7 +235,8 @@ PY
              --epochs "$EPOCHS" --seed 1)
       else
         CMD=("$SEER" train "$DATA" "${FLAGS[@]}" --memory-budget "$BUDGET" --fanouts "$FANOUTS" --batch-size "$BATCH"
-             --superbatch "$SUPERBATCH" --epochs "$EPOCHS" --eval-every 0 --seed 1)
+             --epochs "$EPOCHS" --eval-every 0 --seed 1)
+        [[ "$MODE" == seer@* ]] || CMD+=(--superbatch "$SUPERBATCH")
       fi
       for ((rep = 1; rep <= REPEATS; rep++)); do
         name="d$DIM-$KIND-${MODE//[:+]/_}-r$rep"
@@ -271,7 +287,7 @@ done
 # trace scope (the lower bound: <=). stats holds the whole trace in RAM, so the large scale
 # skips it unless BELADY_CHECK=1.
 : "${BELADY_CHECK:=$([[ "$SCALE" == large ]] && echo 0 || echo 1)}"
-: > "$OUT/belady.jsonl"
+[[ $APPEND == 1 && "$BELADY_CHECK" == 0 ]] || : > "$OUT/belady.jsonl"
 for DIM in $DIMS; do
   DATA="$OUT/graph-n$NODES-d$DIM"
   METRICS=""
@@ -339,12 +355,13 @@ for (dim, kind, mode), rs in groups.items():
 # ali+pg = its best split per (dim, kind); seer-best = the best of seer (auto split) and
 # any swept seer:NC:FC splits, so seer is also reported "at its best settings".
 for dim, kind in {(s["dim"], s["kind"]) for s in summary}:
-    for prefix, name, extra in (("ali+pg:", "ali+pg", ()), ("seer:", "seer-best", ("seer",))):
+    for prefixes, name, extra in ((("ali+pg:",), "ali+pg", ()), (("seer:", "seer@"), "seer-best", ("seer",))):
         cands = [s for s in summary if s["dim"] == dim and s["kind"] == kind and
-                 (s["mode"].startswith(prefix) or s["mode"] in extra)]
-        if cands and (name == "ali+pg" or any(s["mode"].startswith(prefix) for s in cands)):
+                 (s["mode"].startswith(prefixes) or s["mode"] in extra)]
+        if cands and (name == "ali+pg" or any(s["mode"].startswith(prefixes) for s in cands)):
             best = dict(min(cands, key=lambda s: s["epoch_s_median"]))
-            best["best_split"] = best["mode"][len(prefix):] if best["mode"].startswith(prefix) else "auto"
+            best["best_split"] = (best["mode"][len("ali+pg:"):] if name == "ali+pg" else
+                                  "auto" if best["mode"] == "seer" else best["mode"])
             best["mode"] = name
             summary.append(best)
 for s in summary:
@@ -352,7 +369,7 @@ for s in summary:
     s["speedup_vs_pyg+"] = peers["pyg+"] / s["epoch_s_median"] if "pyg+" in peers and s["epoch_s_median"] > 0 else None
     s["speedup_vs_ali+pg"] = peers["ali+pg"] / s["epoch_s_median"] if "ali+pg" in peers and s["epoch_s_median"] > 0 else None
 order = {"pyg-peer": -1, "pyg+": 0, "ali+pg": 2, "seer": 3, "seer-best": 4, "seer-pg": 5, "seer-presc": 6, "seer-lru": 7}
-rank = lambda m: order.get(m, 1 if m.startswith("ali+pg:") else 3.5 if m.startswith("seer:") else 8)
+rank = lambda m: order.get(m, 1 if m.startswith("ali+pg:") else 3.5 if m.startswith(("seer:", "seer@")) else 8)
 summary.sort(key=lambda s: (s["dim"], s["kind"] != "no-train", rank(s["mode"]), s["mode"]))
 json.dump({"ceiling": list(ceil.values()), "modes": summary}, open(sys.argv[3], "w"), indent=1)
 fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)
