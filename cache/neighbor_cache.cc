@@ -79,13 +79,12 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
   if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
   if (budget_bytes == 0) return Disabled(m);
   const int64_t index_bytes = m.index_bytes();
-  const int64_t table_bytes = 8 * num_nodes;
+  const int64_t table_bytes = TableBytes(num_nodes);
   if (budget_bytes < table_bytes) {
     return Status(StatusCode::kResourceExhausted,
                   "neighbor cache budget " + std::to_string(budget_bytes) +
-                      " bytes cannot hold its per-node table (8 bytes x " +
-                      std::to_string(num_nodes) + " nodes = " + std::to_string(table_bytes) +
-                      " bytes); use 0 to disable the cache");
+                      " bytes cannot hold its per-node table (2 bits x " + std::to_string(num_nodes) +
+                      " nodes = " + std::to_string(table_bytes) + " bytes); use 0 to disable the cache");
   }
   const std::vector<int64_t> in_degrees = InDegreesFromIndptr(indptr);
 
@@ -98,26 +97,28 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
   std::sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
     return RanksBefore(a, b, out_degrees, in_degrees);
   });
-  std::vector<uint8_t> selected(static_cast<size_t>(num_nodes), 0);
-  int64_t left = budget_bytes - table_bytes;
   NeighborCache cache;
+  cache.bits_.assign(static_cast<size_t>((num_nodes + 63) / 64), 0);
+  int64_t left = budget_bytes - table_bytes;
   for (int64_t v : ranked) {
-    const int64_t cost = in_degrees[v] * index_bytes;
+    const int64_t cost = NodeBytes(in_degrees[v], index_bytes);
     if (cost > left) break;  // a prefix of the ranking
-    selected[v] = 1;
+    cache.bits_[static_cast<size_t>(v) >> 6] |= uint64_t{1} << (v & 63);
     left -= cost;
     ++cache.stats_.nodes_cached;
     cache.stats_.edges_cached += in_degrees[v];
   }
   ranked.clear();
   ranked.shrink_to_fit();
+  auto selected = [&](int64_t v) { return ((cache.bits_[static_cast<size_t>(v) >> 6] >> (v & 63)) & 1u) != 0; };
 
   cache.index_dtype_ = m.index_dtype;
-  cache.offset_.assign(static_cast<size_t>(num_nodes), -1);
+  cache.BuildRanks();
+  cache.offsets_.reserve(static_cast<size_t>(cache.stats_.nodes_cached));
   int64_t next = 0;
   for (int64_t v = 0; v < num_nodes; ++v) {
-    if (selected[v]) {
-      cache.offset_[v] = next;
+    if (selected(v)) {
+      cache.offsets_.push_back(next);
       next += in_degrees[v];
     }
   }
@@ -145,7 +146,7 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
       while (v < num_nodes && indptr[v + 1] <= e0) ++v;
       bool needed = false;
       for (int64_t u = v; u < num_nodes && indptr[u] < e1; ++u) {
-        if (selected[u] && indptr[u + 1] > indptr[u]) {
+        if (selected(u) && indptr[u + 1] > indptr[u]) {
           needed = true;
           break;
         }
@@ -154,11 +155,11 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
         SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), (e1 - e0) * index_bytes,
                                        e0 * index_bytes, path));
         for (int64_t u = v; u < num_nodes && indptr[u] < e1; ++u) {
-          if (!selected[u]) continue;
+          if (!selected(u)) continue;
           const int64_t lo = std::max(indptr[u], e0);
           const int64_t hi = std::min(indptr[u + 1], e1);
           if (hi <= lo) continue;
-          const int64_t dest = cache.offset_[u] + (lo - indptr[u]);
+          const int64_t dest = cache.Find(u) + (lo - indptr[u]);
           std::memcpy(lists + dest * index_bytes, buffer.get() + (lo - e0) * index_bytes,
                       static_cast<size_t>((hi - lo) * index_bytes));
         }
@@ -178,12 +179,21 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
   }
   NeighborCacheStats& s = cache.stats_;
   s.budget_bytes = budget_bytes;
-  s.table_bytes = table_bytes;
+  s.table_bytes = table_bytes + 8 * s.nodes_cached;
   s.lists_bytes = edges_cached * index_bytes;
   s.bytes = s.table_bytes + s.lists_bytes;
   s.num_nodes = num_nodes;
   s.num_edges = m.num_edges;
   return cache;
+}
+
+void NeighborCache::BuildRanks() {
+  rank_.resize(bits_.size());
+  int64_t before = 0;
+  for (size_t w = 0; w < bits_.size(); ++w) {
+    rank_[w] = before;
+    before += __builtin_popcountll(bits_[w]);
+  }
 }
 
 Status NeighborCache::Validate(const std::vector<int64_t>& indptr) const {
@@ -194,7 +204,7 @@ Status NeighborCache::Validate(const std::vector<int64_t>& indptr) const {
   }
   int64_t nodes = 0;
   for (int64_t v = 0; v < stats_.num_nodes; ++v) {
-    const int64_t off = offset_[v];
+    const int64_t off = Find(v);
     if (off == -1) continue;
     const int64_t degree = indptr[v + 1] - indptr[v];
     if (off < 0 || off + degree > stats_.edges_cached) {
@@ -227,7 +237,8 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
   }
   {
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter table, AtomicFileWriter::Create(dir + "/" + kTableName));
-    SEER_RETURN_IF_ERROR(table.AppendValues(offset_.data(), static_cast<int64_t>(offset_.size())));
+    SEER_RETURN_IF_ERROR(table.AppendValues(bits_.data(), static_cast<int64_t>(bits_.size())));
+    SEER_RETURN_IF_ERROR(table.AppendValues(offsets_.data(), static_cast<int64_t>(offsets_.size())));
     SEER_RETURN_IF_ERROR(table.Close());
   }
   {
@@ -241,7 +252,7 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
   }
   JsonValue root = JsonValue::Object();
   root.Set("format", JsonValue::String("seer-ncache"));
-  root.Set("version", JsonValue::Int(1));
+  root.Set("version", JsonValue::Int(2));
   root.Set("budget_bytes", JsonValue::Int(stats_.budget_bytes));
   root.Set("bytes", JsonValue::Int(stats_.bytes));
   root.Set("table_bytes", JsonValue::Int(stats_.table_bytes));
@@ -271,7 +282,7 @@ Result<NeighborCache> NeighborCache::Load(const std::string& dir, const Dataset&
     return Corrupt(path + ": not a seer-ncache manifest");
   }
   SEER_ASSIGN_OR_RETURN(int64_t version, get_int("version"));
-  if (version != 1) return Corrupt(path + ": unsupported version " + std::to_string(version));
+  if (version != 1 && version != 2) return Corrupt(path + ": unsupported version " + std::to_string(version));
   NeighborCache cache;
   NeighborCacheStats& s = cache.stats_;
   SEER_ASSIGN_OR_RETURN(s.budget_bytes, get_int("budget_bytes"));
@@ -294,7 +305,48 @@ Result<NeighborCache> NeighborCache::Load(const std::string& dir, const Dataset&
                    " / " + std::to_string(m.num_edges) + " / " + IndexDtypeName(m.index_dtype));
   }
   if (s.budget_bytes == 0) return Disabled(m);  // a saved disabled cache
-  SEER_RETURN_IF_ERROR(ReadArrayFile(dir + "/" + kTableName, s.num_nodes, &cache.offset_));
+  const std::string table_path = dir + "/" + kTableName;
+  const size_t words = static_cast<size_t>((s.num_nodes + 63) / 64);
+  if (s.nodes_cached < 0 || s.nodes_cached > s.num_nodes || s.edges_cached < 0 || s.edges_cached > s.num_edges) {
+    return Corrupt(path + ": nodes_cached / edges_cached out of range");
+  }
+  if (version == 1) {  // int64 offset per node, -1 = not cached: converted
+    std::vector<int64_t> direct;
+    SEER_RETURN_IF_ERROR(ReadArrayFile(table_path, s.num_nodes, &direct));
+    cache.bits_.assign(words, 0);
+    for (int64_t v = 0; v < s.num_nodes; ++v) {
+      if (direct[static_cast<size_t>(v)] == -1) continue;
+      if (static_cast<int64_t>(cache.offsets_.size()) == s.nodes_cached) {
+        return Corrupt(table_path + ": more cached nodes than the manifest's " + std::to_string(s.nodes_cached));
+      }
+      cache.bits_[static_cast<size_t>(v) >> 6] |= uint64_t{1} << (v & 63);
+      cache.offsets_.push_back(direct[static_cast<size_t>(v)]);
+    }
+    s.table_bytes = TableBytes(s.num_nodes) + 8 * s.nodes_cached;
+    s.bytes = s.table_bytes + s.lists_bytes;
+  } else {
+    std::vector<uint64_t> table;
+    SEER_RETURN_IF_ERROR(ReadArrayFile(table_path, static_cast<int64_t>(words) + s.nodes_cached, &table));
+    cache.bits_.assign(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(words));
+    cache.offsets_.resize(static_cast<size_t>(s.nodes_cached));
+    std::memcpy(cache.offsets_.data(), table.data() + words, static_cast<size_t>(s.nodes_cached) * 8);
+  }
+  int64_t bits_set = 0;
+  for (uint64_t w : cache.bits_) bits_set += __builtin_popcountll(w);
+  if (!cache.bits_.empty() && (s.num_nodes & 63) != 0 && (cache.bits_.back() >> (s.num_nodes & 63)) != 0) {
+    return Corrupt(table_path + ": bits set past node " + std::to_string(s.num_nodes - 1));
+  }
+  if (bits_set != s.nodes_cached || static_cast<int64_t>(cache.offsets_.size()) != s.nodes_cached) {
+    return Corrupt(table_path + ": " + std::to_string(bits_set) + " cached nodes, the manifest says " +
+                   std::to_string(s.nodes_cached));
+  }
+  for (int64_t off : cache.offsets_) {
+    if (off < 0 || off > s.edges_cached) {
+      return Corrupt(table_path + ": list offset " + std::to_string(off) + " outside the " +
+                     std::to_string(s.edges_cached) + " cached edges");
+    }
+  }
+  cache.BuildRanks();
   if (cache.index_dtype_ == IndexDtype::kUint32) {
     SEER_RETURN_IF_ERROR(ReadArrayFile(dir + "/" + kListsName, s.edges_cached, &cache.lists32_));
   } else {
@@ -323,8 +375,9 @@ Result<int64_t> ParseNeighborCacheBudget(const std::string& text,
                              "': a percentage must be within 0%..100%");
     }
     if (percent == 0) return int64_t{0};
-    const int64_t lists = manifest.num_edges * manifest.index_bytes();
-    return 8 * manifest.num_nodes + static_cast<int64_t>(static_cast<long double>(lists) * percent / 100);
+    const int64_t lists = manifest.num_edges * manifest.index_bytes() + 8 * manifest.num_nodes;
+    return NeighborCache::TableBytes(manifest.num_nodes) +
+           static_cast<int64_t>(static_cast<long double>(lists) * percent / 100);
   }
   return ParseBytes(text);
 }

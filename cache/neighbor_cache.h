@@ -5,21 +5,26 @@
 // reached; cost: the bytes of its list). Nodes are ranked by that score (descending,
 // compared exactly by cross-multiplication; ties: lower id first; nodes with in-degree
 // 0 are never looked up and are not cached) and taken in rank order while
-//     8 * num_nodes (the offset table) + cached_edges * index_bytes <= budget_bytes;
+//     TableBytes(num_nodes) + sum over cached v of (8 + in_degree(v) * index_bytes)
+//       <= budget_bytes;
 // the first node that does not fit ends the fill (a prefix of the ranking).
 // Budget 0 = disabled (no table at all). A non-zero budget smaller than the table is
 // kResourceExhausted. A budget >= the whole topology caches every list.
 //
-// Layout (direct addressing): offset_[v] = element index of v's list inside the packed
-// array lists (index_dtype elements, lists in node-id order), or -1 = not cached. The
-// list length is the node's in-degree, known from indptr, so it is not stored.
+// Layout (rank bitmap, 2 bits per node + 8 B per cached node): bit v of bits_ says
+// whether v is cached; rank_[w] counts the cached nodes in the words before w, so v's
+// rank is rank_[v/64] + popcount(the lower bits of its word), and offsets_[rank] is the
+// element index of v's list inside the packed array (index_dtype elements, lists in
+// node-id order). The list length is the node's in-degree, known from indptr. (Version
+// 1 used a direct int64 offset per node: 8 B x num_nodes, 120 MiB at 15M nodes, which
+// left no room for lists under small budgets; version-1 caches still load.)
 //
-// On disk, DIR/ncache/: table.bin int64[num_nodes], lists.bin index_dtype[edges_cached],
-// ncache.json (written last):
-//   {"format":"seer-ncache","version":1,"budget_bytes","bytes","table_bytes",
+// On disk, DIR/ncache/: table.bin = uint64 bits[ceil(num_nodes/64)] then int64
+// offsets[nodes_cached], lists.bin index_dtype[edges_cached], ncache.json (last):
+//   {"format":"seer-ncache","version":2,"budget_bytes","bytes","table_bytes",
 //    "lists_bytes","num_nodes","num_edges","nodes_cached","edges_cached",
 //    "index_dtype","score_rule":"out_degree/in_degree"}
-// Loading is one sequential read of each file.
+// Loading is one sequential read of each file (rank_ is rebuilt, one pass over bits).
 //
 // A built or loaded cache is immutable: lookups are thread-safe.
 #pragma once
@@ -36,7 +41,7 @@ namespace seer {
 struct NeighborCacheStats {
   int64_t budget_bytes = 0;
   int64_t bytes = 0;         // table_bytes + lists_bytes (<= budget_bytes)
-  int64_t table_bytes = 0;   // 8 * num_nodes, or 0 when disabled
+  int64_t table_bytes = 0;   // TableBytes(num_nodes) + 8 * nodes_cached, or 0 when disabled
   int64_t lists_bytes = 0;   // edges_cached * index_bytes
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
@@ -59,6 +64,11 @@ class NeighborCache {
 
   // A disabled cache: every lookup misses.
   NeighborCache() = default;
+
+  // The fixed part of the table for a graph: the bitmap and the per-word ranks.
+  static int64_t TableBytes(int64_t num_nodes) { return 16 * ((num_nodes + 63) / 64); }
+  // What caching one node's list costs beyond TableBytes.
+  static int64_t NodeBytes(int64_t in_degree, int64_t index_bytes) { return 8 + in_degree * index_bytes; }
 
   // Ranks with one pass over indices.bin (out-degrees) and fills with a second
   // sequential pass. `indptr` must be the dataset's indptr (num_nodes+1 entries).
@@ -85,13 +95,19 @@ class NeighborCache {
     return dataset.dir() + "/" + kDirName;
   }
 
-  bool enabled() const { return !offset_.empty(); }
+  bool enabled() const { return !bits_.empty(); }
   const NeighborCacheStats& stats() const { return stats_; }
   IndexDtype index_dtype() const { return index_dtype_; }
 
   // O(1): element offset of v's list in the packed array, or -1 when not cached.
   int64_t Find(int64_t node) const {
-    return offset_.empty() ? -1 : offset_[static_cast<size_t>(node)];
+    if (bits_.empty()) return -1;
+    const size_t w = static_cast<size_t>(node) >> 6;
+    const unsigned b = static_cast<unsigned>(node) & 63u;
+    const uint64_t word = bits_[w];
+    if (((word >> b) & 1u) == 0) return -1;
+    const uint64_t below = b == 0 ? 0 : (word & (~uint64_t{0} >> (64 - b)));
+    return offsets_[static_cast<size_t>(rank_[w] + __builtin_popcountll(below))];
   }
   bool Contains(int64_t node) const { return Find(node) >= 0; }
   // The neighbor at element `offset + position` of the packed array (from Find()).
@@ -102,16 +118,19 @@ class NeighborCache {
 
  private:
   static NeighborCache Disabled(const DatasetManifest& manifest);
+  void BuildRanks();  // rank_ from bits_
   NeighborCacheStats stats_;
   IndexDtype index_dtype_ = IndexDtype::kUint32;
-  std::vector<int64_t> offset_;
+  std::vector<uint64_t> bits_;     // ceil(num_nodes / 64) words; empty = disabled
+  std::vector<int64_t> rank_;      // cached nodes before each word
+  std::vector<int64_t> offsets_;   // per cached node (id order): list start in the packed array
   std::vector<uint32_t> lists32_;
   std::vector<int64_t> lists64_;
 };
 
 // Parses a neighbor-cache budget: bytes ("0", "4096", "512M", "2G") or a percentage of
-// the topology ("25%" = the 8-byte-per-node table + 25% of indices.bin, rounded down;
-// "100%" caches every list). kInvalidArgument naming the text otherwise.
+// the topology ("25%" = the fixed table + 25% of (indices.bin + 8 B per node), rounded
+// down; "100%" caches every list). kInvalidArgument naming the text otherwise.
 Result<int64_t> ParseNeighborCacheBudget(const std::string& text, const DatasetManifest& manifest);
 
 }  // namespace seer

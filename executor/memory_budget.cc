@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cache/neighbor_cache.h"
+
 #include "storage/progress.h"
 
 namespace seer {
@@ -266,7 +268,7 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   s.trace_bytes = std::max<int64_t>(1 << 20, left / 8);
   left = std::max<int64_t>(0, left - s.trace_bytes);
 
-  const int64_t ncache_table = 8 * r.num_nodes;
+  const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
   if (r.ncache_budget_bytes >= 0 && r.fcache_budget_bytes >= 0) {
     s.ncache_bytes = r.ncache_budget_bytes;
     s.fcache_bytes = r.fcache_budget_bytes;

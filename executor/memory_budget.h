@@ -2,7 +2,7 @@
 // budgets"). Plain arithmetic, no allocation, torch-free.
 //
 //   per-node tables   indptr 8 B × (N+1)  +  feature slot table 4 B × N
-//                     (+ the neighbor cache's 8 B × N table, counted in its budget)
+//                     (+ the neighbor cache's 2-bit-per-node table, counted in its budget)
 //   staging           batch buffers of the gather pipeline: `pipeline_depth` float32
 //                     batches (one trains while the next is gathered), + one raw batch
 //                     for float16 features, sized by the estimated rows of a batch (below)
@@ -17,7 +17,7 @@
 //   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
 //                     table, else 0) and 3/4 feature cache; --cache-split NC:FC sets the
 //                     neighbor cache's share instead (same rule: a share that cannot
-//                     hold the 8 B/node table goes to the feature cache);
+//                     hold its table goes to the feature cache);
 //                     --ncache-budget / --fcache-budget override either (the other gets
 //                     the remainder).
 //
@@ -115,7 +115,7 @@ struct MemoryBudgetSplit {
   int64_t table_bytes = 0;          // indptr + feature slot table
   int64_t staging_bytes = 0;
   int64_t trace_bytes = 0;
-  int64_t ncache_bytes = 0;         // neighbor cache budget (its 8 B/node table included)
+  int64_t ncache_bytes = 0;         // neighbor cache budget (its table included)
   int64_t fcache_bytes = 0;         // feature cache slots
   int64_t model_bytes = 0;          // training: the model's host working set (0 with --no-train)
   int64_t model_parameter_bytes = 0;

@@ -2,12 +2,16 @@
 #include "cache/neighbor_cache.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "cache/degrees.h"
 #include "tests/inspector/test_graph.h"
+#include "tests/test_support.h"
 
 namespace seer {
 namespace {
@@ -61,9 +65,9 @@ std::vector<int64_t> OracleSelection(const Graph& g, int64_t budget, int64_t ind
     return sa > sb;
   });
   std::vector<int64_t> chosen;
-  int64_t left = budget - 8 * n;
+  int64_t left = budget - 16 * ((n + 63) / 64);  // bitmap + per-word ranks
   for (int64_t v : nodes) {
-    const int64_t cost = static_cast<int64_t>(g.lists[v].size()) * index_bytes;
+    const int64_t cost = 8 + static_cast<int64_t>(g.lists[v].size()) * index_bytes;  // offset + list
     if (cost > left) break;
     left -= cost;
     chosen.push_back(v);
@@ -88,15 +92,19 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
     std::printf("graph seed %llu\n", static_cast<unsigned long long>(seed));
     Graph g = MakeGraph(seed, 1201, dtype);
     const int64_t ib = IndexDtypeBytes(dtype);
-    const int64_t table = 8 * 1201;
-    const int64_t all = table + g.dataset.manifest().num_edges * ib;
-    for (int64_t budget : {table, table + 1, table + ib - 1, table + ib, table + 1001,
+    const int64_t table = 16 * ((1201 + 63) / 64);
+    EXPECT_EQ(table, NeighborCache::TableBytes(1201));
+    int64_t with_lists = 0;
+    for (const auto& l : g.lists) with_lists += l.empty() ? 0 : 8;
+    const int64_t all = table + with_lists + g.dataset.manifest().num_edges * ib;
+    for (int64_t budget : {table, table + 1, table + 8 + ib - 1, table + 8 + ib, table + 1001,
                            table + 4096, (table + all) / 2, all - 1, all, all + 12345}) {
       auto cache = NeighborCache::Build(g.dataset, g.indptr, budget);
       ASSERT_TRUE(cache.ok()) << cache.status().ToString();
       const NeighborCacheStats& s = cache->stats();
       EXPECT_LE(s.bytes, budget);
-      EXPECT_EQ(s.bytes, table + s.edges_cached * ib);
+      EXPECT_EQ(s.bytes, table + 8 * s.nodes_cached + s.edges_cached * ib);
+      EXPECT_EQ(s.table_bytes, table + 8 * s.nodes_cached);
       const std::vector<int64_t> want = OracleSelection(g, budget, ib);
       std::vector<int64_t> got;
       for (int64_t v = 0; v < 1201; ++v) if (cache->Contains(v)) got.push_back(v);
@@ -115,7 +123,7 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
 
 TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
   Graph g = MakeGraph(12, 999, IndexDtype::kUint32);
-  const int64_t budget = 8 * 999 + g.dataset.manifest().num_edges * 4 / 3;
+  const int64_t budget = NeighborCache::TableBytes(999) + (8 * 999 + g.dataset.manifest().num_edges * 4) / 3;
   auto built = NeighborCache::Build(g.dataset, g.indptr, budget);
   ASSERT_TRUE(built.ok());
   ASSERT_GT(built->stats().nodes_cached, 0);
@@ -133,7 +141,38 @@ TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
   EXPECT_TRUE(loaded->Validate(g.indptr).ok());
   auto on_disk_bytes = FileSizeBytes(dir + "/table.bin");
   ASSERT_TRUE(on_disk_bytes.ok());
-  EXPECT_EQ(*on_disk_bytes, 8 * 999);
+  EXPECT_EQ(*on_disk_bytes, 8 * ((999 + 63) / 64) + 8 * built->stats().nodes_cached);  // bits + offsets
+
+  // A version-1 cache (int64 offset per node, -1 = not cached) still loads, converted.
+  {
+    std::vector<int64_t> direct(999);
+    for (int64_t v = 0; v < 999; ++v) direct[static_cast<size_t>(v)] = built->Find(v);
+    FILE* f = std::fopen((dir + "/table.bin").c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(direct.data(), 8, direct.size(), f), direct.size());
+    std::fclose(f);
+    auto text = test::ReadFileBytes(dir + "/ncache.json");
+    const std::string v2 = "\"version\": 2";
+    const size_t at = text.find(v2);
+    ASSERT_NE(at, std::string::npos) << text;
+    text.replace(at, v2.size(), "\"version\": 1");
+    f = std::fopen((dir + "/ncache.json").c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), f), text.size());
+    std::fclose(f);
+    auto v1 = NeighborCache::Load(dir, g.dataset);
+    ASSERT_TRUE(v1.ok()) << v1.status().ToString();
+    for (int64_t v = 0; v < 999; ++v) ASSERT_EQ(v1->Find(v), built->Find(v)) << v;
+    EXPECT_EQ(v1->stats().bytes, built->stats().bytes);
+    ExpectListsMatch(*v1, g);
+    // A table whose set bits disagree with the manifest is corrupt.
+    direct[0] = direct[0] == -1 ? 0 : -1;
+    f = std::fopen((dir + "/table.bin").c_str(), "wb");
+    ASSERT_EQ(std::fwrite(direct.data(), 8, direct.size(), f), direct.size());
+    std::fclose(f);
+    EXPECT_EQ(NeighborCache::Load(dir, g.dataset).status().code(), StatusCode::kCorrupt);
+    ASSERT_TRUE(built->Save(dir, true).ok());
+  }
 
   // A cache built for another dataset is refused.
   Graph other = MakeGraph(13, 1000, IndexDtype::kUint32);
@@ -153,7 +192,7 @@ TEST(NeighborCacheTest, ZeroDisablesAndTooSmallForTheTableIsAnError) {
   auto loaded = NeighborCache::Load(dir, g.dataset);
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   EXPECT_FALSE(loaded->enabled());
-  auto small = NeighborCache::Build(g.dataset, g.indptr, 8 * 300 - 1);
+  auto small = NeighborCache::Build(g.dataset, g.indptr, NeighborCache::TableBytes(300) - 1);
   EXPECT_EQ(small.status().code(), StatusCode::kResourceExhausted);
 }
 
@@ -164,8 +203,9 @@ TEST(NeighborCacheTest, PercentBudgets) {
   m.index_dtype = IndexDtype::kUint32;
   EXPECT_EQ(*ParseNeighborCacheBudget("0", m), 0);
   EXPECT_EQ(*ParseNeighborCacheBudget("0%", m), 0);
-  EXPECT_EQ(*ParseNeighborCacheBudget("25%", m), 800 + 1000);
-  EXPECT_EQ(*ParseNeighborCacheBudget("100%", m), 800 + 4000);
+  // The fixed table (32 B for 100 nodes) + a share of the lists and their 8 B offsets.
+  EXPECT_EQ(*ParseNeighborCacheBudget("25%", m), 32 + (4000 + 800) / 4);
+  EXPECT_EQ(*ParseNeighborCacheBudget("100%", m), 32 + 4000 + 800);
   EXPECT_EQ(*ParseNeighborCacheBudget("2K", m), 2048);
   EXPECT_FALSE(ParseNeighborCacheBudget("101%", m).ok());
   EXPECT_FALSE(ParseNeighborCacheBudget("x%", m).ok());
