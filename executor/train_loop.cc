@@ -342,21 +342,41 @@ struct PilotSpec {
   int64_t batches = 2;          // pilot batches (0 = no pilot: the estimate is used)
   int64_t epochs = 1;           // with request->superbatch: caps the traces in flight at
                                 // the number of superbatches the run has
+  // Out: the split as the pilot loaded it, so the run does not read it a second time.
+  std::optional<std::vector<int64_t>> loaded;
 };
+
+PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_t seed, int num_threads) {
+  PilotSpec pilot;
+  pilot.batch_size = batch_size;
+  pilot.fanouts = fanouts;
+  pilot.seed = seed;
+  pilot.num_threads = num_threads;
+  return pilot;
+}
+
+// `name`'s seed ids: the pilot's copy when it loaded that split, else read from disk.
+Result<std::vector<int64_t>> TakeSplit(const Dataset& ds, PilotSpec& pilot, const std::string& name) {
+  if (pilot.split == name && pilot.loaded) {
+    std::vector<int64_t> ids = std::move(*pilot.loaded);
+    pilot.loaded.reset();
+    return ids;
+  }
+  return ds.LoadSplit(name);
+}
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Samples `pilot.batches` batches of evenly spaced seeds (no shuffle, so no copy of a
 // large seed list) straight from indices.bin, and records the largest batch's rows and
 // per-block shapes in *request. The neighbor cache is not built yet: these are plain reads.
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr, BlockReader* indices,
-                           const PilotSpec& pilot, MemoryBudgetRequest* request) {
+                           PilotSpec& pilot, MemoryBudgetRequest* request) {
   if (pilot.batches <= 0 || pilot.fanouts.empty()) return Status::Ok();
-  std::vector<int64_t> all;
   if (!pilot.split.empty()) {
-    SEER_ASSIGN_OR_RETURN(all, ds.LoadSplit(pilot.split));
+    SEER_ASSIGN_OR_RETURN(pilot.loaded, ds.LoadSplit(pilot.split));
   }
-  const std::vector<int64_t>& from = pilot.split.empty() ? pilot.ids : all;
+  const std::vector<int64_t>& from = pilot.split.empty() ? pilot.ids : *pilot.loaded;
   const int64_t n = static_cast<int64_t>(from.size());
   if (n > 0 && request->traces_in_flight > 0) {
     // A superbatch has at most the epoch's batches.
@@ -412,7 +432,7 @@ Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr
 // prebuilt DIR/ncache when it fits the budget, else built in memory for it) and the
 // feature cache.
 Status OpenDataPath(const std::string& dir, const MemoryBudgetRequest& request_in, const DataIoOptions& io,
-                    const PilotSpec* pilot, DataPath* path) {
+                    PilotSpec* pilot, DataPath* path) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dir));
   path->dataset.emplace(std::move(dataset));
   const Dataset& ds = *path->dataset;
@@ -636,13 +656,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   request.planner_bytes_per_access = o.cache_policy == PolicyKind::kBelady ? 32
                                      : o.cache_policy == PolicyKind::kLru  ? 16
                                                                            : 0;
-  PilotSpec pilot;
+  PilotSpec pilot = MakePilot(o.batch_size, o.fanouts, o.seed, o.num_threads);
   pilot.split = "train";
   pilot.epochs = o.epochs;
-  pilot.batch_size = o.batch_size;
-  pilot.fanouts = o.fanouts;
-  pilot.seed = o.seed;
-  pilot.num_threads = o.num_threads;
   SEER_RETURN_IF_ERROR(OpenDataPath(o.dataset_dir, request, io, &pilot, &data));
   summary.split = data.split;
   const Dataset& dataset = *data.dataset;
@@ -650,7 +666,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   if (!o.quiet) std::fprintf(stderr, "seer train: %s\n", data.split.ToString().c_str());
 
   // Seeds and labels.
-  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> train_ids, dataset.LoadSplit("train"));
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> train_ids, TakeSplit(dataset, pilot, "train"));
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> valid_ids, dataset.LoadSplit("valid"));
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> test_ids, dataset.LoadSplit("test"));
   if (train_ids.empty()) return InvalidArgument(dataset.PathOf(dataset_files::kTrain) + ": no training nodes");
@@ -1113,11 +1129,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   DataIoOptions io;
   io.mode = o.io;
   io.direct = o.direct_io;
-  PilotSpec pilot;
-  pilot.batch_size = o.batch_size;
-  pilot.fanouts = fanouts;
-  pilot.seed = o.seed;
-  pilot.num_threads = o.num_threads;
+  PilotSpec pilot = MakePilot(o.batch_size, fanouts, o.seed, o.num_threads);
   if (o.nodes.empty()) {
     pilot.split = "test";
   } else {  // the first distinct ids (the sampler needs distinct seeds); range-checked below
@@ -1139,7 +1151,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   PredictResult result;
   result.nodes = o.nodes;
   if (result.nodes.empty()) {
-    SEER_ASSIGN_OR_RETURN(result.nodes, dataset.LoadSplit("test"));
+    SEER_ASSIGN_OR_RETURN(result.nodes, TakeSplit(dataset, pilot, "test"));
   }
   for (size_t i = 0; i < result.nodes.size(); ++i) {
     if (result.nodes[i] < 0 || result.nodes[i] >= m.num_nodes) {
