@@ -28,10 +28,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
-#include "storage/aligned_buffer.h"
-#include "storage/direct_reader.h"
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
+#include "storage/base/aligned_buffer.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

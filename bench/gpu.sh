@@ -27,7 +27,7 @@ DEB_DIR_DEFAULT="$ROOT/.deps"
 PREFIX="${SEER_DEPS_PREFIX:-/tmp/seer-deps}"
 BUILD="${BUILD:-$ROOT/build-gpu}"
 PACKAGES="liburing-dev liburing2 libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libfmt-dev libfmt9 \
-libcli11-dev libgtest-dev googletest libhwloc15"
+libcli11-dev libgtest-dev googletest libhwloc15 zlib1g-dev nlohmann-json3-dev libxxhash-dev libxxhash0"
 
 deps_env() {  # library and pkg-config paths of the unpacked prefix
   local lib="$PREFIX/usr/lib/x86_64-linux-gnu"

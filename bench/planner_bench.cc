@@ -23,9 +23,9 @@
 #include "cache/belady_planner.h"
 #include "inspector/superbatch_driver.h"
 #include "kernels/device.h"
-#include "storage/atomic_file.h"
-#include "storage/dataset.h"
-#include "storage/progress.h"
+#include "storage/base/atomic_file.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/progress.h"
 
 namespace seer {
 namespace {

@@ -23,10 +23,10 @@
 #include "cache/degrees.h"
 #include "cache/neighbor_cache.h"
 #include "inspector/superbatch_driver.h"
-#include "storage/dataset.h"
-#include "storage/direct_reader.h"
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -44,8 +44,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/status.h"
-#include "storage/unique_fd.h"
+#include "storage/base/status.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 

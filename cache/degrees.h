@@ -13,14 +13,14 @@
 #include <cstdint>
 #include <vector>
 
-#include "storage/dataset.h"
-#include "storage/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/status.h"
 
 namespace seer {
 
 struct DegreeScanOptions {
   int64_t chunk_bytes = 8 << 20;  // sequential read size
-  bool show_progress = false;     // progress line on stderr (storage/progress.h)
+  bool show_progress = false;     // progress line on stderr (storage/base/progress.h)
 };
 
 // out_degree[u] for every node u in [0, num_nodes). Ids >= num_nodes in indices.bin are

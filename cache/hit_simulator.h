@@ -19,7 +19,7 @@
 
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

@@ -11,10 +11,10 @@
 #include <system_error>
 
 #include "cache/degrees.h"
-#include "storage/atomic_file.h"
-#include "storage/json.h"
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
+#include "storage/base/atomic_file.h"
+#include "storage/base/json.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 

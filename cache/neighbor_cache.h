@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/dataset.h"
-#include "storage/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

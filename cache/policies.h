@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "cache/belady_planner.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

@@ -24,7 +24,7 @@
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
 #include "inspector/trace.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "storage/float16.h"
+#include "storage/dataset/float16.h"
 
 namespace seer {
 namespace {

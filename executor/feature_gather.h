@@ -20,9 +20,9 @@
 #include "cache/belady_planner.h"
 #include "cache/feature_cache.h"
 #include "inspector/trace.h"
-#include "storage/dataset.h"
-#include "storage/direct_reader.h"
-#include "storage/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

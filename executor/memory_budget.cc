@@ -6,7 +6,7 @@
 
 #include "cache/neighbor_cache.h"
 
-#include "storage/progress.h"
+#include "storage/base/progress.h"
 
 namespace seer {
 

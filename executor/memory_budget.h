@@ -37,7 +37,7 @@
 #include <vector>
 
 #include "executor/model_runner.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

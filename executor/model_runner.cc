@@ -22,10 +22,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "storage/atomic_file.h"
-#include "storage/checksum.h"
-#include "storage/json.h"
-#include "storage/unique_fd.h"
+#include "storage/base/atomic_file.h"
+#include "storage/base/checksum.h"
+#include "storage/base/json.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "inspector/trace.h"
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

@@ -23,15 +23,15 @@
 #include "cache/degrees.h"
 #include "cache/feature_cache.h"
 #include "executor/cache_policy.h"
-#include "executor/mmap_reader.h"
+#include "storage/io/mmap_reader.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
 #include "kernels/device.h"
-#include "storage/atomic_file.h"
-#include "storage/dataset.h"
-#include "storage/json.h"
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
+#include "storage/base/atomic_file.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/json.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

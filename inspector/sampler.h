@@ -1,6 +1,6 @@
 // NeighborSampler: GraphSAGE uniform neighbor sampling without replacement over a
 // CSC topology whose indptr is in RAM and whose indices are read through a BlockReader
-// (O_DIRECT io_uring in production, storage/direct_reader.h), with an optional static
+// (O_DIRECT io_uring in production, storage/io/direct_reader.h), with an optional static
 // NeighborCache in front of it (cache/neighbor_cache.h). DESIGN.md "Inspector".
 //
 // Per batch and per layer (hop 1 = the seeds' neighbors = the output layer):
@@ -30,9 +30,9 @@
 
 #include "cache/neighbor_cache.h"
 #include "inspector/trace.h"
-#include "storage/dataset.h"
-#include "storage/direct_reader.h"
-#include "storage/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

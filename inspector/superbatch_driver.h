@@ -25,9 +25,9 @@
 #include "cache/neighbor_cache.h"
 #include "inspector/sampler.h"
 #include "inspector/trace.h"
-#include "storage/dataset.h"
-#include "storage/direct_reader.h"
-#include "storage/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/status.h"
 
 namespace seer {
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <system_error>
 
-#include "storage/aligned_buffer.h"
-#include "storage/atomic_file.h"
-#include "storage/json.h"
-#include "storage/unique_fd.h"
+#include "storage/base/aligned_buffer.h"
+#include "storage/base/atomic_file.h"
+#include "storage/base/json.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 

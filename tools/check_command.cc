@@ -1,12 +1,12 @@
-// `seer check DIR [--deep]`: validates a dataset directory (storage/dataset_check.h).
+// `seer check DIR [--deep]`: validates a dataset directory (storage/dataset/dataset_check.h).
 // Exit 0 only when the dataset is valid; otherwise one error line naming file + position.
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "storage/dataset_check.h"
-#include "storage/progress.h"
-#include "tools/commands.h"
+#include "storage/dataset/dataset_check.h"
+#include "storage/base/progress.h"
+#include "commands.h"
 
 namespace seer::cli {
 

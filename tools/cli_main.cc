@@ -1,4 +1,4 @@
-#include "tools/cli_main.h"
+#include "cli_main.h"
 
 #include <cstdio>
 #include <exception>

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tools/commands.h"
+#include "commands.h"
 
 namespace seer::cli {
 

@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "storage/status.h"
+#include "storage/base/status.h"
 
 namespace seer::cli {
 

@@ -1,13 +1,13 @@
 // `seer gen`: writes a synthetic dataset (R-MAT power-law topology with a learnable
-// class structure; see storage/synthetic_graph.h).
+// class structure; see storage/prep/synthetic_graph.h).
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "storage/dataset.h"
-#include "storage/progress.h"
-#include "storage/synthetic_graph.h"
-#include "tools/commands.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/progress.h"
+#include "storage/prep/synthetic_graph.h"
+#include "commands.h"
 
 namespace seer::cli {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "tools/cli_main.h"
+#include "cli_main.h"
 
 namespace {
 

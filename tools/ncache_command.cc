@@ -5,9 +5,9 @@
 #include <string>
 
 #include "cache/neighbor_cache.h"
-#include "storage/dataset.h"
-#include "storage/progress.h"
-#include "tools/commands.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/progress.h"
+#include "commands.h"
 
 namespace seer::cli {
 

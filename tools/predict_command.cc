@@ -7,9 +7,9 @@
 
 #include "executor/train_loop.h"
 #include "inspector/sampler.h"
-#include "storage/npy.h"
-#include "storage/progress.h"
-#include "tools/commands.h"
+#include "storage/prep/npy.h"
+#include "storage/base/progress.h"
+#include "commands.h"
 
 namespace seer::cli {
 namespace {

@@ -1,13 +1,13 @@
 // `seer prep`: converts an edge list (+ optional .npy node arrays) or an OGB
-// node-property folder into a Seer dataset (storage/dataset_prep.h).
+// node-property folder into a Seer dataset (storage/prep/dataset_prep.h).
 #include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
-#include "storage/dataset_prep.h"
-#include "storage/progress.h"
-#include "tools/commands.h"
+#include "storage/prep/dataset_prep.h"
+#include "storage/base/progress.h"
+#include "commands.h"
 
 namespace seer::cli {
 

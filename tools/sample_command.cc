@@ -11,10 +11,10 @@
 #include "cache/neighbor_cache.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
-#include "storage/dataset.h"
-#include "storage/direct_reader.h"
-#include "storage/progress.h"
-#include "tools/commands.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/progress.h"
+#include "commands.h"
 
 namespace seer::cli {
 

@@ -19,12 +19,12 @@
 #include "cache/hit_simulator.h"
 #include "cache/policies.h"
 #include "inspector/trace_store.h"
-#include "storage/atomic_file.h"
-#include "storage/dataset.h"
-#include "storage/direct_reader.h"
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
-#include "tools/commands.h"
+#include "storage/base/atomic_file.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
+#include "commands.h"
 
 namespace seer::cli {
 namespace {

@@ -15,8 +15,8 @@
 
 #include "executor/train_loop.h"
 #include "inspector/sampler.h"
-#include "storage/progress.h"
-#include "tools/commands.h"
+#include "storage/base/progress.h"
+#include "commands.h"
 
 namespace seer::cli {
 namespace {

@@ -1,6 +1,6 @@
 // seer-train: the libtorch half of the CLI (`seer train`, `seer predict`); `seer`
 // execs it for those subcommands. Runs on its own too: seer-train train DIR ...
-#include "tools/cli_main.h"
+#include "cli_main.h"
 
 int main(int argc, char** argv) {
   using namespace seer::cli;

@@ -16,7 +16,7 @@
 #include "cache/belady_planner.h"
 #include "cache/feature_cache.h"
 #include "cache/policies.h"
-#include "storage/unique_fd.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "cache/degrees.h"
-#include "tests/inspector/test_graph.h"
-#include "tests/test_support.h"
+#include "support/graph_writer.h"
+#include "support/test_support.h"
 
 namespace seer {
 namespace {
@@ -151,7 +151,7 @@ TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
     ASSERT_NE(f, nullptr);
     ASSERT_EQ(std::fwrite(direct.data(), 8, direct.size(), f), direct.size());
     std::fclose(f);
-    auto text = test::ReadFileBytes(dir + "/ncache.json");
+    auto text = testing::ReadFileBytes(dir + "/ncache.json");
     const std::string v2 = "\"version\": 2";
     const size_t at = text.find(v2);
     ASSERT_NE(at, std::string::npos) << text;

@@ -16,13 +16,13 @@
 #include "cache/feature_cache.h"
 #include "executor/cache_policy.h"
 #include "executor/memory_budget.h"
-#include "executor/mmap_reader.h"
+#include "storage/io/mmap_reader.h"
 #include "executor/train_loop.h"
 #include "kernels/device.h"
-#include "storage/float16.h"
-#include "storage/npy.h"
-#include "storage/synthetic_graph.h"
-#include "storage/unique_fd.h"
+#include "storage/dataset/float16.h"
+#include "storage/prep/npy.h"
+#include "storage/prep/synthetic_graph.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {
@@ -302,7 +302,7 @@ struct HookCase {
   bool spill;
   FeatureDtype dtype;
   PipelineKind pipeline = PipelineKind::kSuperbatch;
-  bool mmap = false;  // features and indices through the page cache (executor/mmap_reader.h)
+  bool mmap = false;  // features and indices through the page cache (storage/io/mmap_reader.h)
 };
 
 std::string HookCaseName(const HookCase& c) {

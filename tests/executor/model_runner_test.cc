@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kernels/device.h"
-#include "storage/unique_fd.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

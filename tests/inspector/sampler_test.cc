@@ -14,7 +14,7 @@
 
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
-#include "tests/inspector/test_graph.h"
+#include "support/graph_writer.h"
 
 namespace seer {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/unique_fd.h"
-#include "tests/inspector/test_graph.h"
+#include "storage/base/unique_fd.h"
+#include "support/graph_writer.h"
 
 namespace seer {
 namespace {

@@ -13,12 +13,12 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/atomic_file.h"
-#include "storage/checksum.h"
-#include "storage/dataset.h"
-#include "storage/json.h"
-#include "storage/progress.h"
-#include "storage/unique_fd.h"
+#include "storage/base/atomic_file.h"
+#include "storage/base/checksum.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/json.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

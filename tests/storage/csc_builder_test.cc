@@ -1,4 +1,4 @@
-#include "storage/csc_builder.h"
+#include "storage/prep/csc_builder.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/unique_fd.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -1,4 +1,4 @@
-#include "storage/dataset_check.h"
+#include "storage/dataset/dataset_check.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/synthetic_graph.h"
-#include "storage/unique_fd.h"
+#include "storage/prep/synthetic_graph.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

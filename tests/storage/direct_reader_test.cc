@@ -25,10 +25,10 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/direct_reader.h"
-#include "storage/direct_reader_internal.h"
-#include "storage/pread_pool.h"
-#include "storage/unique_fd.h"
+#include "storage/io/direct_reader.h"
+#include "storage/io/direct_reader_internal.h"
+#include "storage/io/pread_pool.h"
+#include "storage/base/unique_fd.h"
 
 #ifndef SEER_IO_TEST_DIR
 #define SEER_IO_TEST_DIR "."

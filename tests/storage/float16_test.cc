@@ -1,4 +1,4 @@
-#include "storage/float16.h"
+#include "storage/dataset/float16.h"
 
 #include <cmath>
 #include <cstring>

@@ -11,18 +11,18 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "support/test_support.h"
 
-#include "storage/dataset_check.h"
-#include "storage/dataset_prep.h"
-#include "storage/edge_list.h"
-#include "storage/npy.h"
-#include "storage/unique_fd.h"
+#include "storage/dataset/dataset_check.h"
+#include "storage/prep/dataset_prep.h"
+#include "storage/prep/edge_list.h"
+#include "storage/prep/npy.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {
 
-std::string MakeTempDir() { return test::MakeTempDir("prep"); }
+std::string MakeTempDir() { return testing::MakeTempDir("prep"); }
 
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -32,7 +32,7 @@ void Gzip(const std::string& path) {
   ASSERT_EQ(std::system(("gzip -f '" + path + "'").c_str()), 0);
 }
 
-using test::ReadArray;
+using testing::ReadArray;
 
 std::vector<std::pair<int64_t, int64_t>> ReadAll(EdgeSource& source) {
   std::vector<std::pair<int64_t, int64_t>> out;

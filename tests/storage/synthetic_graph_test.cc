@@ -1,4 +1,4 @@
-#include "storage/synthetic_graph.h"
+#include "storage/prep/synthetic_graph.h"
 
 #include <stdlib.h>
 
@@ -9,18 +9,18 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "support/test_support.h"
 
-#include "storage/dataset_check.h"
-#include "storage/float16.h"
-#include "storage/unique_fd.h"
+#include "storage/dataset/dataset_check.h"
+#include "storage/dataset/float16.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {
 
-std::string MakeTempDir() { return test::MakeTempDir("synthetic"); }
+std::string MakeTempDir() { return testing::MakeTempDir("synthetic"); }
 
-using test::ReadArray;
+using testing::ReadArray;
 
 struct Loaded {
   std::vector<int64_t> indptr;

@@ -25,11 +25,11 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "support/test_support.h"
 
 #include "executor/train_loop.h"
 #include "inspector/trace_store.h"
-#include "storage/json.h"
+#include "storage/base/json.h"
 
 namespace seer {
 namespace {
@@ -37,11 +37,11 @@ namespace {
 // The settings both sides share.
 constexpr const char* kShared = "--batch-size 100 --superbatch 4 --epochs 2 --fanouts 5,5 --seed 7 --threads 2";
 
-using seer::test::CliRun;
+using seer::testing::CliRun;
 
-CliRun Seer(const std::string& args) { return seer::test::RunSeer(args); }
+CliRun Seer(const std::string& args) { return seer::testing::RunSeer(args); }
 
-std::string Slurp(const std::string& path) { return seer::test::ReadFileBytes(path); }
+std::string Slurp(const std::string& path) { return seer::testing::ReadFileBytes(path); }
 
 int64_t IntField(const JsonValue& object, const std::string& key) {
   const JsonValue* v = object.Find(key);

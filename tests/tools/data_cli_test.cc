@@ -12,19 +12,19 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "support/test_support.h"
 
 namespace {
 
-using CommandRun = seer::test::CliRun;
-using seer::test::FileExists;
+using CommandRun = seer::testing::CliRun;
+using seer::testing::FileExists;
 
 CommandRun Seer(const std::string& args) {
-  EXPECT_TRUE(seer::test::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
-  return seer::test::RunSeer(args);
+  EXPECT_TRUE(seer::testing::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  return seer::testing::RunSeer(args);
 }
 
-std::string MakeTempDir() { return seer::test::MakeTempDir("data_cli"); }
+std::string MakeTempDir() { return seer::testing::MakeTempDir("data_cli"); }
 
 bool Exists(const std::string& path) { return FileExists(path); }
 

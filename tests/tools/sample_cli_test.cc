@@ -11,17 +11,17 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "support/test_support.h"
 
 #include "inspector/trace_store.h"
 
 namespace {
 
-using seer::test::CliRun;
+using seer::testing::CliRun;
 
-CliRun Seer(const std::string& args) { return seer::test::RunSeer(args); }
+CliRun Seer(const std::string& args) { return seer::testing::RunSeer(args); }
 
-std::string Slurp(const std::string& path) { return seer::test::ReadFileBytes(path); }
+std::string Slurp(const std::string& path) { return seer::testing::ReadFileBytes(path); }
 
 class SampleCliTest : public ::testing::Test {
  protected:

@@ -13,20 +13,20 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/test_support.h"
+#include "support/test_support.h"
 
 namespace {
 
-using CommandRun = seer::test::CliRun;
+using CommandRun = seer::testing::CliRun;
 
 CommandRun Seer(const std::string& args, bool merge_stderr = true) {
-  EXPECT_TRUE(seer::test::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
-  return seer::test::RunSeer(args, merge_stderr);
+  EXPECT_TRUE(seer::testing::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  return seer::testing::RunSeer(args, merge_stderr);
 }
 
-std::string MakeTempDir() { return seer::test::MakeTempDir("train_cli"); }
+std::string MakeTempDir() { return seer::testing::MakeTempDir("train_cli"); }
 
-std::string ReadText(const std::string& path) { return seer::test::ReadFileBytes(path); }
+std::string ReadText(const std::string& path) { return seer::testing::ReadFileBytes(path); }
 
 // "key value" lines printed on stdout by seer train ("test accuracy 0.93").
 double ValueAfter(const std::string& output, const std::string& key) {

@@ -1,0 +1,110 @@
+#include "storage/base/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace seer {
+namespace {
+constexpr size_t kBufferBytes = 1 << 20;
+
+std::string DirName(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string TempName(const std::string& final_path) {
+  static std::atomic<uint64_t> counter{0};
+  return final_path + ".tmp." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1));
+}
+}  // namespace
+
+AtomicFileWriter::AtomicFileWriter(std::string final_path, std::string temp_path, UniqueFd fd)
+    : final_path_(std::move(final_path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)) {
+  buffer_.reserve(kBufferBytes);
+}
+
+Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& final_path) {
+  std::string temp = TempName(final_path);
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  return AtomicFileWriter(final_path, std::move(temp), std::move(fd));
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!closed_ && !temp_path_.empty()) Abandon();
+}
+
+void AtomicFileWriter::Abandon() {
+  if (closed_) return;
+  fd_.Reset();
+  if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
+  closed_ = true;
+}
+
+Status AtomicFileWriter::Flush() {
+  if (buffer_.empty()) return Status::Ok();
+  Status st = WriteFull(fd_.get(), buffer_.data(), static_cast<int64_t>(buffer_.size()),
+                        temp_path_);
+  buffer_.clear();
+  return st;
+}
+
+Status AtomicFileWriter::Append(const void* data, int64_t length_bytes) {
+  if (closed_) throw std::logic_error("AtomicFileWriter::Append after Close");
+  const char* in = static_cast<const char*>(data);
+  bytes_written_ += length_bytes;
+  hash_.Update(in, static_cast<size_t>(length_bytes));
+  if (static_cast<size_t>(length_bytes) >= kBufferBytes) {
+    SEER_RETURN_IF_ERROR(Flush());
+    return WriteFull(fd_.get(), in, length_bytes, temp_path_);
+  }
+  if (buffer_.size() + static_cast<size_t>(length_bytes) > kBufferBytes) {
+    SEER_RETURN_IF_ERROR(Flush());
+  }
+  buffer_.insert(buffer_.end(), in, in + length_bytes);
+  return Status::Ok();
+}
+
+Status AtomicFileWriter::PadTo(int64_t alignment) {
+  int64_t rem = bytes_written_ % alignment;
+  if (rem == 0) return Status::Ok();
+  std::vector<char> zeros(static_cast<size_t>(alignment - rem), 0);
+  return Append(zeros.data(), static_cast<int64_t>(zeros.size()));
+}
+
+Status AtomicFileWriter::Close() {
+  if (closed_) throw std::logic_error("AtomicFileWriter::Close twice");
+  Status st = Flush();
+  if (st.ok() && ::fsync(fd_.get()) != 0) st = ErrnoStatus(errno, "fsync", temp_path_);
+  if (st.ok()) st = fd_.Close(temp_path_);
+  if (st.ok() && ::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    st = ErrnoStatus(errno, "rename to " + final_path_, temp_path_);
+  }
+  if (!st.ok()) {
+    Abandon();
+    return st;
+  }
+  closed_ = true;
+  return SyncDirectory(DirName(final_path_));
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& data) {
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
+  SEER_RETURN_IF_ERROR(writer.Append(data.data(), static_cast<int64_t>(data.size())));
+  return writer.Close();
+}
+
+Status SyncDirectory(const std::string& dir) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(dir, O_RDONLY | O_DIRECTORY));
+  if (::fsync(fd.get()) != 0 && errno != EINVAL) return ErrnoStatus(errno, "fsync", dir);
+  return Status::Ok();
+}
+
+}  // namespace seer

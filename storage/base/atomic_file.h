@@ -1,0 +1,61 @@
+// AtomicFileWriter: writes a file under a temporary name in the same directory and,
+// on Close(), fsyncs it, renames it over the final name and fsyncs the directory.
+// Destroying a writer that was not closed removes the temporary file, so a crash or
+// an error never leaves a half-written file under the final name.
+// Sequential, buffered (1 MiB) writes; the bytes are hashed (xxh64) as they pass.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "storage/base/checksum.h"
+#include "storage/base/status.h"
+#include "storage/base/unique_fd.h"
+
+namespace seer {
+
+class AtomicFileWriter {
+ public:
+  static Result<AtomicFileWriter> Create(const std::string& final_path);
+  AtomicFileWriter(AtomicFileWriter&&) noexcept = default;
+  AtomicFileWriter& operator=(AtomicFileWriter&&) noexcept = default;
+  ~AtomicFileWriter();
+
+  Status Append(const void* data, int64_t length_bytes);
+  template <typename T>
+  Status AppendValues(const T* values, int64_t count) {
+    return Append(values, count * static_cast<int64_t>(sizeof(T)));
+  }
+  // Appends zero bytes until the size is a multiple of `alignment`.
+  Status PadTo(int64_t alignment);
+  int64_t bytes_written() const { return bytes_written_; }
+  // xxh64 of every byte appended so far (streamed, so no re-read is needed).
+  uint64_t xxh64() const { return hash_.Digest(); }
+  const std::string& final_path() const { return final_path_; }
+
+  // Flush, fsync, rename to the final name, fsync the directory.
+  Status Close();
+  // Drops the temporary file without touching the final name.
+  void Abandon();
+
+ private:
+  AtomicFileWriter(std::string final_path, std::string temp_path, UniqueFd fd);
+  Status Flush();
+
+  std::string final_path_;
+  std::string temp_path_;
+  UniqueFd fd_;
+  std::vector<char> buffer_;
+  int64_t bytes_written_ = 0;
+  Xxh64 hash_;
+  bool closed_ = false;
+};
+
+// Writes `data` to `path` atomically.
+Status WriteFileAtomically(const std::string& path, const std::string& data);
+// fsync a directory (after renames inside it).
+Status SyncDirectory(const std::string& dir);
+
+}  // namespace seer

@@ -1,0 +1,300 @@
+#include "storage/dataset/dataset.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "storage/base/aligned_buffer.h"
+#include "storage/base/checksum.h"
+#include "storage/base/json.h"
+#include "storage/base/unique_fd.h"
+
+namespace seer {
+
+const char* IndexDtypeName(IndexDtype dtype) {
+  return dtype == IndexDtype::kUint32 ? "uint32" : "int64";
+}
+const char* FeatureDtypeName(FeatureDtype dtype) {
+  return dtype == FeatureDtype::kFloat32 ? "float32" : "float16";
+}
+Result<IndexDtype> ParseIndexDtype(const std::string& text) {
+  if (text == "uint32") return IndexDtype::kUint32;
+  if (text == "int64") return IndexDtype::kInt64;
+  return InvalidArgument("unknown index dtype '" + text + "' (expected uint32 or int64)");
+}
+Result<FeatureDtype> ParseFeatureDtype(const std::string& text) {
+  if (text == "float32") return FeatureDtype::kFloat32;
+  if (text == "float16") return FeatureDtype::kFloat16;
+  return InvalidArgument("unknown feature dtype '" + text + "' (expected float32 or float16)");
+}
+
+std::string DatasetManifest::ToJson() const {
+  JsonValue root = JsonValue::Object();
+  root.Set("format", JsonValue::String("seer-dataset"));
+  root.Set("version", JsonValue::Int(kVersion));
+  root.Set("num_nodes", JsonValue::Int(num_nodes));
+  root.Set("num_edges", JsonValue::Int(num_edges));
+  root.Set("index_dtype", JsonValue::String(IndexDtypeName(index_dtype)));
+  root.Set("feature_dim", JsonValue::Int(feature_dim));
+  root.Set("feature_dtype", JsonValue::String(FeatureDtypeName(feature_dtype)));
+  root.Set("num_classes", JsonValue::Int(num_classes));
+  JsonValue file_map = JsonValue::Object();
+  for (const auto& [name, entry] : files) {
+    JsonValue f = JsonValue::Object();
+    f.Set("bytes", JsonValue::Int(entry.bytes));
+    if (!entry.checksum_kind.empty()) f.Set(entry.checksum_kind, JsonValue::String(entry.checksum));
+    file_map.Set(name, std::move(f));
+  }
+  root.Set("files", std::move(file_map));
+  root.Set("created_by", JsonValue::String(created_by));
+  return root.Dump(2) + "\n";
+}
+
+namespace {
+Status FieldError(const std::string& path, const std::string& field, const std::string& what) {
+  return Corrupt(path + ": field \"" + field + "\" " + what);
+}
+
+Result<int64_t> NonNegativeInt(const JsonValue& root, const std::string& path,
+                               const std::string& field, const std::string& display = "") {
+  const JsonValue* v = root.Find(field);
+  if (!display.empty() && !v) return FieldError(path, display, "is missing");
+  if (!display.empty() && (!v->is_int() || v->as_int() < 0)) {
+    return FieldError(path, display, "must be a non-negative integer");
+  }
+  if (!v) return FieldError(path, field, "is missing");
+  if (!v->is_int()) return FieldError(path, field, "must be an integer");
+  if (v->as_int() < 0) return FieldError(path, field, "must be >= 0");
+  return v->as_int();
+}
+
+Result<std::string> StringField(const JsonValue& root, const std::string& path,
+                                const std::string& field) {
+  const JsonValue* v = root.Find(field);
+  if (!v) return FieldError(path, field, "is missing");
+  if (!v->is_string()) return FieldError(path, field, "must be a string");
+  return v->as_string();
+}
+}  // namespace
+
+Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(JsonValue root, JsonValue::Parse(json, path));
+  if (!root.is_object()) return Corrupt(path + ": not a JSON object");
+  SEER_ASSIGN_OR_RETURN(std::string format, StringField(root, path, "format"));
+  if (format != "seer-dataset") {
+    return Corrupt(path + ": field \"format\" is '" + format + "', expected 'seer-dataset'");
+  }
+  SEER_ASSIGN_OR_RETURN(int64_t version, NonNegativeInt(root, path, "version"));
+  if (version != kVersion) {
+    return Corrupt(path + ": unsupported dataset format version " + std::to_string(version) +
+                   " (this seer reads version " + std::to_string(kVersion) + ")");
+  }
+  DatasetManifest m;
+  SEER_ASSIGN_OR_RETURN(m.num_nodes, NonNegativeInt(root, path, "num_nodes"));
+  SEER_ASSIGN_OR_RETURN(m.num_edges, NonNegativeInt(root, path, "num_edges"));
+  SEER_ASSIGN_OR_RETURN(m.feature_dim, NonNegativeInt(root, path, "feature_dim"));
+  SEER_ASSIGN_OR_RETURN(m.num_classes, NonNegativeInt(root, path, "num_classes"));
+  SEER_ASSIGN_OR_RETURN(std::string index_dtype, StringField(root, path, "index_dtype"));
+  auto idx = ParseIndexDtype(index_dtype);
+  if (!idx.ok()) return FieldError(path, "index_dtype", "is '" + index_dtype + "' (expected uint32 or int64)");
+  m.index_dtype = *idx;
+  if (m.index_dtype == IndexDtype::kUint32 && m.num_nodes > (int64_t{1} << 32)) {
+    return FieldError(path, "index_dtype", "is uint32 but num_nodes >= 2^32");
+  }
+  SEER_ASSIGN_OR_RETURN(std::string feature_dtype, StringField(root, path, "feature_dtype"));
+  auto fd = ParseFeatureDtype(feature_dtype);
+  if (!fd.ok()) return FieldError(path, "feature_dtype", "is '" + feature_dtype + "' (expected float32 or float16)");
+  m.feature_dtype = *fd;
+  if (const JsonValue* c = root.Find("created_by"); c && c->is_string()) m.created_by = c->as_string();
+  const JsonValue* files = root.Find("files");
+  if (!files || !files->is_object()) return FieldError(path, "files", "is missing or not an object");
+  for (const auto& [name, entry] : files->members()) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "..") {
+      return FieldError(path, "files", "names an invalid file '" + name + "'");
+    }
+    if (!entry.is_object()) return FieldError(path, "files." + name, "must be an object");
+    DatasetFileEntry e;
+    SEER_ASSIGN_OR_RETURN(e.bytes, NonNegativeInt(entry, path, "bytes", "files." + name + ".bytes"));
+    if (const JsonValue* h = entry.Find("xxh64")) {
+      if (!h->is_string()) return FieldError(path, "files." + name + ".xxh64", "must be a string");
+      e.checksum_kind = "xxh64";
+      e.checksum = h->as_string();
+    }
+    m.files[name] = std::move(e);
+  }
+  return m;
+}
+
+namespace {
+// The exact size each fixed file must have for a manifest.
+Result<int64_t> ExpectedBytes(const DatasetManifest& m, const std::string& name) {
+  if (name == dataset_files::kIndptr) return (m.num_nodes + 1) * 8;
+  if (name == dataset_files::kIndices) return m.num_edges * m.index_bytes();
+  if (name == dataset_files::kFeatures) return AlignUp(m.num_nodes * m.feature_row_bytes(), 4096);
+  if (name == dataset_files::kLabels) return m.num_nodes * 4;
+  return int64_t{-1};  // free-sized (splits: checked for a multiple of 8)
+}
+}  // namespace
+
+Result<Dataset> Dataset::Open(const std::string& dir) {
+  std::string manifest_path = dir + "/" + dataset_files::kManifest;
+  auto text = ReadWholeFile(manifest_path);
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kNotFound) {
+      return Status(StatusCode::kNotFound,
+                    dir + " is not a Seer dataset: " + manifest_path + " is missing");
+    }
+    return text.status();
+  }
+  SEER_ASSIGN_OR_RETURN(DatasetManifest m, DatasetManifest::FromJson(*text, manifest_path));
+  for (const char* required : {dataset_files::kIndptr, dataset_files::kIndices,
+                               dataset_files::kFeatures, dataset_files::kLabels}) {
+    if (!m.files.count(required)) {
+      return Corrupt(manifest_path + ": files does not list required file " + required);
+    }
+  }
+  for (const auto& [name, entry] : m.files) {
+    std::string path = dir + "/" + name;
+    auto size = FileSizeBytes(path);
+    if (!size.ok()) return size.status();
+    if (*size != entry.bytes) {
+      return Corrupt(path + ": size is " + std::to_string(*size) + " bytes but " +
+                     manifest_path + " records " + std::to_string(entry.bytes));
+    }
+    SEER_ASSIGN_OR_RETURN(int64_t expected, ExpectedBytes(m, name));
+    if (expected >= 0 && expected != entry.bytes) {
+      return Corrupt(path + ": size is " + std::to_string(entry.bytes) + " bytes, expected " +
+                     std::to_string(expected) + " for num_nodes=" + std::to_string(m.num_nodes) +
+                     " num_edges=" + std::to_string(m.num_edges) +
+                     " feature_dim=" + std::to_string(m.feature_dim));
+    }
+    if (expected < 0 && entry.bytes % 8 != 0) {
+      return Corrupt(path + ": size " + std::to_string(entry.bytes) +
+                     " is not a multiple of 8 (int64 node ids)");
+    }
+  }
+  return Dataset(dir, std::move(m));
+}
+
+namespace {
+template <typename T>
+Result<std::vector<T>> LoadArray(const std::string& path, int64_t count) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
+  SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
+  int64_t want = count * static_cast<int64_t>(sizeof(T));
+  if (size < want) {
+    return Status(StatusCode::kUnexpectedEof, path + ": " + std::to_string(size) +
+                                                  " bytes, expected " + std::to_string(want));
+  }
+  std::vector<T> out(static_cast<size_t>(count));
+  SEER_RETURN_IF_ERROR(PreadFull(fd.get(), out.data(), want, 0, path));
+  return out;
+}
+}  // namespace
+
+Result<std::vector<int64_t>> Dataset::LoadIndptr() const {
+  std::string path = PathOf(dataset_files::kIndptr);
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr,
+                        LoadArray<int64_t>(path, manifest_.num_nodes + 1));
+  if (indptr.front() != 0 || indptr.back() != manifest_.num_edges) {
+    return Corrupt(path + ": indptr must start at 0 and end at num_edges=" +
+                   std::to_string(manifest_.num_edges) + " (found " +
+                   std::to_string(indptr.front()) + " .. " + std::to_string(indptr.back()) + ")");
+  }
+  return indptr;
+}
+
+Result<std::vector<int32_t>> Dataset::LoadLabels() const {
+  return LoadArray<int32_t>(PathOf(dataset_files::kLabels), manifest_.num_nodes);
+}
+
+Result<std::vector<int64_t>> Dataset::LoadSplit(const std::string& split) const {
+  if (split != "train" && split != "valid" && split != "test") {
+    throw std::logic_error("Dataset::LoadSplit: unknown split '" + split + "'");
+  }
+  std::string name = split + ".bin";
+  auto it = manifest_.files.find(name);
+  if (it == manifest_.files.end()) return std::vector<int64_t>{};
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                        LoadArray<int64_t>(PathOf(name), it->second.bytes / 8));
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= manifest_.num_nodes) {
+      return Corrupt(PathOf(name) + ": id " + std::to_string(ids[i]) + " at index " +
+                     std::to_string(i) + " (byte offset " + std::to_string(i * 8) +
+                     ") is out of range [0, " + std::to_string(manifest_.num_nodes) + ")");
+    }
+  }
+  return ids;
+}
+
+// ---- DatasetWriter ----------------------------------------------------------
+
+Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) {
+  SEER_RETURN_IF_ERROR(MakeDirectories(dir));
+  std::string manifest_path = dir + "/" + dataset_files::kManifest;
+  if (::access(manifest_path.c_str(), F_OK) == 0) {
+    if (!force) {
+      return Status(StatusCode::kAlreadyExists,
+                    dir + " already holds a dataset (" + manifest_path +
+                        "); pass --force to overwrite it");
+    }
+    // Remove the old manifest first: until Commit() the directory is not a dataset.
+    if (::unlink(manifest_path.c_str()) != 0) return ErrnoStatus(errno, "unlink", manifest_path);
+    SEER_RETURN_IF_ERROR(SyncDirectory(dir));
+  }
+  return DatasetWriter(dir);
+}
+
+Result<AtomicFileWriter*> DatasetWriter::OpenFile(const std::string& name) {
+  if (files_.count(name)) throw std::logic_error("DatasetWriter::OpenFile twice for " + name);
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(dir_ + "/" + name));
+  auto owned = std::make_unique<AtomicFileWriter>(std::move(writer));
+  AtomicFileWriter* raw = owned.get();
+  files_[name] = std::move(owned);
+  return raw;
+}
+
+Status DatasetWriter::Commit(DatasetManifest manifest) {
+  for (auto& [name, writer] : files_) {
+    if (name == dataset_files::kFeatures) SEER_RETURN_IF_ERROR(writer->PadTo(4096));
+    DatasetFileEntry entry;
+    entry.bytes = writer->bytes_written();
+    entry.checksum_kind = "xxh64";
+    entry.checksum = Xxh64::ToHex(writer->xxh64());
+    SEER_ASSIGN_OR_RETURN(int64_t expected, ExpectedBytes(manifest, name));
+    if (expected >= 0 && expected != entry.bytes) {
+      throw std::logic_error("DatasetWriter::Commit: " + name + " has " +
+                             std::to_string(entry.bytes) + " bytes, manifest implies " +
+                             std::to_string(expected));
+    }
+    manifest.files[name] = std::move(entry);
+  }
+  for (auto& [name, writer] : files_) SEER_RETURN_IF_ERROR(writer->Close());
+  files_.clear();
+  if (manifest.created_by.empty()) manifest.created_by = "seer";
+  return WriteFileAtomically(dir_ + "/" + dataset_files::kManifest, manifest.ToJson());
+}
+
+Result<std::string> FileXxh64(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  Xxh64 hash;
+  std::vector<char> buf(4 << 20);
+  int64_t offset = 0;
+  while (true) {
+    ssize_t n = ::pread(fd.get(), buf.data(), buf.size(), offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "read", path, offset);
+    }
+    if (n == 0) break;
+    hash.Update(buf.data(), static_cast<size_t>(n));
+    offset += n;
+  }
+  return Xxh64::ToHex(hash.Digest());
+}
+
+}  // namespace seer

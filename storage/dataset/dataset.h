@@ -1,0 +1,131 @@
+// Seer's on-disk dataset, format version 1 (see DESIGN.md "On-disk dataset format").
+//
+//   dataset.json  manifest, written last (a directory without it is not a dataset)
+//   indptr.bin    int64[num_nodes+1]   CSC: in-neighbors of v = indices[indptr[v]..indptr[v+1])
+//   indices.bin   uint32|int64[num_edges]
+//   features.bin  float32|float16[num_nodes*feature_dim], zero-padded to a multiple of 4096
+//   labels.bin    int32[num_nodes], -1 = unlabeled
+//   train.bin / valid.bin / test.bin   int64 node ids
+//
+// DatasetManifest is a plain value. Dataset opens a directory read-only and hands out
+// paths and small arrays; big files (indices, features) are read through a BlockReader.
+// DatasetWriter writes the files of a new dataset atomically: every file goes to a
+// temporary name first, the manifest is written last by Commit(); a writer destroyed
+// without Commit() leaves no dataset.json behind. All are single-threaded objects.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "storage/base/atomic_file.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+enum class IndexDtype { kUint32, kInt64 };
+enum class FeatureDtype { kFloat32, kFloat16 };
+
+const char* IndexDtypeName(IndexDtype dtype);      // "uint32" / "int64"
+const char* FeatureDtypeName(FeatureDtype dtype);  // "float32" / "float16"
+Result<IndexDtype> ParseIndexDtype(const std::string& text);
+Result<FeatureDtype> ParseFeatureDtype(const std::string& text);
+inline int64_t IndexDtypeBytes(IndexDtype d) { return d == IndexDtype::kUint32 ? 4 : 8; }
+inline int64_t FeatureDtypeBytes(FeatureDtype d) { return d == FeatureDtype::kFloat32 ? 4 : 2; }
+// uint32 whenever num_nodes < 2^32.
+inline IndexDtype IndexDtypeFor(int64_t num_nodes) {
+  return num_nodes < (int64_t{1} << 32) ? IndexDtype::kUint32 : IndexDtype::kInt64;
+}
+
+struct DatasetFileEntry {
+  int64_t bytes = 0;
+  std::string checksum_kind;   // "xxh64"
+  std::string checksum;        // lowercase hex
+};
+
+struct DatasetManifest {
+  static constexpr int kVersion = 1;
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;
+  IndexDtype index_dtype = IndexDtype::kUint32;
+  int64_t feature_dim = 0;
+  FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  int64_t num_classes = 0;
+  std::map<std::string, DatasetFileEntry> files;
+  std::string created_by;
+
+  int64_t feature_row_bytes() const { return feature_dim * FeatureDtypeBytes(feature_dtype); }
+  int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }
+
+  std::string ToJson() const;
+  // `path` is only used in error messages.
+  static Result<DatasetManifest> FromJson(const std::string& json, const std::string& path);
+};
+
+// The fixed file names.
+namespace dataset_files {
+inline constexpr const char* kManifest = "dataset.json";
+inline constexpr const char* kIndptr = "indptr.bin";
+inline constexpr const char* kIndices = "indices.bin";
+inline constexpr const char* kFeatures = "features.bin";
+inline constexpr const char* kLabels = "labels.bin";
+inline constexpr const char* kTrain = "train.bin";
+inline constexpr const char* kValid = "valid.bin";
+inline constexpr const char* kTest = "test.bin";
+}  // namespace dataset_files
+
+class Dataset {
+ public:
+  // Reads and validates the manifest (format, version, field types) and checks that the
+  // files it lists exist with the recorded sizes. Cheap: no bulk reads.
+  static Result<Dataset> Open(const std::string& dir);
+
+  const DatasetManifest& manifest() const { return manifest_; }
+  const std::string& dir() const { return dir_; }
+  std::string PathOf(const std::string& file_name) const { return dir_ + "/" + file_name; }
+
+  // Whole-array loads (sequential reads). Sizes are checked against the manifest.
+  Result<std::vector<int64_t>> LoadIndptr() const;
+  Result<std::vector<int32_t>> LoadLabels() const;
+  // split: "train" | "valid" | "test"; a missing split file gives an empty vector.
+  Result<std::vector<int64_t>> LoadSplit(const std::string& split) const;
+
+ private:
+  Dataset(std::string dir, DatasetManifest manifest)
+      : dir_(std::move(dir)), manifest_(std::move(manifest)) {}
+  std::string dir_;
+  DatasetManifest manifest_;
+};
+
+// Streams the files of a new dataset into `dir`. Usage:
+//   auto w = DatasetWriter::Create(dir, force);   // refuses a dataset dir unless force
+//   w->OpenFile("indptr.bin") ... w->file("indptr.bin").Append(...)
+//   w->Commit(manifest)   // closes files, computes checksums, writes dataset.json last
+// With force=true an existing dataset.json is removed first, so a failure midway
+// never leaves the old manifest describing new files.
+class DatasetWriter {
+ public:
+  static Result<DatasetWriter> Create(const std::string& dir, bool force);
+  DatasetWriter(DatasetWriter&&) noexcept = default;
+  DatasetWriter& operator=(DatasetWriter&&) noexcept = default;
+  ~DatasetWriter() = default;
+
+  // Starts writing `name` (temporary name until Commit()).
+  Result<AtomicFileWriter*> OpenFile(const std::string& name);
+  // Fills in files{} (bytes + xxh64 of every written file), closes and renames the data
+  // files, then writes dataset.json. features.bin is zero-padded to 4096 here.
+  Status Commit(DatasetManifest manifest);
+  const std::string& dir() const { return dir_; }
+
+ private:
+  explicit DatasetWriter(std::string dir) : dir_(std::move(dir)) {}
+  std::string dir_;
+  std::map<std::string, std::unique_ptr<AtomicFileWriter>> files_;
+};
+
+// xxh64 of a whole file, streamed (lowercase hex, 16 digits).
+Result<std::string> FileXxh64(const std::string& path);
+
+}  // namespace seer

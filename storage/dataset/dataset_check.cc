@@ -1,0 +1,207 @@
+#include "storage/dataset/dataset_check.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "storage/base/aligned_buffer.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
+
+namespace seer {
+namespace {
+
+constexpr int64_t kChunkBytes = 1 << 20;
+
+std::string At(const std::string& file, int64_t index, int64_t element_bytes) {
+  return file + " at index " + std::to_string(index) + " (byte offset " +
+         std::to_string(index * element_bytes) + ")";
+}
+
+// Calls visit(values, count, first_index) over the first `count` elements of T in `path`,
+// chunk by chunk. visit returns a Status; the first error stops the scan.
+template <typename T>
+Status StreamArray(const std::string& path, int64_t count, int64_t* bytes_read,
+                   const std::function<Status(const T*, int64_t, int64_t)>& visit) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
+  std::vector<T> chunk(static_cast<size_t>(kChunkBytes / static_cast<int64_t>(sizeof(T))));
+  for (int64_t first = 0; first < count;) {
+    int64_t n = std::min<int64_t>(count - first, static_cast<int64_t>(chunk.size()));
+    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), chunk.data(), n * static_cast<int64_t>(sizeof(T)),
+                                   first * static_cast<int64_t>(sizeof(T)), path));
+    *bytes_read += n * static_cast<int64_t>(sizeof(T));
+    SEER_RETURN_IF_ERROR(visit(chunk.data(), n, first));
+    first += n;
+  }
+  return Status::Ok();
+}
+
+Status ExpectSize(const Dataset& ds, const std::string& name, int64_t expected, bool required) {
+  const std::string path = ds.PathOf(name);
+  auto size = FileSizeBytes(path);
+  if (!size.ok()) {
+    if (!required && size.status().code() == StatusCode::kNotFound) return Status::Ok();
+    return size.status();
+  }
+  auto listed = ds.manifest().files.find(name);
+  if (listed == ds.manifest().files.end()) {
+    return Corrupt(path + ": file exists but " + dataset_files::kManifest + " does not list it");
+  }
+  if (listed->second.bytes != *size) {
+    return Corrupt(path + ": size " + std::to_string(*size) + " bytes, manifest records " +
+                   std::to_string(listed->second.bytes));
+  }
+  if (expected >= 0 && *size != expected) {
+    return Corrupt(path + ": size " + std::to_string(*size) + " bytes, expected " +
+                   std::to_string(expected) + " for the manifest's shape");
+  }
+  return Status::Ok();
+}
+
+template <typename Index>
+Status CheckIndices(const Dataset& ds, int64_t* bytes_read) {
+  const auto& m = ds.manifest();
+  const std::string path = ds.PathOf(dataset_files::kIndices);
+  return StreamArray<Index>(path, m.num_edges, bytes_read,
+                            [&](const Index* v, int64_t n, int64_t first) -> Status {
+                              for (int64_t i = 0; i < n; ++i) {
+                                int64_t id = static_cast<int64_t>(v[i]);
+                                if (id < 0 || id >= m.num_nodes) {
+                                  return Corrupt(At(path, first + i, sizeof(Index)) + ": node id " +
+                                                 std::to_string(id) + " out of range [0, " +
+                                                 std::to_string(m.num_nodes) + ")");
+                                }
+                              }
+                              return Status::Ok();
+                            });
+}
+
+}  // namespace
+
+Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options) {
+  SEER_ASSIGN_OR_RETURN(Dataset ds, Dataset::Open(dir));
+  DatasetCheckSummary summary;
+  summary.manifest = ds.manifest();
+  const DatasetManifest& m = ds.manifest();
+  if (m.num_nodes < 0 || m.num_edges < 0 || m.feature_dim < 0 || m.num_classes < 0) {
+    return Corrupt(ds.PathOf(dataset_files::kManifest) + ": negative num_nodes/num_edges/feature_dim/num_classes");
+  }
+  for (const auto& [name, entry] : m.files) {
+    SEER_RETURN_IF_ERROR(ExpectSize(ds, name, -1, true));
+  }
+  SEER_RETURN_IF_ERROR(ExpectSize(ds, dataset_files::kIndptr, (m.num_nodes + 1) * 8, true));
+  SEER_RETURN_IF_ERROR(ExpectSize(ds, dataset_files::kIndices, m.num_edges * m.index_bytes(), true));
+  const int64_t feature_bytes = m.num_nodes * m.feature_row_bytes();
+  SEER_RETURN_IF_ERROR(ExpectSize(ds, dataset_files::kFeatures, AlignUp(feature_bytes, 4096),
+                                  m.feature_dim > 0));
+  SEER_RETURN_IF_ERROR(ExpectSize(ds, dataset_files::kLabels, m.num_nodes * 4, false));
+  if (m.index_dtype == IndexDtype::kUint32 && m.num_nodes > (int64_t{1} << 32)) {
+    return Corrupt(ds.PathOf(dataset_files::kManifest) + ": index_dtype uint32 cannot hold " +
+                   std::to_string(m.num_nodes) + " node ids");
+  }
+
+  // indptr: 0, monotone, ends at num_edges.
+  const std::string indptr_path = ds.PathOf(dataset_files::kIndptr);
+  int64_t previous = 0;
+  SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
+      indptr_path, m.num_nodes + 1, &summary.bytes_read,
+      [&](const int64_t* v, int64_t n, int64_t first) -> Status {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t index = first + i;
+          if (index == 0 && v[i] != 0) {
+            return Corrupt(At(indptr_path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) + ", expected 0");
+          }
+          if (v[i] < previous) {
+            return Corrupt(At(indptr_path, index, 8) + ": indptr decreases (" + std::to_string(previous) +
+                           " then " + std::to_string(v[i]) + ")");
+          }
+          summary.max_in_degree = std::max(summary.max_in_degree, v[i] - previous);
+          previous = v[i];
+        }
+        return Status::Ok();
+      }));
+  if (previous != m.num_edges) {
+    return Corrupt(At(indptr_path, m.num_nodes, 8) + ": last indptr = " + std::to_string(previous) +
+                   ", expected num_edges = " + std::to_string(m.num_edges));
+  }
+
+  if (m.index_dtype == IndexDtype::kUint32) {
+    SEER_RETURN_IF_ERROR(CheckIndices<uint32_t>(ds, &summary.bytes_read));
+  } else {
+    SEER_RETURN_IF_ERROR(CheckIndices<int64_t>(ds, &summary.bytes_read));
+  }
+
+  const std::string labels_path = ds.PathOf(dataset_files::kLabels);
+  if (FileSizeBytes(labels_path).ok()) {
+    SEER_RETURN_IF_ERROR(StreamArray<int32_t>(
+        labels_path, m.num_nodes, &summary.bytes_read,
+        [&](const int32_t* v, int64_t n, int64_t first) -> Status {
+          for (int64_t i = 0; i < n; ++i) {
+            if (v[i] < -1 || v[i] >= m.num_classes) {
+              return Corrupt(At(labels_path, first + i, 4) + ": label " + std::to_string(v[i]) +
+                             " out of range [-1, " + std::to_string(m.num_classes) + ")");
+            }
+            summary.num_labeled += v[i] >= 0;
+          }
+          return Status::Ok();
+        }));
+  }
+
+  // Splits: in range and disjoint. owner[v] = 1 + split index (2 bits per node).
+  std::vector<uint8_t> owner(static_cast<size_t>((m.num_nodes + 3) / 4), 0);
+  const char* split_files[3] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
+  int64_t* split_counts[3] = {&summary.num_train, &summary.num_valid, &summary.num_test};
+  for (int s = 0; s < 3; ++s) {
+    const std::string path = ds.PathOf(split_files[s]);
+    auto size = FileSizeBytes(path);
+    if (!size.ok()) continue;
+    SEER_RETURN_IF_ERROR(ExpectSize(ds, split_files[s], -1, true));
+    if (*size % 8 != 0) {
+      return Corrupt(path + ": size " + std::to_string(*size) + " is not a multiple of 8 (int64 ids)");
+    }
+    *split_counts[s] = *size / 8;
+    SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
+        path, *size / 8, &summary.bytes_read, [&](const int64_t* v, int64_t n, int64_t first) -> Status {
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t id = v[i];
+            if (id < 0 || id >= m.num_nodes) {
+              return Corrupt(At(path, first + i, 8) + ": node id " + std::to_string(id) +
+                             " out of range [0, " + std::to_string(m.num_nodes) + ")");
+            }
+            uint8_t& byte = owner[static_cast<size_t>(id / 4)];
+            const int shift = static_cast<int>(id % 4) * 2;
+            const int previous_owner = (byte >> shift) & 3;
+            if (previous_owner != 0) {
+              return Corrupt(At(path, first + i, 8) + ": node " + std::to_string(id) +
+                             " is already in " + split_files[previous_owner - 1]);
+            }
+            byte = static_cast<uint8_t>(byte | ((s + 1) << shift));
+          }
+          return Status::Ok();
+        }));
+  }
+
+  if (options.deep) {
+    ProgressReporter progress("check: checksums", static_cast<int64_t>(m.files.size()), "files",
+                              options.show_progress, 5.0);
+    for (const auto& [name, entry] : m.files) {
+      const std::string path = ds.PathOf(name);
+      if (entry.checksum_kind != "xxh64") {
+        return Corrupt(path + ": unsupported checksum kind '" + entry.checksum_kind + "' in manifest");
+      }
+      SEER_ASSIGN_OR_RETURN(std::string actual, FileXxh64(path));
+      if (actual != entry.checksum) {
+        return Corrupt(path + ": xxh64 " + actual + " does not match the manifest's " + entry.checksum);
+      }
+      summary.bytes_read += entry.bytes;
+      ++summary.checksums_verified;
+      progress.Add(1);
+    }
+    progress.Finish();
+  }
+  return summary;
+}
+
+}  // namespace seer

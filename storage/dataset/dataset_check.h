@@ -1,0 +1,35 @@
+// Validation of an on-disk dataset (what `seer check` runs): the manifest and file
+// sizes, indptr (starts at 0, monotone, ends at num_edges), every index < num_nodes,
+// labels in [-1, num_classes), split ids in range and disjoint across (and within)
+// train/valid/test; with deep = true also the xxh64 checksum of every listed file.
+// Streams every file in fixed-size chunks: memory is O(chunk + num_nodes/8) (a bitmap
+// for split disjointness), whatever the file sizes. Blocking, single-threaded.
+// The first problem found is returned as one line naming the file and the position
+// (element index and byte offset).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "storage/dataset/dataset.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+struct DatasetCheckOptions {
+  bool deep = false;           // also verify checksums (reads every byte)
+  bool show_progress = false;
+};
+
+struct DatasetCheckSummary {
+  DatasetManifest manifest;
+  int64_t num_labeled = 0;     // labels != -1
+  int64_t num_train = 0, num_valid = 0, num_test = 0;
+  int64_t max_in_degree = 0;
+  int64_t bytes_read = 0;
+  int64_t checksums_verified = 0;
+};
+
+Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options);
+
+}  // namespace seer

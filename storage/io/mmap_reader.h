@@ -1,0 +1,30 @@
+// MmapReader: a BlockReader (storage/io/direct_reader.h) over a read-only memory mapping —
+// the I/O path of the conventional pipeline (`seer train --io mmap`, the PyG+ baseline
+// of Ginex §5): every read is a memcpy out of the mapping, so data comes through the
+// kernel page cache, with read-ahead turned off by madvise(MADV_RANDOM) as Ginex did
+// for PyG+. Seer keeps no application cache on this path; the page cache is bounded
+// only by the machine (or the cgroup the run is in: bench/e2e.sh sets one).
+//
+// Stats: `requests` is exact. `device_reads` / `device_bytes` are the calling thread's
+// major page faults during the call (getrusage RUSAGE_THREAD) × the page size — the
+// pages the kernel had to read from the device; pages already in the page cache cost
+// nothing. mode() reports kPread (buffered, synchronous) and direct() false.
+//
+// Thread safety: ReadBatch may run on many threads at once (the mapping is read-only).
+// A request beyond the end of the file is kUnexpectedEof naming the path and offset;
+// a file truncated while mapped raises SIGBUS (as with any mmap user).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "storage/io/direct_reader.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+// Maps `path` read-only (PROT_READ, MAP_SHARED) and advises MADV_RANDOM. Errors name
+// the path. An empty file maps nothing; every non-empty read is then out of range.
+Result<std::unique_ptr<BlockReader>> OpenMmapReader(const std::string& path);
+
+}  // namespace seer

@@ -1,0 +1,84 @@
+// External-memory CSC construction: turns a stream of directed edges src->dst (in any
+// order, possibly larger than RAM) into indptr.bin (int64[num_nodes+1]) and indices.bin
+// (uint32|int64[num_edges]) where indices[indptr[v] .. indptr[v+1]) are the in-neighbors
+// of v, sorted ascending (so the output is deterministic whatever the input order).
+//
+// How (Ginex-style, three sequential passes):
+//   1. count in-degrees (the per-node table, 8 B/node, stays in RAM);
+//   2. cut the node range into destination partitions whose edges fit the memory budget,
+//      and append every edge to its partition's spill file (in a private temp directory
+//      under `spill_dir`, removed at the end) — skipped when everything fits in one;
+//   3. load one partition at a time, place each source at its destination's slot
+//      (counting sort), sort each neighbor list, optionally drop duplicates, and append
+//      to indices.bin. indptr.bin is written last from the (deduplicated) degrees.
+// Memory: the degree table + a 256 KiB read chunk + max(partition edges × index bytes,
+// spill write buffers); a single node whose in-degree alone exceeds the budget gets its
+// own partition, which then exceeds the budget (reported in CscBuildStats).
+// Single-threaded; blocks on file I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "storage/base/atomic_file.h"
+#include "storage/dataset/dataset.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+struct Edge {
+  int64_t src = 0;
+  int64_t dst = 0;
+};
+
+// A restartable stream of edges. The builder reads it twice (Rewind() in between).
+// Implementations validate ids themselves (non-negative; < num_nodes() when known)
+// so errors can name the file and the position (line, byte offset).
+class EdgeSource {
+ public:
+  virtual ~EdgeSource() = default;
+  // Starts again from the first edge.
+  [[nodiscard]] virtual Status Rewind() = 0;
+  // Fills up to max_edges edges; returns how many, 0 at the end of the stream.
+  virtual Result<int64_t> Read(Edge* out, int64_t max_edges) = 0;
+  // Number of nodes when the source knows it, else -1 (then 1 + the largest id is used).
+  virtual int64_t num_nodes() const { return -1; }
+  // Expected number of edges for progress lines, -1 when unknown.
+  virtual int64_t num_edges_hint() const { return -1; }
+  // Name for messages ("edges.txt", "R-MAT generator").
+  virtual std::string name() const = 0;
+};
+
+struct CscBuildOptions {
+  int64_t num_nodes = -1;             // -1: source's num_nodes(), else 1 + largest id
+  bool undirected = false;            // also add dst->src for every edge
+  bool dedup = false;                 // drop repeated (src, dst) pairs
+  bool drop_self_loops = false;       // drop v->v
+  std::optional<IndexDtype> index_dtype;  // nullopt: uint32 when num_nodes < 2^32
+  int64_t memory_budget_bytes = int64_t{512} << 20;
+  std::string spill_dir = ".";        // a private temp dir is made (and removed) inside
+  bool show_progress = false;
+};
+
+struct CscBuildStats {
+  int64_t num_nodes = 0;
+  int64_t num_edges = 0;              // edges written to indices.bin
+  int64_t input_edges = 0;            // edges read from the source
+  int64_t self_loops_dropped = 0;
+  int64_t duplicates_dropped = 0;
+  int64_t num_partitions = 0;
+  int64_t largest_partition_edges = 0;
+  int64_t spill_bytes_written = 0;
+  IndexDtype index_dtype = IndexDtype::kUint32;
+};
+
+// Writes indptr and indices through the given writers (the caller closes/commits them).
+// Errors: the source's errors as-is; an id >= num_nodes (kInvalidArgument naming the
+// source and edge number); a budget that cannot hold the degree table
+// (kResourceExhausted); uint32 forced with num_nodes >= 2^32 (kInvalidArgument);
+// spill I/O errors with the path.
+Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& options,
+                               AtomicFileWriter& indptr_out, AtomicFileWriter& indices_out);
+
+}  // namespace seer

@@ -1,0 +1,469 @@
+#include "storage/prep/dataset_prep.h"
+
+#include <sys/stat.h>
+#include <dirent.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "storage/dataset/float16.h"
+#include "storage/prep/npy.h"
+#include "storage/base/progress.h"
+#include "storage/prep/text_reader.h"
+
+namespace seer {
+namespace {
+
+constexpr int64_t kChunkBytes = 4 << 20;
+// Kept out of the CSC builder's share of the budget: writer buffers and chunks.
+constexpr int64_t kReservedBytes = int64_t{24} << 20;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// "dir/name.gz" if present, else "dir/name" if present, else "".
+std::string FindCsv(const std::string& dir, const std::string& name) {
+  if (Exists(dir + "/" + name + ".gz")) return dir + "/" + name + ".gz";
+  if (Exists(dir + "/" + name)) return dir + "/" + name;
+  return "";
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool ParseInt64(std::string_view token, int64_t* out) {
+  auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
+  return ec == std::errc() && ptr == token.data() + token.size();
+}
+
+bool ParseFloat(std::string_view token, float* out) {
+  std::string copy(token);
+  char* end = nullptr;
+  *out = std::strtof(copy.c_str(), &end);
+  return !copy.empty() && end == copy.c_str() + copy.size();
+}
+
+// Bitmap over node ids; rejects ids out of range and ids seen in an earlier split.
+class SplitRegistry {
+ public:
+  explicit SplitRegistry(int64_t num_nodes) : num_nodes_(num_nodes), owner_(static_cast<size_t>(num_nodes), 0) {}
+  Status Add(int64_t id, int split, const std::string& where) {
+    static const char* kNames[] = {"", "train", "valid", "test"};
+    if (id < 0 || id >= num_nodes_) {
+      return InvalidArgument(where + ": split node id " + std::to_string(id) + " out of range [0, " +
+                             std::to_string(num_nodes_) + ")");
+    }
+    uint8_t& o = owner_[static_cast<size_t>(id)];
+    if (o != 0) {
+      return InvalidArgument(where + ": node " + std::to_string(id) + " is already in the " + kNames[o] + " split");
+    }
+    o = static_cast<uint8_t>(split);
+    return Status::Ok();
+  }
+
+ private:
+  int64_t num_nodes_;
+  std::vector<uint8_t> owner_;
+};
+
+struct NodeArrayStats {
+  int64_t num_classes = 0, num_labeled = 0;
+};
+
+class Prep {
+ public:
+  Prep(const PrepInputs& in, const PrepOptions& options, const std::string& out_dir)
+      : in_(in), options_(options), out_dir_(out_dir) {}
+
+  Result<PrepSummary> Run() {
+    if (in_.ogb_dir.empty() == in_.edges.empty()) {
+      return InvalidArgument("give either an edge list (--edges) or an OGB folder (--ogb), not both or neither");
+    }
+    if (!in_.ogb_dir.empty()) SEER_RETURN_IF_ERROR(ResolveOgb());
+    SEER_RETURN_IF_ERROR(OpenNodeArrays());
+    SEER_ASSIGN_OR_RETURN(std::unique_ptr<EdgeSource> edges,
+                          OpenEdgeList(edges_path_, edges_format_, num_nodes_));
+    SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir_, options_.force));
+
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indptr, writer.OpenFile(dataset_files::kIndptr));
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indices, writer.OpenFile(dataset_files::kIndices));
+    CscBuildOptions build;
+    build.num_nodes = num_nodes_;
+    build.undirected = options_.undirected;
+    build.dedup = options_.dedup;
+    build.drop_self_loops = options_.drop_self_loops;
+    build.index_dtype = options_.index_dtype;
+    build.memory_budget_bytes = options_.memory_budget_bytes - kReservedBytes;
+    build.spill_dir = out_dir_;
+    build.show_progress = options_.show_progress;
+    if (build.memory_budget_bytes <= 0) {
+      return Status(StatusCode::kResourceExhausted, "memory budget " + FormatBytes(options_.memory_budget_bytes) +
+                                                        " is below the fixed " + FormatBytes(kReservedBytes) +
+                                                        " that prep needs besides the CSC builder");
+    }
+    SEER_ASSIGN_OR_RETURN(summary_.csc, BuildCsc(*edges, build, *indptr, *indices));
+    num_nodes_ = summary_.csc.num_nodes;
+
+    SEER_RETURN_IF_ERROR(WriteFeatures(writer));
+    SEER_RETURN_IF_ERROR(WriteLabels(writer));
+    SEER_RETURN_IF_ERROR(WriteSplits(writer));
+
+    DatasetManifest manifest;
+    manifest.num_nodes = num_nodes_;
+    manifest.num_edges = summary_.csc.num_edges;
+    manifest.index_dtype = summary_.csc.index_dtype;
+    manifest.feature_dim = summary_.feature_dim;
+    manifest.feature_dtype = summary_.feature_dtype;
+    manifest.num_classes = summary_.num_classes;
+    manifest.created_by = options_.created_by;
+    SEER_RETURN_IF_ERROR(writer.Commit(manifest));
+    SEER_ASSIGN_OR_RETURN(Dataset written, Dataset::Open(out_dir_));
+    for (const auto& [name, entry] : written.manifest().files) summary_.bytes_written += entry.bytes;
+    return summary_;
+  }
+
+ private:
+  Status ResolveOgb() {
+    const std::string raw = in_.ogb_dir + "/raw";
+    edges_path_ = FindCsv(raw, "edge.csv");
+    if (edges_path_.empty()) return Status(StatusCode::kNotFound, raw + "/edge.csv[.gz]: not found (is " + in_.ogb_dir + " an OGB node-property folder?)");
+    edges_format_ = EdgeListFormat::kText;
+    ogb_features_ = FindCsv(raw, "node-feat.csv");
+    ogb_labels_ = FindCsv(raw, "node-label.csv");
+    std::string count_path = FindCsv(raw, "num-node-list.csv");
+    if (!count_path.empty() && in_.num_nodes < 0) {
+      SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(count_path));
+      std::string_view line;
+      SEER_ASSIGN_OR_RETURN(bool any, reader.NextLine(&line));
+      int64_t n = -1;
+      if (!any || !ParseInt64(Trim(line), &n) || n < 0) {
+        return InvalidArgument(count_path + ":1: expected the node count, got '" + std::string(line) + "'");
+      }
+      ogb_num_nodes_ = n;
+    }
+    const std::string split_root = in_.ogb_dir + "/split";
+    std::string scheme = in_.ogb_split;
+    if (scheme.empty() && Exists(split_root)) {
+      std::vector<std::string> schemes;
+      if (DIR* d = ::opendir(split_root.c_str())) {
+        while (dirent* e = ::readdir(d)) {
+          std::string name = e->d_name;
+          if (name != "." && name != ".." && Exists(split_root + "/" + name + "/")) schemes.push_back(name);
+        }
+        ::closedir(d);
+      }
+      std::sort(schemes.begin(), schemes.end());
+      if (schemes.size() > 1) {
+        std::string list;
+        for (auto& s : schemes) list += (list.empty() ? "" : ", ") + s;
+        return InvalidArgument(split_root + ": several split schemes (" + list + "); choose one with --ogb-split");
+      }
+      if (schemes.size() == 1) scheme = schemes[0];
+    }
+    if (!scheme.empty()) {
+      const std::string dir = split_root + "/" + scheme;
+      if (!Exists(dir)) return Status(StatusCode::kNotFound, dir + ": split scheme not found");
+      ogb_splits_[0] = FindCsv(dir, "train.csv");
+      ogb_splits_[1] = FindCsv(dir, "valid.csv");
+      ogb_splits_[2] = FindCsv(dir, "test.csv");
+    }
+    return Status::Ok();
+  }
+
+  // Opens the .npy headers (cheap) so shape/dtype errors come before the long CSC build,
+  // and fixes num_nodes_.
+  Status OpenNodeArrays() {
+    if (in_.edges.size()) {
+      edges_path_ = in_.edges;
+      edges_format_ = in_.edges_format;
+    }
+    num_nodes_ = in_.num_nodes;
+    if (!in_.features.empty()) {
+      SEER_ASSIGN_OR_RETURN(NpyFile f, NpyFile::Open(in_.features));
+      const NpyHeader& h = f.header();
+      if (h.kind != 'f') {
+        return InvalidArgument(in_.features + ": features dtype " + h.descr + " is not float16/32/64");
+      }
+      if (h.shape.size() != 2) {
+        return InvalidArgument(in_.features + ": features must be 2-D (N, F), got shape " + h.ShapeString());
+      }
+      if (h.fortran_order) {
+        return Status(StatusCode::kUnsupported, in_.features + ": Fortran-order features are not supported "
+                                                               "(save with numpy.ascontiguousarray)");
+      }
+      if (num_nodes_ < 0) num_nodes_ = h.shape[0];
+      features_ = std::make_unique<NpyFile>(std::move(f));
+    }
+    if (!in_.labels.empty()) {
+      SEER_ASSIGN_OR_RETURN(NpyFile f, NpyFile::Open(in_.labels));
+      const NpyHeader& h = f.header();
+      if (h.shape.size() < 1 || h.shape.size() > 2 || (h.shape.size() == 2 && h.shape[1] != 1)) {
+        return InvalidArgument(in_.labels + ": labels must have shape (N,) or (N, 1), got " + h.ShapeString());
+      }
+      if (num_nodes_ < 0) num_nodes_ = h.shape[0];
+      labels_ = std::make_unique<NpyFile>(std::move(f));
+    }
+    if (num_nodes_ < 0) num_nodes_ = ogb_num_nodes_;
+    const std::string* split_paths[3] = {&in_.train, &in_.valid, &in_.test};
+    for (int s = 0; s < 3; ++s) {
+      if (split_paths[s]->empty()) continue;
+      SEER_ASSIGN_OR_RETURN(NpyFile f, NpyFile::Open(*split_paths[s]));
+      const NpyHeader& h = f.header();
+      if (h.kind != 'i' && h.kind != 'u') {
+        return InvalidArgument(*split_paths[s] + ": split ids dtype " + h.descr + " is not an integer type");
+      }
+      if (h.shape.size() < 1 || h.shape.size() > 2 || (h.shape.size() == 2 && h.shape[1] != 1)) {
+        return InvalidArgument(*split_paths[s] + ": split ids must have shape (K,) or (K, 1), got " + h.ShapeString());
+      }
+      splits_[s] = std::make_unique<NpyFile>(std::move(f));
+    }
+    return Status::Ok();
+  }
+
+  Status RowCountMismatch(const std::string& path, int64_t rows, const char* what) const {
+    return InvalidArgument(path + ": " + std::to_string(rows) + " " + what + ", but the graph has " +
+                           std::to_string(num_nodes_) + " nodes (they must be equal)");
+  }
+
+  Status WriteFeatures(DatasetWriter& writer) {
+    if (features_) {
+      const NpyHeader& h = features_->header();
+      if (h.shape[0] != num_nodes_) return RowCountMismatch(features_->path(), h.shape[0], "feature rows");
+      const int64_t f = h.shape[1];
+      const FeatureDtype out = options_.feature_dtype.value_or(h.item_bytes == 2 ? FeatureDtype::kFloat16
+                                                                                  : FeatureDtype::kFloat32);
+      summary_.feature_dim = f;
+      summary_.feature_dtype = out;
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
+      const int64_t rows_per_chunk = std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(1, f * 8));
+      std::vector<char> raw;
+      std::vector<float> values;
+      std::vector<uint16_t> halves;
+      ProgressReporter progress("prep: features", num_nodes_, "rows", options_.show_progress);
+      const bool same = (out == FeatureDtype::kFloat32 && h.item_bytes == 4) ||
+                        (out == FeatureDtype::kFloat16 && h.item_bytes == 2);
+      for (int64_t row = 0; row < num_nodes_; row += rows_per_chunk) {
+        const int64_t rows = std::min(rows_per_chunk, num_nodes_ - row);
+        const int64_t count = rows * f;
+        if (same) {
+          raw.resize(static_cast<size_t>(count * h.item_bytes));
+          SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
+          SEER_RETURN_IF_ERROR(file->Append(raw.data(), static_cast<int64_t>(raw.size())));
+        } else {
+          values.resize(static_cast<size_t>(count));
+          SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
+          if (out == FeatureDtype::kFloat32) {
+            SEER_RETURN_IF_ERROR(file->AppendValues(values.data(), count));
+          } else {
+            halves.resize(values.size());
+            for (size_t i = 0; i < values.size(); ++i) halves[i] = FloatToHalf(values[i]);
+            SEER_RETURN_IF_ERROR(file->AppendValues(halves.data(), count));
+          }
+        }
+        progress.Add(rows);
+      }
+      progress.Finish();
+      return Status::Ok();
+    }
+    if (ogb_features_.empty()) {  // the format requires the file: empty, feature_dim 0
+      return writer.OpenFile(dataset_files::kFeatures).status();
+    }
+    // OGB node-feat.csv: one row of F comma-separated floats per node.
+    SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ogb_features_));
+    const FeatureDtype out = options_.feature_dtype.value_or(FeatureDtype::kFloat32);
+    summary_.feature_dtype = out;
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
+    std::vector<float> row;
+    std::vector<uint16_t> halves;
+    int64_t rows = 0;
+    int64_t f = -1;
+    std::string_view line;
+    ProgressReporter progress("prep: node-feat", num_nodes_, "rows", options_.show_progress);
+    for (;;) {
+      SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
+      if (!more) break;
+      const std::string where = ogb_features_ + ":" + std::to_string(reader.line_number());
+      row.clear();
+      size_t start = 0;
+      while (start <= line.size()) {
+        size_t comma = line.find(',', start);
+        std::string_view token = Trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+        float v;
+        if (!ParseFloat(token, &v)) {
+          return InvalidArgument(where + ": non-numeric feature value '" + std::string(token) + "' in column " +
+                                 std::to_string(row.size() + 1));
+        }
+        row.push_back(v);
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+      }
+      if (f < 0) f = static_cast<int64_t>(row.size());
+      if (static_cast<int64_t>(row.size()) != f) {
+        return InvalidArgument(where + ": malformed line: " + std::to_string(row.size()) + " values, expected " +
+                               std::to_string(f) + " like line 1");
+      }
+      if (++rows > num_nodes_) break;
+      if (out == FeatureDtype::kFloat32) {
+        SEER_RETURN_IF_ERROR(file->AppendValues(row.data(), f));
+      } else {
+        halves.resize(row.size());
+        for (size_t i = 0; i < row.size(); ++i) halves[i] = FloatToHalf(row[i]);
+        SEER_RETURN_IF_ERROR(file->AppendValues(halves.data(), f));
+      }
+      progress.Add(1);
+    }
+    progress.Finish();
+    if (rows != num_nodes_) return RowCountMismatch(ogb_features_, rows > num_nodes_ ? num_nodes_ + 1 : rows,
+                                                    rows > num_nodes_ ? "or more feature rows" : "feature rows");
+    summary_.feature_dim = std::max<int64_t>(f, 0);
+    return Status::Ok();
+  }
+
+  Status CheckLabel(int64_t label, const std::string& where) {
+    if (label < -1 || label > INT32_MAX - 1) {
+      return InvalidArgument(where + ": label " + std::to_string(label) + " out of range (use -1 for unlabeled)");
+    }
+    if (label >= 0) {
+      ++summary_.num_labeled;
+      summary_.num_classes = std::max(summary_.num_classes, label + 1);
+    }
+    return Status::Ok();
+  }
+
+  Status WriteLabels(DatasetWriter& writer) {
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kLabels));
+    std::vector<int64_t> wide;
+    std::vector<int32_t> narrow;
+    if (!labels_ && ogb_labels_.empty()) {  // the format requires the file: all unlabeled
+      narrow.assign(65536, -1);
+      for (int64_t first = 0; first < num_nodes_; first += 65536) {
+        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), std::min<int64_t>(65536, num_nodes_ - first)));
+      }
+      return Status::Ok();
+    }
+    if (labels_) {
+      const NpyHeader& h = labels_->header();
+      if (h.shape[0] != num_nodes_) return RowCountMismatch(labels_->path(), h.shape[0], "labels");
+      const int64_t chunk = kChunkBytes / 8;
+      for (int64_t first = 0; first < num_nodes_; first += chunk) {
+        const int64_t n = std::min(chunk, num_nodes_ - first);
+        wide.resize(static_cast<size_t>(n));
+        narrow.resize(static_cast<size_t>(n));
+        SEER_RETURN_IF_ERROR(labels_->ReadAsInt64(first, n, wide.data(), -1));
+        for (int64_t i = 0; i < n; ++i) {
+          SEER_RETURN_IF_ERROR(CheckLabel(wide[i], labels_->path() + ": element " + std::to_string(first + i)));
+          narrow[i] = static_cast<int32_t>(wide[i]);
+        }
+        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), n));
+      }
+      return Status::Ok();
+    }
+    SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ogb_labels_));
+    std::string_view line;
+    int64_t rows = 0;
+    for (;;) {
+      SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
+      if (!more) break;
+      const std::string where = ogb_labels_ + ":" + std::to_string(reader.line_number());
+      std::string_view token = Trim(line);
+      int64_t label;
+      float as_float;
+      if (token.empty() || token == "nan" || token == "NaN") {
+        label = -1;
+      } else if (!ParseInt64(token, &label)) {
+        if (!ParseFloat(token, &as_float) || std::floor(as_float) != as_float) {
+          return InvalidArgument(where + ": non-numeric label '" + std::string(token) + "'");
+        }
+        label = static_cast<int64_t>(as_float);
+      }
+      SEER_RETURN_IF_ERROR(CheckLabel(label, where));
+      if (++rows > num_nodes_) break;
+      narrow.push_back(static_cast<int32_t>(label));
+      if (narrow.size() >= 65536) {
+        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), static_cast<int64_t>(narrow.size())));
+        narrow.clear();
+      }
+    }
+    if (rows != num_nodes_) return RowCountMismatch(ogb_labels_, rows, rows > num_nodes_ ? "or more labels" : "labels");
+    return file->AppendValues(narrow.data(), static_cast<int64_t>(narrow.size()));
+  }
+
+  Status WriteSplits(DatasetWriter& writer) {
+    static const char* kFiles[] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
+    int64_t* counts[] = {&summary_.num_train, &summary_.num_valid, &summary_.num_test};
+    std::unique_ptr<SplitRegistry> registry;
+    for (int s = 0; s < 3; ++s) {
+      if (!splits_[s] && ogb_splits_[s].empty()) continue;
+      if (!registry) registry = std::make_unique<SplitRegistry>(num_nodes_);
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(kFiles[s]));
+      std::vector<int64_t> ids;
+      if (splits_[s]) {
+        const int64_t total = splits_[s]->header().shape[0];
+        const int64_t chunk = kChunkBytes / 8;
+        for (int64_t first = 0; first < total; first += chunk) {
+          const int64_t n = std::min(chunk, total - first);
+          ids.resize(static_cast<size_t>(n));
+          SEER_RETURN_IF_ERROR(splits_[s]->ReadAsInt64(first, n, ids.data()));
+          for (int64_t i = 0; i < n; ++i) {
+            SEER_RETURN_IF_ERROR(registry->Add(ids[i], s + 1, splits_[s]->path() + ": element " + std::to_string(first + i)));
+          }
+          SEER_RETURN_IF_ERROR(file->AppendValues(ids.data(), n));
+        }
+        *counts[s] = total;
+        continue;
+      }
+      SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ogb_splits_[s]));
+      std::string_view line;
+      for (;;) {
+        SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
+        if (!more) break;
+        std::string_view token = Trim(line);
+        if (token.empty()) continue;
+        const std::string where = ogb_splits_[s] + ":" + std::to_string(reader.line_number());
+        int64_t id;
+        if (!ParseInt64(token, &id)) return InvalidArgument(where + ": non-numeric node id '" + std::string(token) + "'");
+        SEER_RETURN_IF_ERROR(registry->Add(id, s + 1, where));
+        ids.push_back(id);
+        ++*counts[s];
+        if (ids.size() >= 65536) {
+          SEER_RETURN_IF_ERROR(file->AppendValues(ids.data(), static_cast<int64_t>(ids.size())));
+          ids.clear();
+        }
+      }
+      SEER_RETURN_IF_ERROR(file->AppendValues(ids.data(), static_cast<int64_t>(ids.size())));
+    }
+    return Status::Ok();
+  }
+
+  const PrepInputs& in_;
+  const PrepOptions& options_;
+  std::string out_dir_;
+  std::string edges_path_;
+  EdgeListFormat edges_format_ = EdgeListFormat::kAuto;
+  int64_t num_nodes_ = -1;
+  int64_t ogb_num_nodes_ = -1;
+  std::string ogb_features_, ogb_labels_;
+  std::string ogb_splits_[3];
+  std::unique_ptr<NpyFile> features_, labels_;
+  std::unique_ptr<NpyFile> splits_[3];
+  PrepSummary summary_;
+};
+
+}  // namespace
+
+Result<PrepSummary> PrepareDataset(const PrepInputs& inputs, const PrepOptions& options,
+                                   const std::string& out_dir) {
+  return Prep(inputs, options, out_dir).Run();
+}
+
+}  // namespace seer

@@ -1,0 +1,60 @@
+// Conversion of a user's graph into a Seer dataset (what `seer prep` runs).
+// Inputs: an edge list (storage/prep/edge_list.h formats) plus optional .npy node arrays
+// (features N×F float16/32/64, labels N or N×1 int/float with NaN = unlabeled, split id
+// arrays), or an OGB node-property folder:
+//   raw/edge.csv[.gz]  raw/num-node-list.csv[.gz] (optional)  raw/node-feat.csv[.gz]
+//   raw/node-label.csv[.gz]  split/<scheme>/{train,valid,test}.csv[.gz]
+// The node count is --num-nodes, else the feature rows, else the label count, else
+// OGB's num-node-list, else 1 + the largest edge id; every array must agree with it.
+// Topology goes through the external CSC builder (memory_budget_bytes); node arrays are
+// streamed in chunks. Every input error is one line naming the file and the position,
+// and no dataset.json is written unless everything succeeded. Blocking, single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "storage/prep/csc_builder.h"
+#include "storage/dataset/dataset.h"
+#include "storage/prep/edge_list.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+struct PrepInputs {
+  std::string edges;                        // edge list file (not with ogb_dir)
+  EdgeListFormat edges_format = EdgeListFormat::kAuto;
+  int64_t num_nodes = -1;
+  std::string features, labels;             // .npy
+  std::string train, valid, test;           // .npy id arrays
+  std::string ogb_dir;                      // OGB node-property folder
+  std::string ogb_split;                    // split/<scheme>; "" = the only one present
+};
+
+struct PrepOptions {
+  bool undirected = false;
+  bool dedup = false;
+  bool drop_self_loops = false;
+  std::optional<IndexDtype> index_dtype;      // nullopt: auto
+  std::optional<FeatureDtype> feature_dtype;  // nullopt: the input's (float64 -> float32)
+  int64_t memory_budget_bytes = int64_t{512} << 20;
+  bool force = false;
+  bool show_progress = false;
+  std::string created_by = "seer prep";
+};
+
+struct PrepSummary {
+  CscBuildStats csc;
+  int64_t feature_dim = 0;
+  FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  int64_t num_classes = 0;
+  int64_t num_labeled = 0;
+  int64_t num_train = 0, num_valid = 0, num_test = 0;
+  int64_t bytes_written = 0;
+};
+
+Result<PrepSummary> PrepareDataset(const PrepInputs& inputs, const PrepOptions& options,
+                                   const std::string& out_dir);
+
+}  // namespace seer

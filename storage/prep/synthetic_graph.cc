@@ -1,0 +1,391 @@
+#include "storage/prep/synthetic_graph.h"
+
+#include <sys/stat.h>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "storage/prep/csc_builder.h"
+#include "storage/dataset/float16.h"
+#include "storage/base/progress.h"
+
+namespace seer {
+namespace {
+
+// Salts keep the independent random streams (edges, features, splits...) apart.
+constexpr uint64_t kEdgeSalt = 0x6a09e667f3bcc908ull;
+constexpr uint64_t kPermutationSalt = 0xbb67ae8584caa73bull;
+constexpr uint64_t kRotationSalt = 0x3c6ef372fe94f82bull;
+constexpr uint64_t kCentroidSalt = 0xa54ff53a5f1d36f1ull;
+constexpr uint64_t kNoiseSalt = 0x510e527fade682d1ull;
+constexpr uint64_t kSplitSalt = 0x9b05688c2b3e6c1full;
+constexpr int64_t kNodeChunk = 8192;
+constexpr int64_t kReservedBytes = int64_t{32} << 20;  // writer buffers, chunks, threads
+constexpr int kHomophilyAttempts = 64;
+
+uint64_t Mix(uint64_t z) {  // splitmix64 finaliser
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+class SplitMix {
+ public:
+  explicit SplitMix(uint64_t state) : state_(state) {}
+  uint64_t Next() { return Mix(state_ += 0x9e3779b97f4a7c15ull); }
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  // Uniform in [0, n) without modulo bias (Lemire's multiply-shift with rejection).
+  uint64_t Below(uint64_t n) {
+    for (;;) {
+      unsigned __int128 m = static_cast<unsigned __int128>(Next()) * n;
+      uint64_t low = static_cast<uint64_t>(m);
+      if (low >= n || low >= (0 - n) % n) return static_cast<uint64_t>(m >> 64);
+    }
+  }
+  // Standard normal (Box-Muller; one value per call keeps streams simple).
+  double Gaussian() {
+    double u1 = (static_cast<double>(Next() >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
+    double u2 = Uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+int CeilLog2(uint64_t n) {
+  int bits = 0;
+  while ((uint64_t{1} << bits) < n) ++bits;
+  return bits;
+}
+
+// A keyed bijection on [0, n): a 6-round balanced Feistel network on 2·h bits
+// (4^h < 4n), cycle-walked until the value lands in range.
+class FeistelPermutation {
+ public:
+  FeistelPermutation(int64_t n, uint64_t key) : n_(static_cast<uint64_t>(n)) {
+    half_bits_ = std::max(1, (CeilLog2(n_) + 1) / 2);
+    mask_ = (uint64_t{1} << half_bits_) - 1;
+    for (int i = 0; i < kRounds; ++i) keys_[i] = Mix(key + static_cast<uint64_t>(i) * 0x9e37ull);
+  }
+  int64_t Forward(int64_t x) const {
+    uint64_t y = static_cast<uint64_t>(x);
+    do y = Once(y); while (y >= n_);
+    return static_cast<int64_t>(y);
+  }
+  int64_t Inverse(int64_t y) const {
+    uint64_t x = static_cast<uint64_t>(y);
+    do x = OnceInverse(x); while (x >= n_);
+    return static_cast<int64_t>(x);
+  }
+
+ private:
+  static constexpr int kRounds = 6;
+  uint64_t F(uint64_t half, int round) const { return Mix(half ^ keys_[round]) & mask_; }
+  uint64_t Once(uint64_t x) const {
+    uint64_t l = x >> half_bits_, r = x & mask_;
+    for (int i = 0; i < kRounds; ++i) {
+      uint64_t next_r = l ^ F(r, i);
+      l = r;
+      r = next_r;
+    }
+    return (l << half_bits_) | r;
+  }
+  uint64_t OnceInverse(uint64_t y) const {
+    uint64_t l = y >> half_bits_, r = y & mask_;
+    for (int i = kRounds - 1; i >= 0; --i) {
+      uint64_t prev_l = r ^ F(l, i);
+      r = l;
+      l = prev_l;
+    }
+    return (l << half_bits_) | r;
+  }
+  uint64_t n_;
+  int half_bits_;
+  uint64_t mask_;
+  uint64_t keys_[kRounds];
+};
+
+// Everything that is a pure function of the config: classes, edges, permutation.
+class SyntheticModel {
+ public:
+  explicit SyntheticModel(const SyntheticGraphConfig& c)
+      : config_(c),
+        n_(c.num_nodes),
+        classes_(c.num_classes),
+        scale_(CeilLog2(static_cast<uint64_t>(c.num_nodes))),
+        num_edges_(static_cast<int64_t>(std::llround(static_cast<double>(c.num_nodes) * c.avg_degree))),
+        permutation_(c.num_nodes, c.seed ^ kPermutationSalt) {
+    int64_t min_in = c.min_in_degree >= 0 ? c.min_in_degree
+                                          : static_cast<int64_t>(std::floor(c.avg_degree / 2));
+    forced_edges_ = std::min(num_edges_, min_in * n_);
+    t_a_ = static_cast<uint32_t>(std::lround(c.rmat_a * 65536));
+    t_ab_ = static_cast<uint32_t>(std::lround((c.rmat_a + c.rmat_b) * 65536));
+    t_abc_ = static_cast<uint32_t>(std::lround((c.rmat_a + c.rmat_b + c.rmat_c) * 65536));
+  }
+
+  int64_t num_edges() const { return num_edges_; }
+  const FeistelPermutation& permutation() const { return permutation_; }
+
+  // Class of an id in R-MAT space (before the final permutation).
+  int64_t ClassOf(int64_t x) const {
+    if (classes_ == 1) return 0;
+    return (x % classes_ + Rotation(x / classes_)) % classes_;
+  }
+
+  // Edge number k, in final ids.
+  Edge EdgeAt(int64_t k) const {
+    SplitMix rng(Mix(config_.seed ^ kEdgeSalt) ^ Mix(static_cast<uint64_t>(k)));
+    for (int attempt = 0;; ++attempt) {
+      uint64_t u = 0, v = 0, bits = 0;
+      int left = 0;
+      for (int level = 0; level < scale_; ++level) {
+        if (left == 0) {
+          bits = rng.Next();
+          left = 4;
+        }
+        uint32_t r = static_cast<uint32_t>(bits & 0xffff);
+        bits >>= 16;
+        --left;
+        int q = r < t_a_ ? 0 : r < t_ab_ ? 1 : r < t_abc_ ? 2 : 3;
+        u = (u << 1) | static_cast<uint64_t>(q >> 1);
+        v = (v << 1) | static_cast<uint64_t>(q & 1);
+      }
+      int64_t src = static_cast<int64_t>(u);
+      int64_t dst = k < forced_edges_ ? k % n_ : static_cast<int64_t>(v);
+      if (src >= n_ || dst >= n_) continue;
+      if (classes_ > 1 && attempt < kHomophilyAttempts) {
+        int64_t dst_class = ClassOf(dst);
+        int64_t target = rng.Uniform() < config_.homophily
+                             ? dst_class
+                             : (dst_class + 1 + static_cast<int64_t>(rng.Below(classes_ - 1))) % classes_;
+        int64_t block = src / classes_;
+        src = block * classes_ + ((target - Rotation(block)) % classes_ + classes_) % classes_;
+        if (src >= n_) continue;
+      }
+      if (src == dst) continue;
+      return Edge{permutation_.Forward(src), permutation_.Forward(dst)};
+    }
+  }
+
+ private:
+  int64_t Rotation(int64_t block) const {
+    return static_cast<int64_t>(Mix(config_.seed ^ kRotationSalt ^ Mix(static_cast<uint64_t>(block))) %
+                                static_cast<uint64_t>(classes_));
+  }
+
+  const SyntheticGraphConfig& config_;
+  int64_t n_;
+  int64_t classes_;
+  int scale_;
+  int64_t num_edges_;
+  int64_t forced_edges_ = 0;
+  uint32_t t_a_, t_ab_, t_abc_;
+  FeistelPermutation permutation_;
+};
+
+class SyntheticEdgeSource : public EdgeSource {
+ public:
+  SyntheticEdgeSource(const SyntheticModel& model, int64_t num_nodes)
+      : model_(model), num_nodes_(num_nodes) {}
+  Status Rewind() override {
+    next_ = 0;
+    return Status::Ok();
+  }
+  Result<int64_t> Read(Edge* out, int64_t max_edges) override {
+    int64_t n = std::min(max_edges, model_.num_edges() - next_);
+    if (n <= 0) return int64_t{0};
+    const int64_t first = next_;
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1024), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t i = r.begin(); i < r.end(); ++i) out[i] = model_.EdgeAt(first + i);
+    });
+    next_ += n;
+    return n;
+  }
+  int64_t num_nodes() const override { return num_nodes_; }
+  int64_t num_edges_hint() const override { return model_.num_edges(); }
+  std::string name() const override { return "R-MAT generator"; }
+
+ private:
+  const SyntheticModel& model_;
+  int64_t num_nodes_;
+  int64_t next_ = 0;
+};
+
+Status CheckRange(const char* field, double value, double lo, double hi) {
+  if (!(value >= lo && value <= hi)) {
+    return InvalidArgument(std::string(field) + " = " + std::to_string(value) +
+                           " is out of range [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateSyntheticGraphConfig(const SyntheticGraphConfig& c) {
+  if (c.num_nodes < 1) return InvalidArgument("nodes = " + std::to_string(c.num_nodes) + " must be >= 1");
+  SEER_RETURN_IF_ERROR(CheckRange("avg-degree", c.avg_degree, 0, 1e6));
+  if (c.num_nodes < 2 && c.avg_degree > 0) {
+    return InvalidArgument("a graph with edges needs at least 2 nodes (self-loops are not generated)");
+  }
+  if (c.feature_dim < 0) return InvalidArgument("feature-dim must be >= 0");
+  if (c.num_classes < 1) return InvalidArgument("classes = " + std::to_string(c.num_classes) + " must be >= 1");
+  if (c.num_classes > (int64_t{1} << 31) - 1) return InvalidArgument("classes must fit in int32");
+  SEER_RETURN_IF_ERROR(CheckRange("train-fraction", c.train_fraction, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("valid-fraction", c.valid_fraction, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("test-fraction", c.test_fraction, 0, 1));
+  if (c.train_fraction + c.valid_fraction + c.test_fraction > 1 + 1e-9) {
+    return InvalidArgument("train + valid + test fractions = " +
+                           std::to_string(c.train_fraction + c.valid_fraction + c.test_fraction) +
+                           " exceed 1");
+  }
+  SEER_RETURN_IF_ERROR(CheckRange("homophily", c.homophily, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("rmat a", c.rmat_a, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("rmat b", c.rmat_b, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("rmat c", c.rmat_c, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("rmat a+b+c", c.rmat_a + c.rmat_b + c.rmat_c, 0, 1));
+  SEER_RETURN_IF_ERROR(CheckRange("feature-signal", c.feature_signal, 0, 1e6));
+  SEER_RETURN_IF_ERROR(CheckRange("feature-noise", c.feature_noise, 0, 1e6));
+  if (c.memory_budget_bytes < kReservedBytes + (c.num_nodes + 1) * 8 + (int64_t{1} << 20)) {
+    return Status(StatusCode::kResourceExhausted,
+                  "memory budget " + FormatBytes(c.memory_budget_bytes) + " is too small for " +
+                      std::to_string(c.num_nodes) + " nodes: need at least " +
+                      FormatBytes(kReservedBytes + (c.num_nodes + 1) * 8 + (int64_t{1} << 20)));
+  }
+  return Status::Ok();
+}
+
+Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfig& config,
+                                                       const std::string& out_dir, bool force) {
+  SEER_RETURN_IF_ERROR(ValidateSyntheticGraphConfig(config));
+  SEER_RETURN_IF_ERROR(MakeDirectories(out_dir));
+  SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir, force));
+  const SyntheticModel model(config);
+  const int64_t n = config.num_nodes;
+  SyntheticGraphSummary summary;
+  summary.num_nodes = n;
+
+  // Topology through the external builder.
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indptr, writer.OpenFile(dataset_files::kIndptr));
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indices, writer.OpenFile(dataset_files::kIndices));
+  SyntheticEdgeSource source(model, n);
+  CscBuildOptions build;
+  build.num_nodes = n;
+  build.memory_budget_bytes = config.memory_budget_bytes - kReservedBytes;
+  build.spill_dir = out_dir;
+  build.show_progress = config.show_progress;
+  SEER_ASSIGN_OR_RETURN(CscBuildStats stats, BuildCsc(source, build, *indptr, *indices));
+  summary.num_edges = stats.num_edges;
+  summary.num_partitions = stats.num_partitions;
+
+  // Node data, streamed in chunks of kNodeChunk nodes.
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* features, writer.OpenFile(dataset_files::kFeatures));
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* labels, writer.OpenFile(dataset_files::kLabels));
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* train, writer.OpenFile(dataset_files::kTrain));
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* valid, writer.OpenFile(dataset_files::kValid));
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* test, writer.OpenFile(dataset_files::kTest));
+  const int64_t f = config.feature_dim;
+  const int64_t c = config.num_classes;
+  std::vector<float> centroids(static_cast<size_t>(c * f));
+  for (int64_t k = 0; k < c; ++k) {
+    SplitMix rng(Mix(config.seed ^ kCentroidSalt) ^ Mix(static_cast<uint64_t>(k)));
+    double scale = f > 0 ? config.feature_signal / std::sqrt(static_cast<double>(f)) : 0;
+    for (int64_t j = 0; j < f; ++j) centroids[k * f + j] = static_cast<float>(scale * rng.Gaussian());
+  }
+  const bool half = config.feature_dtype == FeatureDtype::kFloat16;
+  std::vector<float> rows32(half ? 0 : static_cast<size_t>(kNodeChunk * f));
+  std::vector<uint16_t> rows16(half ? static_cast<size_t>(kNodeChunk * f) : 0);
+  std::vector<int32_t> chunk_labels(kNodeChunk);
+  std::vector<int8_t> chunk_split(kNodeChunk);  // 0 none, 1 train, 2 valid, 3 test
+  std::vector<int64_t> split_ids[4];
+  const double t_train = config.train_fraction;
+  const double t_valid = t_train + config.valid_fraction;
+  const double t_test = t_valid + config.test_fraction;
+  ProgressReporter progress("gen: node data", n, "nodes", config.show_progress);
+  for (int64_t first = 0; first < n; first += kNodeChunk) {
+    const int64_t count = std::min(kNodeChunk, n - first);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t i = r.begin(); i < r.end(); ++i) {
+        const int64_t y = first + i;
+        const int64_t cls = model.ClassOf(model.permutation().Inverse(y));
+        chunk_labels[i] = static_cast<int32_t>(cls);
+        double u = SplitMix(Mix(config.seed ^ kSplitSalt) ^ Mix(static_cast<uint64_t>(y))).Uniform();
+        chunk_split[i] = u < t_train ? 1 : u < t_valid ? 2 : u < t_test ? 3 : 0;
+        SplitMix rng(Mix(config.seed ^ kNoiseSalt) ^ Mix(static_cast<uint64_t>(y)));
+        const float* centroid = centroids.data() + cls * f;
+        for (int64_t j = 0; j < f; ++j) {
+          float x = centroid[j] + static_cast<float>(config.feature_noise * rng.Gaussian());
+          if (half) rows16[i * f + j] = FloatToHalf(x);
+          else rows32[i * f + j] = x;
+        }
+      }
+    });
+    if (half) SEER_RETURN_IF_ERROR(features->AppendValues(rows16.data(), count * f));
+    else SEER_RETURN_IF_ERROR(features->AppendValues(rows32.data(), count * f));
+    SEER_RETURN_IF_ERROR(labels->AppendValues(chunk_labels.data(), count));
+    for (auto& ids : split_ids) ids.clear();
+    for (int64_t i = 0; i < count; ++i) split_ids[chunk_split[i]].push_back(first + i);
+    SEER_RETURN_IF_ERROR(train->AppendValues(split_ids[1].data(), static_cast<int64_t>(split_ids[1].size())));
+    SEER_RETURN_IF_ERROR(valid->AppendValues(split_ids[2].data(), static_cast<int64_t>(split_ids[2].size())));
+    SEER_RETURN_IF_ERROR(test->AppendValues(split_ids[3].data(), static_cast<int64_t>(split_ids[3].size())));
+    summary.num_train += static_cast<int64_t>(split_ids[1].size());
+    summary.num_valid += static_cast<int64_t>(split_ids[2].size());
+    summary.num_test += static_cast<int64_t>(split_ids[3].size());
+    progress.Add(count);
+  }
+  progress.Finish();
+
+  DatasetManifest manifest;
+  manifest.num_nodes = n;
+  manifest.num_edges = stats.num_edges;
+  manifest.index_dtype = stats.index_dtype;
+  manifest.feature_dim = f;
+  manifest.feature_dtype = config.feature_dtype;
+  manifest.num_classes = c;
+  manifest.created_by = config.created_by;
+  SEER_RETURN_IF_ERROR(writer.Commit(manifest));
+  SEER_ASSIGN_OR_RETURN(Dataset written, Dataset::Open(out_dir));
+  for (const auto& [name, entry] : written.manifest().files) summary.bytes_written += entry.bytes;
+  return summary;
+}
+
+Status WriteSyntheticEdgeList(const SyntheticGraphConfig& config, const std::string& path) {
+  SEER_RETURN_IF_ERROR(ValidateSyntheticGraphConfig(config));
+  const SyntheticModel model(config);
+  SyntheticEdgeSource source(model, config.num_nodes);
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter out, AtomicFileWriter::Create(path));
+  const bool text = path.size() > 4 && (path.compare(path.size() - 4, 4, ".txt") == 0 ||
+                                        path.compare(path.size() - 4, 4, ".csv") == 0);
+  std::vector<Edge> chunk(65536);
+  std::string lines;
+  ProgressReporter progress("gen: edge list", model.num_edges(), "edges", config.show_progress);
+  for (;;) {
+    SEER_ASSIGN_OR_RETURN(int64_t n, source.Read(chunk.data(), static_cast<int64_t>(chunk.size())));
+    if (n == 0) break;
+    if (text) {
+      lines.clear();
+      for (int64_t i = 0; i < n; ++i) {
+        lines += std::to_string(chunk[i].src);
+        lines += ' ';
+        lines += std::to_string(chunk[i].dst);
+        lines += '\n';
+      }
+      SEER_RETURN_IF_ERROR(out.Append(lines.data(), static_cast<int64_t>(lines.size())));
+    } else {
+      static_assert(sizeof(Edge) == 16, "Edge is two int64");
+      SEER_RETURN_IF_ERROR(out.Append(chunk.data(), n * 16));
+    }
+    progress.Add(n);
+  }
+  progress.Finish();
+  return out.Close();
+}
+
+}  // namespace seer

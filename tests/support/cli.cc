@@ -1,0 +1,32 @@
+#include "support/cli.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+
+namespace seer::testing {
+
+CliRun RunSeer(const std::string& args, bool merge_stderr) {
+  CliRun run;
+  const char* binary = std::getenv("SEER_BINARY");
+  if (binary == nullptr) {
+    run.output = "SEER_BINARY not set (run the test through ctest)";
+    return run;
+  }
+  const std::string command =
+      std::string(binary) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) run.output.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+bool HaveSeerBinary() { return std::getenv("SEER_BINARY") != nullptr; }
+
+}  // namespace seer::testing

@@ -1,0 +1,17 @@
+// Temporary directories for tests. MakeTempDir creates <gtest TempDir>/<prefix>_XXXXXX
+// and registers it with the running test: the support library's main (test_main.cc)
+// removes every directory a test made when that test ends, passed or failed. Set
+// SEER_KEEP_TEST_DIRS=1 to keep them for a post-mortem (their paths are printed then).
+#pragma once
+
+#include <string>
+
+namespace seer::testing {
+
+std::string MakeTempDir(const std::string& prefix = "seer_test");
+
+// Removes the directories registered since the last call (test_main.cc calls it at the
+// end of every test). Returns how many were removed.
+int RemoveRegisteredTempDirs();
+
+}  // namespace seer::testing
