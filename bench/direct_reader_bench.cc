@@ -29,9 +29,11 @@
 #include <fmt/core.h>
 
 #include "storage/base/aligned_buffer.h"
-#include "storage/io/direct_reader.h"
-#include "storage/base/progress.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
+#include "storage/io/block_reader.h"
+#include "storage/io/direct_reader.h"
 
 namespace seer {
 namespace {

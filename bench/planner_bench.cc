@@ -24,8 +24,9 @@
 #include "inspector/superbatch_driver.h"
 #include "kernels/device.h"
 #include "storage/base/atomic_file.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/process_memory.h"
 #include "storage/dataset/dataset.h"
-#include "storage/base/progress.h"
 
 namespace seer {
 namespace {

@@ -23,10 +23,11 @@
 #include "cache/degrees.h"
 #include "cache/neighbor_cache.h"
 #include "inspector/superbatch_driver.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/dataset/dataset.h"
+#include "storage/io/block_reader.h"
 #include "storage/io/direct_reader.h"
-#include "storage/base/progress.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -18,6 +18,7 @@
 
 #include "kernels/belady_gpu.h"
 #include "kernels/device.h"
+#include "storage/base/file_io.h"
 
 namespace seer {
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "storage/base/file_io.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 

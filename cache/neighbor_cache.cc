@@ -12,6 +12,8 @@
 
 #include "cache/degrees.h"
 #include "storage/base/atomic_file.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/base/json.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"

@@ -20,9 +20,9 @@
 #include "cache/belady_planner.h"
 #include "cache/feature_cache.h"
 #include "inspector/trace.h"
-#include "storage/dataset/dataset.h"
-#include "storage/io/direct_reader.h"
 #include "storage/base/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/block_reader.h"
 
 namespace seer {
 

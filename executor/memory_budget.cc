@@ -6,7 +6,7 @@
 
 #include "cache/neighbor_cache.h"
 
-#include "storage/base/progress.h"
+#include "storage/base/byte_size.h"
 
 namespace seer {
 

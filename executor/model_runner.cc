@@ -24,8 +24,8 @@
 
 #include "storage/base/atomic_file.h"
 #include "storage/base/checksum.h"
+#include "storage/base/file_io.h"
 #include "storage/base/json.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

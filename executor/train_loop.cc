@@ -23,15 +23,18 @@
 #include "cache/degrees.h"
 #include "cache/feature_cache.h"
 #include "executor/cache_policy.h"
-#include "storage/io/mmap_reader.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
 #include "kernels/device.h"
 #include "storage/base/atomic_file.h"
-#include "storage/dataset/dataset.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/base/json.h"
+#include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/mmap_reader.h"
 
 namespace seer {
 namespace {

@@ -45,11 +45,11 @@
 #include "cache/policies.h"
 #include "executor/feature_gather.h"
 #include "executor/memory_budget.h"
-#include "executor/train_options.h"
 #include "executor/model_runner.h"
+#include "executor/train_options.h"
 #include "inspector/trace.h"
-#include "storage/io/direct_reader.h"
 #include "storage/base/status.h"
+#include "storage/io/block_reader.h"
 
 namespace seer {
 

@@ -13,7 +13,7 @@
 #include "executor/model_runner.h"
 #include "inspector/trace.h"
 #include "storage/base/status.h"
-#include "storage/io/direct_reader.h"
+#include "storage/io/block_reader.h"
 
 namespace seer {
 

@@ -30,9 +30,9 @@
 
 #include "cache/neighbor_cache.h"
 #include "inspector/trace.h"
-#include "storage/dataset/dataset.h"
-#include "storage/io/direct_reader.h"
 #include "storage/base/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/block_reader.h"
 
 namespace seer {
 

@@ -4,9 +4,10 @@
 #include <memory>
 #include <string>
 
-#include "storage/dataset/dataset_check.h"
-#include "storage/base/progress.h"
 #include "commands.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/progress.h"
+#include "storage/dataset/dataset_check.h"
 
 namespace seer::cli {
 

@@ -4,10 +4,12 @@
 #include <memory>
 #include <string>
 
-#include "storage/dataset/dataset.h"
-#include "storage/base/progress.h"
-#include "storage/prep/synthetic_graph.h"
 #include "commands.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/process_memory.h"
+#include "storage/base/progress.h"
+#include "storage/dataset/dataset.h"
+#include "storage/prep/synthetic_graph.h"
 
 namespace seer::cli {
 

@@ -5,9 +5,11 @@
 #include <string>
 
 #include "cache/neighbor_cache.h"
-#include "storage/dataset/dataset.h"
-#include "storage/base/progress.h"
 #include "commands.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/process_memory.h"
+#include "storage/base/progress.h"
+#include "storage/dataset/dataset.h"
 
 namespace seer::cli {
 

@@ -5,11 +5,11 @@
 #include <memory>
 #include <string>
 
+#include "commands.h"
 #include "executor/train_loop.h"
 #include "inspector/sampler.h"
+#include "storage/base/byte_size.h"
 #include "storage/prep/npy.h"
-#include "storage/base/progress.h"
-#include "commands.h"
 
 namespace seer::cli {
 namespace {

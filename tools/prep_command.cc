@@ -5,9 +5,11 @@
 #include <memory>
 #include <string>
 
-#include "storage/prep/dataset_prep.h"
-#include "storage/base/progress.h"
 #include "commands.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/process_memory.h"
+#include "storage/base/progress.h"
+#include "storage/prep/dataset_prep.h"
 
 namespace seer::cli {
 

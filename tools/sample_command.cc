@@ -9,12 +9,14 @@
 #include <string>
 
 #include "cache/neighbor_cache.h"
+#include "commands.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/trace_store.h"
-#include "storage/dataset/dataset.h"
-#include "storage/io/direct_reader.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
-#include "commands.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/block_reader.h"
 
 namespace seer::cli {
 

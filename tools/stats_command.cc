@@ -18,13 +18,14 @@
 #include "cache/degrees.h"
 #include "cache/hit_simulator.h"
 #include "cache/policies.h"
+#include "commands.h"
 #include "inspector/trace_store.h"
 #include "storage/base/atomic_file.h"
-#include "storage/dataset/dataset.h"
-#include "storage/io/direct_reader.h"
+#include "storage/base/byte_size.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
-#include "commands.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
 
 namespace seer::cli {
 namespace {

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "commands.h"
 #include "executor/train_loop.h"
 #include "inspector/sampler.h"
-#include "storage/base/progress.h"
-#include "commands.h"
+#include "storage/base/byte_size.h"
 
 namespace seer::cli {
 namespace {

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "storage/base/file_io.h"
+
 namespace seer {
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;

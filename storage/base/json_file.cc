@@ -1,7 +1,7 @@
 #include "storage/base/json_file.h"
 
 #include "storage/base/atomic_file.h"
-#include "storage/base/unique_fd.h"
+#include "storage/base/file_io.h"
 
 namespace seer {
 namespace {

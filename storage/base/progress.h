@@ -10,8 +10,6 @@
 #include <mutex>
 #include <string>
 
-#include "storage/base/status.h"
-
 namespace seer {
 
 class ProgressReporter {
@@ -43,13 +41,5 @@ class ProgressReporter {
   std::mutex mu_;
   bool finished_ = false;
 };
-
-// Peak resident set size of this process in bytes (VmHWM), or -1 if unknown.
-int64_t PeakRssBytes();
-// "1.5 GiB", "512 MiB", "17 B".
-std::string FormatBytes(int64_t bytes);
-// Parses "4096", "512K", "512M", "2G", "1.5GiB", "1T" (powers of 1024) into bytes.
-// Errors are kInvalidArgument naming the text.
-Result<int64_t> ParseBytes(const std::string& text);
 
 }  // namespace seer

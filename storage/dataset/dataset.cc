@@ -9,6 +9,7 @@
 
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/checksum.h"
+#include "storage/base/file_io.h"
 #include "storage/base/json.h"
 #include "storage/base/unique_fd.h"
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "storage/base/aligned_buffer.h"
+#include "storage/base/file_io.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 

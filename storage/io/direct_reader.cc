@@ -21,30 +21,12 @@
 #include <utility>
 
 #include "storage/base/aligned_buffer.h"
+#include "storage/base/file_io.h"
+#include "storage/base/unique_fd.h"
 #include "storage/io/direct_reader_internal.h"
 #include "storage/io/pread_pool.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
-
-Result<IoMode> ParseIoMode(const std::string& text) {
-  if (text == "auto") return IoMode::kAuto;
-  if (text == "uring") return IoMode::kUring;
-  if (text == "pread") return IoMode::kPread;
-  return InvalidArgument("unknown I/O mode '" + text + "' (expected auto, uring or pread)");
-}
-
-const char* IoModeName(IoMode mode) {
-  switch (mode) {
-    case IoMode::kAuto:
-      return "auto";
-    case IoMode::kUring:
-      return "uring";
-    case IoMode::kPread:
-      return "pread";
-  }
-  return "unknown";
-}
 
 namespace {
 

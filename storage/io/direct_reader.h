@@ -1,5 +1,6 @@
-// BlockReader / DirectReader: batched random reads of (offset, length, destination)
-// requests from one read-only file — the path every topology and feature read takes.
+// DirectReader: the BlockReader (storage/io/block_reader.h) every topology and feature
+// read takes — batched random reads of (offset, length, destination) requests from one
+// read-only file.
 //
 // DirectReader reads with O_DIRECT through io_uring at the file's alignment
 // (statx stx_dio_offset_align when the kernel reports it, else the device's logical
@@ -27,45 +28,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "storage/base/status.h"
+#include "storage/io/block_reader.h"
 
 namespace seer {
-
-struct ReadRequest {
-  int64_t offset_bytes = 0;
-  int64_t length_bytes = 0;
-  void* dest = nullptr;
-};
-
-// What a ReadBatch call cost on the device: aligned reads issued (after merging) and
-// bytes transferred from the device (aligned spans, so >= requested bytes).
-struct ReadStats {
-  int64_t requests = 0;       // ReadRequests asked for
-  int64_t device_reads = 0;   // aligned reads issued after same-block merging
-  int64_t device_bytes = 0;   // bytes the device transferred
-  void Add(const ReadStats& other) {
-    requests += other.requests;
-    device_reads += other.device_reads;
-    device_bytes += other.device_bytes;
-  }
-};
-
-enum class IoMode { kAuto, kUring, kPread };
-// Parses "auto" | "uring" | "pread"; anything else is kInvalidArgument naming the value.
-Result<IoMode> ParseIoMode(const std::string& text);
-const char* IoModeName(IoMode mode);
-
-// Fault-injection seam used by tests: consulted for every completed device read
-// (io_uring CQE or pread return value). It may replace the result: a smaller positive
-// value (short read), -EAGAIN, -EINTR, -EIO, 0 (EOF). The default passes it through.
-class FaultInjector {
- public:
-  virtual ~FaultInjector() = default;
-  // offset/length: the aligned device read; result: what the kernel returned.
-  virtual int FilterResult(int64_t offset_bytes, int64_t length_bytes, int result) = 0;
-};
 
 // Knobs, with the defaults measured best in bench/RESULTS.md ("Direct reader (issue 2)").
 struct DirectReaderOptions {
@@ -91,23 +58,6 @@ struct DirectReaderOptions {
   int64_t max_merge_bytes = 1 << 20;  // adjacent blocks are merged up to this size
   std::shared_ptr<FaultInjector> faults;  // tests only
   bool quiet = false;          // suppress the fallback warning
-};
-
-// The seam: callers (sampler, executor, stats) depend on this interface.
-class BlockReader {
- public:
-  virtual ~BlockReader() = default;
-  virtual Status ReadBatch(const ReadRequest* requests, size_t count,
-                           ReadStats* stats = nullptr) = 0;
-  Status ReadBatch(const std::vector<ReadRequest>& requests, ReadStats* stats = nullptr) {
-    return ReadBatch(requests.data(), requests.size(), stats);
-  }
-  virtual const std::string& path() const = 0;
-  virtual int64_t file_size_bytes() const = 0;
-  virtual int64_t alignment_bytes() const = 0;
-  // The backend actually in use after fallback: kUring or kPread.
-  virtual IoMode mode() const = 0;
-  virtual bool direct() const = 0;
 };
 
 // Opens `path` read-only. Errors name the path; with IoMode::kUring a refused

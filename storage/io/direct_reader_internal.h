@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/io/direct_reader.h"
 #include "storage/base/status.h"
+#include "storage/io/block_reader.h"
 
 namespace seer::internal {
 

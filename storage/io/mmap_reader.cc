@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
 
 namespace seer {

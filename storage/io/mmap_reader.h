@@ -18,8 +18,8 @@
 #include <memory>
 #include <string>
 
-#include "storage/io/direct_reader.h"
 #include "storage/base/status.h"
+#include "storage/io/block_reader.h"
 
 namespace seer {
 

@@ -9,6 +9,8 @@
 #include <memory>
 #include <vector>
 
+#include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 

@@ -11,9 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/base/byte_size.h"
+#include "storage/base/progress.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/npy.h"
-#include "storage/base/progress.h"
 #include "storage/prep/text_reader.h"
 
 namespace seer {

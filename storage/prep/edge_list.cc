@@ -8,9 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/base/file_io.h"
+#include "storage/base/unique_fd.h"
 #include "storage/prep/npy.h"
 #include "storage/prep/text_reader.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "storage/base/atomic_file.h"
+#include "storage/base/file_io.h"
 #include "storage/dataset/float16.h"
 
 namespace seer {

@@ -11,9 +11,11 @@
 #include <cstring>
 #include <vector>
 
-#include "storage/prep/csc_builder.h"
-#include "storage/dataset/float16.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/base/progress.h"
+#include "storage/dataset/float16.h"
+#include "storage/prep/csc_builder.h"
 
 namespace seer {
 namespace {

@@ -16,6 +16,7 @@
 #include "cache/belady_planner.h"
 #include "cache/feature_cache.h"
 #include "cache/policies.h"
+#include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
 
 namespace seer {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/degrees.h"
+#include "storage/base/file_io.h"
 #include "support/graph_writer.h"
 #include "support/test_support.h"
 

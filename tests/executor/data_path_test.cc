@@ -16,13 +16,13 @@
 #include "cache/feature_cache.h"
 #include "executor/cache_policy.h"
 #include "executor/memory_budget.h"
-#include "storage/io/mmap_reader.h"
 #include "executor/train_loop.h"
 #include "kernels/device.h"
+#include "storage/base/file_io.h"
 #include "storage/dataset/float16.h"
+#include "storage/io/mmap_reader.h"
 #include "storage/prep/npy.h"
 #include "storage/prep/synthetic_graph.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kernels/device.h"
-#include "storage/base/unique_fd.h"
+#include "storage/base/file_io.h"
 
 namespace seer {
 namespace {

@@ -14,11 +14,11 @@
 #include <gtest/gtest.h>
 
 #include "storage/base/atomic_file.h"
+#include "storage/base/byte_size.h"
 #include "storage/base/checksum.h"
-#include "storage/dataset/dataset.h"
+#include "storage/base/file_io.h"
 #include "storage/base/json.h"
-#include "storage/base/progress.h"
-#include "storage/base/unique_fd.h"
+#include "storage/dataset/dataset.h"
 
 namespace seer {
 namespace {

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/base/unique_fd.h"
+#include "storage/base/file_io.h"
 
 namespace seer {
 namespace {

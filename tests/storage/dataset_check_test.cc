@@ -9,8 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "storage/prep/synthetic_graph.h"
+#include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
+#include "storage/prep/synthetic_graph.h"
 
 namespace seer {
 namespace {

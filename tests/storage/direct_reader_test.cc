@@ -25,10 +25,12 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/base/file_io.h"
+#include "storage/base/unique_fd.h"
+#include "storage/io/block_reader.h"
 #include "storage/io/direct_reader.h"
 #include "storage/io/direct_reader_internal.h"
 #include "storage/io/pread_pool.h"
-#include "storage/base/unique_fd.h"
 
 #ifndef SEER_IO_TEST_DIR
 #define SEER_IO_TEST_DIR "."

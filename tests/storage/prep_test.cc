@@ -13,11 +13,11 @@
 
 #include "support/test_support.h"
 
+#include "storage/base/file_io.h"
 #include "storage/dataset/dataset_check.h"
 #include "storage/prep/dataset_prep.h"
 #include "storage/prep/edge_list.h"
 #include "storage/prep/npy.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

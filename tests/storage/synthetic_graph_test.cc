@@ -11,9 +11,9 @@
 
 #include "support/test_support.h"
 
+#include "storage/base/file_io.h"
 #include "storage/dataset/dataset_check.h"
 #include "storage/dataset/float16.h"
-#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {

@@ -1,0 +1,33 @@
+// File helpers over raw descriptors and paths: size, full pread/pwrite/write loops
+// (short transfers and EINTR handled), mkdir -p, and reading a small file whole. Every
+// error is a Status naming the path (and the offset for positioned reads).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "storage/base/status.h"
+
+namespace seer {
+
+// Size of an open file in bytes.
+Result<int64_t> FileSizeBytes(int fd, const std::string& path_for_errors);
+Result<int64_t> FileSizeBytes(const std::string& path);
+
+// pread/pwrite loops that handle short transfers and EINTR; a pread that hits EOF
+// before `length_bytes` returns kUnexpectedEof naming the path and offset.
+Status PreadFull(int fd, void* dest, int64_t length_bytes, int64_t offset_bytes,
+                 const std::string& path_for_errors);
+Status PwriteFull(int fd, const void* src, int64_t length_bytes, int64_t offset_bytes,
+                  const std::string& path_for_errors);
+Status WriteFull(int fd, const void* src, int64_t length_bytes,
+                 const std::string& path_for_errors);
+
+// mkdir -p: creates `dir` and its missing parents; an existing directory is fine,
+// an existing non-directory is kInvalidArgument naming it.
+Status MakeDirectories(const std::string& dir);
+
+// Reads a whole (small) file into a string.
+Result<std::string> ReadWholeFile(const std::string& path);
+
+}  // namespace seer
