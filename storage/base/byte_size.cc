@@ -2,22 +2,21 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 namespace seer {
 
 std::string FormatBytes(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (std::fabs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (std::fabs(value) >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
   }
-  char buf[64];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
+  if (unit == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
 Result<int64_t> ParseBytes(const std::string& text) {

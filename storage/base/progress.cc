@@ -2,11 +2,9 @@
 
 #include <unistd.h>
 
-#include <cctype>
-#include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
+
+#include <fmt/format.h>
 
 namespace seer {
 namespace {
@@ -15,20 +13,17 @@ double Seconds(std::chrono::steady_clock::duration d) {
 }
 
 std::string FormatCount(double v) {
-  char buf[64];
-  if (v >= 1e9) std::snprintf(buf, sizeof buf, "%.2fG", v / 1e9);
-  else if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM", v / 1e6);
-  else if (v >= 1e4) std::snprintf(buf, sizeof buf, "%.1fK", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
+  if (v >= 1e9) return fmt::format("{:.2f}G", v / 1e9);
+  if (v >= 1e6) return fmt::format("{:.2f}M", v / 1e6);
+  if (v >= 1e4) return fmt::format("{:.1f}K", v / 1e3);
+  return fmt::format("{:.0f}", v);
 }
 
 std::string FormatDuration(double s) {
-  char buf[64];
-  if (s < 60) std::snprintf(buf, sizeof buf, "%.0fs", s);
-  else if (s < 3600) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
-  return buf;
+  const int whole = static_cast<int>(s);
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
+  return fmt::format("{}h{:02}m", whole / 3600, (whole % 3600) / 60);
 }
 }  // namespace
 
@@ -72,24 +67,21 @@ void ProgressReporter::MaybePrint(bool force) {
   double elapsed = Seconds(now - start_);
   double done = static_cast<double>(done_.load(std::memory_order_relaxed));
   double rate = elapsed > 0 ? done / elapsed : 0;
-  std::ostringstream line;
-  line << label_ << ": " << FormatCount(done);
+  std::string line = label_ + ": " + FormatCount(done);
   if (total_ > 0) {
-    line << "/" << FormatCount(static_cast<double>(total_)) << " " << unit_;
-    char pct[32];
-    std::snprintf(pct, sizeof pct, " (%.1f%%)", 100.0 * done / static_cast<double>(total_));
-    line << pct;
+    line += fmt::format("/{} {} ({:.1f}%)", FormatCount(static_cast<double>(total_)), unit_,
+                        100.0 * done / static_cast<double>(total_));
   } else {
-    line << " " << unit_;
+    line += " " + unit_;
   }
-  line << ", " << FormatCount(rate) << " " << unit_ << "/s";
+  line += ", " + FormatCount(rate) + " " + unit_ + "/s";
   if (total_ > 0 && rate > 0 && done < total_) {
-    line << ", ETA " << FormatDuration((static_cast<double>(total_) - done) / rate);
+    line += ", ETA " + FormatDuration((static_cast<double>(total_) - done) / rate);
   }
   if (tty_) {
-    std::fprintf(stderr, "\r\033[K%s", line.str().c_str());
+    fmt::print(stderr, "\r\033[K{}", line);
   } else {
-    std::fprintf(stderr, "%s\n", line.str().c_str());
+    fmt::print(stderr, "{}\n", line);
   }
   std::fflush(stderr);
 }
@@ -101,10 +93,9 @@ void ProgressReporter::Finish() {
   finished_ = true;
   double elapsed = ElapsedSeconds();
   double done = static_cast<double>(done_.load());
-  if (tty_) std::fprintf(stderr, "\r\033[K");
-  std::fprintf(stderr, "%s: %s %s in %.1f s (%s %s/s)\n", label_.c_str(),
-               FormatCount(done).c_str(), unit_.c_str(), elapsed,
-               FormatCount(elapsed > 0 ? done / elapsed : 0).c_str(), unit_.c_str());
+  fmt::print(stderr, "{}{}: {} {} in {:.1f} s ({} {}/s)\n", tty_ ? "\r\033[K" : "", label_,
+             FormatCount(done), unit_, elapsed, FormatCount(elapsed > 0 ? done / elapsed : 0),
+             unit_);
   std::fflush(stderr);
 }
 

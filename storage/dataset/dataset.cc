@@ -10,7 +10,7 @@
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
-#include "storage/base/json.h"
+#include "storage/base/json_file.h"
 #include "storage/base/unique_fd.h"
 
 namespace seer {
@@ -33,99 +33,101 @@ Result<FeatureDtype> ParseFeatureDtype(const std::string& text) {
 }
 
 std::string DatasetManifest::ToJson() const {
-  JsonValue root = JsonValue::Object();
-  root.Set("format", JsonValue::String("seer-dataset"));
-  root.Set("version", JsonValue::Int(kVersion));
-  root.Set("num_nodes", JsonValue::Int(num_nodes));
-  root.Set("num_edges", JsonValue::Int(num_edges));
-  root.Set("index_dtype", JsonValue::String(IndexDtypeName(index_dtype)));
-  root.Set("feature_dim", JsonValue::Int(feature_dim));
-  root.Set("feature_dtype", JsonValue::String(FeatureDtypeName(feature_dtype)));
-  root.Set("num_classes", JsonValue::Int(num_classes));
-  JsonValue file_map = JsonValue::Object();
+  Json file_map = Json::object();
   for (const auto& [name, entry] : files) {
-    JsonValue f = JsonValue::Object();
-    f.Set("bytes", JsonValue::Int(entry.bytes));
-    if (!entry.checksum_kind.empty()) f.Set(entry.checksum_kind, JsonValue::String(entry.checksum));
-    file_map.Set(name, std::move(f));
+    Json f = {{"bytes", entry.bytes}};
+    if (!entry.checksum_kind.empty()) f[entry.checksum_kind] = entry.checksum;
+    file_map[name] = std::move(f);
   }
-  root.Set("files", std::move(file_map));
-  root.Set("created_by", JsonValue::String(created_by));
-  return root.Dump(2) + "\n";
+  const Json root = {
+      {"format", "seer-dataset"},
+      {"version", kVersion},
+      {"num_nodes", num_nodes},
+      {"num_edges", num_edges},
+      {"index_dtype", IndexDtypeName(index_dtype)},
+      {"feature_dim", feature_dim},
+      {"feature_dtype", FeatureDtypeName(feature_dtype)},
+      {"num_classes", num_classes},
+      {"files", std::move(file_map)},
+      {"created_by", created_by},
+  };
+  return root.dump(2) + "\n";
 }
 
 namespace {
 Status FieldError(const std::string& path, const std::string& field, const std::string& what) {
-  return Corrupt(path + ": field \"" + field + "\" " + what);
+  return Corrupt(path + ": field '" + field + "' " + what);
 }
 
-Result<int64_t> NonNegativeInt(const JsonValue& root, const std::string& path,
-                               const std::string& field, const std::string& display = "") {
-  const JsonValue* v = root.Find(field);
-  if (!display.empty() && !v) return FieldError(path, display, "is missing");
-  if (!display.empty() && (!v->is_int() || v->as_int() < 0)) {
-    return FieldError(path, display, "must be a non-negative integer");
+// An integer member that must be >= 0. `path` names where the object is in errors.
+Result<int64_t> NonNegativeInt(const Json& object, const std::string& key,
+                               const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(int64_t value, JsonInt(object, key, path));
+  if (value < 0) return FieldError(path, key, "must be >= 0, found " + std::to_string(value));
+  return value;
+}
+
+// A dtype name member parsed by `parse`; an unknown name lists the accepted ones.
+template <typename T>
+Result<T> DtypeField(const Json& root, const std::string& key, const std::string& path,
+                     Result<T> (*parse)(const std::string&), const char* expected) {
+  SEER_ASSIGN_OR_RETURN(std::string name, JsonString(root, key, path));
+  auto dtype = parse(name);
+  if (!dtype.ok()) return FieldError(path, key, "is '" + name + "' (expected " + expected + ")");
+  return *dtype;
+}
+
+Result<std::map<std::string, DatasetFileEntry>> FileEntries(const Json& root,
+                                                           const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(const Json* files, JsonMember(root, "files", path));
+  if (!files->is_object()) return FieldError(path, "files", "must be an object");
+  std::map<std::string, DatasetFileEntry> out;
+  for (const auto& [name, entry] : files->items()) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "..") {
+      return FieldError(path, "files", "names an invalid file '" + name + "'");
+    }
+    if (!entry.is_object()) return FieldError(path, "files." + name, "must be an object");
+    // Errors inside an entry name it: "D/dataset.json (files.labels.bin): field 'bytes' ...".
+    const std::string where = path + " (files." + name + ")";
+    DatasetFileEntry e;
+    SEER_ASSIGN_OR_RETURN(e.bytes, NonNegativeInt(entry, "bytes", where));
+    if (entry.contains("xxh64")) {
+      SEER_ASSIGN_OR_RETURN(e.checksum, JsonString(entry, "xxh64", where));
+      e.checksum_kind = "xxh64";
+    }
+    out[name] = std::move(e);
   }
-  if (!v) return FieldError(path, field, "is missing");
-  if (!v->is_int()) return FieldError(path, field, "must be an integer");
-  if (v->as_int() < 0) return FieldError(path, field, "must be >= 0");
-  return v->as_int();
-}
-
-Result<std::string> StringField(const JsonValue& root, const std::string& path,
-                                const std::string& field) {
-  const JsonValue* v = root.Find(field);
-  if (!v) return FieldError(path, field, "is missing");
-  if (!v->is_string()) return FieldError(path, field, "must be a string");
-  return v->as_string();
+  return out;
 }
 }  // namespace
 
 Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const std::string& path) {
-  SEER_ASSIGN_OR_RETURN(JsonValue root, JsonValue::Parse(json, path));
+  SEER_ASSIGN_OR_RETURN(Json root, ParseJson(json, path));
   if (!root.is_object()) return Corrupt(path + ": not a JSON object");
-  SEER_ASSIGN_OR_RETURN(std::string format, StringField(root, path, "format"));
+  SEER_ASSIGN_OR_RETURN(std::string format, JsonString(root, "format", path));
   if (format != "seer-dataset") {
-    return Corrupt(path + ": field \"format\" is '" + format + "', expected 'seer-dataset'");
+    return FieldError(path, "format", "is '" + format + "', expected 'seer-dataset'");
   }
-  SEER_ASSIGN_OR_RETURN(int64_t version, NonNegativeInt(root, path, "version"));
+  SEER_ASSIGN_OR_RETURN(int64_t version, NonNegativeInt(root, "version", path));
   if (version != kVersion) {
     return Corrupt(path + ": unsupported dataset format version " + std::to_string(version) +
                    " (this seer reads version " + std::to_string(kVersion) + ")");
   }
   DatasetManifest m;
-  SEER_ASSIGN_OR_RETURN(m.num_nodes, NonNegativeInt(root, path, "num_nodes"));
-  SEER_ASSIGN_OR_RETURN(m.num_edges, NonNegativeInt(root, path, "num_edges"));
-  SEER_ASSIGN_OR_RETURN(m.feature_dim, NonNegativeInt(root, path, "feature_dim"));
-  SEER_ASSIGN_OR_RETURN(m.num_classes, NonNegativeInt(root, path, "num_classes"));
-  SEER_ASSIGN_OR_RETURN(std::string index_dtype, StringField(root, path, "index_dtype"));
-  auto idx = ParseIndexDtype(index_dtype);
-  if (!idx.ok()) return FieldError(path, "index_dtype", "is '" + index_dtype + "' (expected uint32 or int64)");
-  m.index_dtype = *idx;
+  SEER_ASSIGN_OR_RETURN(m.num_nodes, NonNegativeInt(root, "num_nodes", path));
+  SEER_ASSIGN_OR_RETURN(m.num_edges, NonNegativeInt(root, "num_edges", path));
+  SEER_ASSIGN_OR_RETURN(m.feature_dim, NonNegativeInt(root, "feature_dim", path));
+  SEER_ASSIGN_OR_RETURN(m.num_classes, NonNegativeInt(root, "num_classes", path));
+  SEER_ASSIGN_OR_RETURN(m.index_dtype, DtypeField(root, "index_dtype", path, &ParseIndexDtype,
+                                                  "uint32 or int64"));
   if (m.index_dtype == IndexDtype::kUint32 && m.num_nodes > (int64_t{1} << 32)) {
     return FieldError(path, "index_dtype", "is uint32 but num_nodes >= 2^32");
   }
-  SEER_ASSIGN_OR_RETURN(std::string feature_dtype, StringField(root, path, "feature_dtype"));
-  auto fd = ParseFeatureDtype(feature_dtype);
-  if (!fd.ok()) return FieldError(path, "feature_dtype", "is '" + feature_dtype + "' (expected float32 or float16)");
-  m.feature_dtype = *fd;
-  if (const JsonValue* c = root.Find("created_by"); c && c->is_string()) m.created_by = c->as_string();
-  const JsonValue* files = root.Find("files");
-  if (!files || !files->is_object()) return FieldError(path, "files", "is missing or not an object");
-  for (const auto& [name, entry] : files->members()) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "..") {
-      return FieldError(path, "files", "names an invalid file '" + name + "'");
-    }
-    if (!entry.is_object()) return FieldError(path, "files." + name, "must be an object");
-    DatasetFileEntry e;
-    SEER_ASSIGN_OR_RETURN(e.bytes, NonNegativeInt(entry, path, "bytes", "files." + name + ".bytes"));
-    if (const JsonValue* h = entry.Find("xxh64")) {
-      if (!h->is_string()) return FieldError(path, "files." + name + ".xxh64", "must be a string");
-      e.checksum_kind = "xxh64";
-      e.checksum = h->as_string();
-    }
-    m.files[name] = std::move(e);
-  }
+  SEER_ASSIGN_OR_RETURN(m.feature_dtype, DtypeField(root, "feature_dtype", path,
+                                                    &ParseFeatureDtype, "float32 or float16"));
+  // created_by is informational: optional, but a present one must be a string.
+  SEER_ASSIGN_OR_RETURN(m.created_by, JsonOptionalString(root, "created_by", "", path));
+  SEER_ASSIGN_OR_RETURN(m.files, FileEntries(root, path));
   return m;
 }
 

@@ -20,6 +20,8 @@
 #include <thread>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
@@ -496,10 +498,10 @@ Result<std::unique_ptr<BlockReader>> OpenDirectReader(const std::string& path,
       }
       backend = IoMode::kPread;
       if (!options.quiet && !g_uring_warned.exchange(true)) {
-        std::fprintf(stderr,
-                     "seer: warning: io_uring unavailable (io_uring_queue_init: %s); "
-                     "using a %d-thread pread pool\n",
-                     std::strerror(-probe), options.pread_threads);
+        fmt::print(stderr,
+                   "seer: warning: io_uring unavailable (io_uring_queue_init: {}); "
+                   "using a {}-thread pread pool\n",
+                   std::strerror(-probe), options.pread_threads);
       }
     }
   }
@@ -541,8 +543,8 @@ Result<std::unique_ptr<BlockReader>> OpenDirectReader(const std::string& path,
     }
   }
   if (!direct_refused.empty() && !options.quiet && !g_direct_warned.exchange(true)) {
-    std::fprintf(stderr, "seer: warning: O_DIRECT refused for %s (%s); using buffered reads\n",
-                 path.c_str(), direct_refused.c_str());
+    fmt::print(stderr, "seer: warning: O_DIRECT refused for {} ({}); using buffered reads\n", path,
+               direct_refused);
   }
   return std::unique_ptr<BlockReader>(
       new DirectReader(path, std::move(fd), size, alignment, backend, direct, options));

@@ -1,88 +1,81 @@
 #include "storage/prep/text_reader.h"
 
 #include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstring>
+#include <utility>
 
-extern char** environ;
+#include <fmt/format.h>
+
+#include "storage/base/file_io.h"
 
 namespace seer {
 namespace {
 constexpr size_t kBufferBytes = 1 << 20;
+constexpr unsigned kZlibBufferBytes = 1 << 17;  // zlib's input buffer (default 8 KiB)
 }  // namespace
+
+struct TextLineReader::GzipStream {
+  gzFile file = nullptr;
+  explicit GzipStream(gzFile f) : file(f) {}
+  ~GzipStream() { gzclose_r(file); }
+  GzipStream(const GzipStream&) = delete;
+  GzipStream& operator=(const GzipStream&) = delete;
+};
 
 bool HasGzipSuffix(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
 }
 
-TextLineReader::TextLineReader(std::string path, UniqueFd fd, pid_t child_pid, bool compressed)
-    : path_(std::move(path)), fd_(std::move(fd)), child_pid_(child_pid), compressed_(compressed),
-      buffer_(kBufferBytes) {}
+TextLineReader::TextLineReader(std::string path, UniqueFd fd, std::unique_ptr<GzipStream> gzip)
+    : path_(std::move(path)), fd_(std::move(fd)), gzip_(std::move(gzip)), buffer_(kBufferBytes) {}
 
-TextLineReader::TextLineReader(TextLineReader&& o) noexcept
-    : path_(std::move(o.path_)), fd_(std::move(o.fd_)), child_pid_(std::exchange(o.child_pid_, -1)),
-      compressed_(o.compressed_), buffer_(std::move(o.buffer_)), begin_(o.begin_), end_(o.end_),
-      eof_(o.eof_), line_number_(o.line_number_), carry_(std::move(o.carry_)) {}
-
-TextLineReader& TextLineReader::operator=(TextLineReader&& o) noexcept {
-  if (this != &o) {
-    this->~TextLineReader();
-    new (this) TextLineReader(std::move(o));
-  }
-  return *this;
-}
-
-TextLineReader::~TextLineReader() {
-  if (child_pid_ > 0) {
-    fd_.Reset();  // gzip gets SIGPIPE/EPIPE if still writing
-    ::kill(child_pid_, SIGTERM);
-    int status;
-    while (::waitpid(child_pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    child_pid_ = -1;
-  }
-}
+TextLineReader::TextLineReader(TextLineReader&&) noexcept = default;
+TextLineReader& TextLineReader::operator=(TextLineReader&&) noexcept = default;
+TextLineReader::~TextLineReader() = default;
 
 Result<TextLineReader> TextLineReader::Open(const std::string& path) {
   SEER_ASSIGN_OR_RETURN(UniqueFd file, UniqueFd::Open(path, O_RDONLY));
-  if (!HasGzipSuffix(path)) return TextLineReader(path, std::move(file), -1, false);
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe for gzip -dc", path);
-  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, file.get(), STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
-  // gzip's own complaint would break the one-line error; ReapChild reports the failure.
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  char arg0[] = "gzip", arg1[] = "-dc";
-  char* argv[] = {arg0, arg1, nullptr};
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, "gzip", &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return ErrnoStatus(rc, "spawn gzip -dc to decompress", path);
-  return TextLineReader(path, std::move(read_end), pid, true);
+  if (!HasGzipSuffix(path)) return TextLineReader(path, std::move(file), nullptr);
+  // An empty file has no gzip header: truncated, not an empty text.
+  SEER_ASSIGN_OR_RETURN(int64_t size_bytes, FileSizeBytes(file.get(), path));
+  if (size_bytes == 0) return Corrupt(path + ": empty file, not in gzip format");
+  // gzdopen takes the descriptor over (gzclose_r closes it) only when it succeeds.
+  gzFile gz = gzdopen(file.get(), "rb");
+  if (gz == nullptr) return ErrnoStatus(ENOMEM, "open gzip stream", path);
+  file.Release();
+  auto stream = std::make_unique<GzipStream>(gz);
+  gzbuffer(gz, kZlibBufferBytes);
+  // zlib would pass a file that is not gzip through unchanged; a ".gz" must be gzip.
+  if (gzdirect(gz) == 1) return Corrupt(path + ": not in gzip format");
+  return TextLineReader(path, UniqueFd(), std::move(stream));
 }
 
-Status TextLineReader::ReapChild() {
-  if (child_pid_ <= 0) return Status::Ok();
-  int status = 0;
-  while (::waitpid(child_pid_, &status, 0) < 0) {
-    if (errno != EINTR) return ErrnoStatus(errno, "waitpid gzip", path_);
+Result<size_t> TextLineReader::ReadSome() {
+  char* dest = buffer_.data() + end_;
+  const size_t room = buffer_.size() - end_;
+  if (gzip_ == nullptr) {
+    for (;;) {
+      ssize_t n = ::read(fd_.get(), dest, room);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EINTR && errno != EAGAIN) return ErrnoStatus(errno, "read", path_);
+    }
   }
-  child_pid_ = -1;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Corrupt(path_ + ": gzip -dc failed (" +
-                   (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                      : std::string("killed by a signal")) +
-                   ") after line " + std::to_string(line_number_) + ": corrupt or truncated .gz");
-  }
-  return Status::Ok();
+  const int n = gzread(gzip_->file, dest, static_cast<unsigned>(std::min<size_t>(room, INT_MAX)));
+  if (n > 0) return static_cast<size_t>(n);
+  // n == 0 is the end of the input; zlib reports a stream cut short (Z_BUF_ERROR) only
+  // through gzerror, so check it at the end as well as on n < 0.
+  int zlib_error = Z_OK;
+  const char* what = gzerror(gzip_->file, &zlib_error);
+  if (zlib_error == Z_OK) return size_t{0};
+  if (zlib_error == Z_ERRNO) return ErrnoStatus(errno, "read", path_);
+  return Corrupt(fmt::format("{}: corrupt or truncated .gz after line {} (zlib: {})", path_,
+                             line_number_, what));
 }
 
 Status TextLineReader::Fill() {
@@ -91,19 +84,10 @@ Status TextLineReader::Fill() {
     end_ -= begin_;
     begin_ = 0;
   }
-  while (end_ < buffer_.size()) {
-    ssize_t n = ::read(fd_.get(), buffer_.data() + end_, buffer_.size() - end_);
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return ErrnoStatus(errno, "read", path_);
-    }
-    if (n == 0) {
-      eof_ = true;
-      return ReapChild();
-    }
-    end_ += static_cast<size_t>(n);
-    break;  // one read per fill keeps pipes responsive
-  }
+  if (end_ == buffer_.size()) return Status::Ok();
+  SEER_ASSIGN_OR_RETURN(size_t n, ReadSome());
+  if (n == 0) eof_ = true;
+  end_ += n;
   return Status::Ok();
 }
 

@@ -1,12 +1,9 @@
 // TextLineReader: reads a text file line by line through a 1 MiB buffer, counting line
-// numbers for error messages. A path ending in ".gz" is decompressed by running
-// `gzip -dc PATH` and reading its stdout through a pipe (zlib is not a dependency of
-// Seer; gzip is on every Debian). A gzip failure (corrupt input, missing program) is
-// reported when the stream ends. Move-only, not thread-safe; Close()/the destructor
-// reap the gzip child.
+// numbers for error messages. A path ending in ".gz" is decompressed in process with
+// zlib (gzread), concatenated gzip members included; a corrupt or truncated .gz is a
+// one-line kCorrupt Status naming the file and the last line read before the damage.
+// Move-only, not thread-safe.
 #pragma once
-
-#include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
@@ -31,17 +28,19 @@ class TextLineReader {
   Result<bool> NextLine(std::string_view* line);
   int64_t line_number() const { return line_number_; }  // 1-based, of the last line
   const std::string& path() const { return path_; }
-  bool compressed() const { return child_pid_ > 0 || compressed_; }
+  bool compressed() const { return gzip_ != nullptr; }
 
  private:
-  TextLineReader(std::string path, UniqueFd fd, pid_t child_pid, bool compressed);
+  struct GzipStream;  // zlib's gzFile, kept out of this header
+
+  TextLineReader(std::string path, UniqueFd fd, std::unique_ptr<GzipStream> gzip);
+  // Reads the next bytes into buffer_[end_..): 0 at the end of the input.
+  Result<size_t> ReadSome();
   Status Fill();
-  Status ReapChild();
 
   std::string path_;
-  UniqueFd fd_;
-  pid_t child_pid_ = -1;
-  bool compressed_ = false;
+  UniqueFd fd_;                        // plain files
+  std::unique_ptr<GzipStream> gzip_;   // .gz files (owns its descriptor)
   std::vector<char> buffer_;
   size_t begin_ = 0, end_ = 0;
   bool eof_ = false;

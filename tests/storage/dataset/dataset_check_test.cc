@@ -1,7 +1,6 @@
 #include "storage/dataset/dataset_check.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <string>
@@ -12,6 +11,7 @@
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
 #include "storage/prep/synthetic_graph.h"
+#include "support/temp_dir.h"
 
 namespace seer {
 namespace {
@@ -21,19 +21,16 @@ constexpr int64_t kClasses = 5;
 
 // A fresh valid dataset per test (tests corrupt it).
 std::string MakeDataset() {
-  std::string pattern = ::testing::TempDir() + "/check_XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
+  const std::string dir = testing::MakeTempDir("dataset_check");
   SyntheticGraphConfig c;
   c.num_nodes = kNodes;
   c.avg_degree = 6;
   c.feature_dim = 13;
   c.num_classes = kClasses;
   c.memory_budget_bytes = 64 << 20;
-  auto r = GenerateSyntheticDataset(c, buf.data(), false);
+  auto r = GenerateSyntheticDataset(c, dir, false);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return buf.data();
+  return dir;
 }
 
 template <typename T>

@@ -1,7 +1,6 @@
 #include "storage/prep/csc_builder.h"
 
 #include <dirent.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -13,17 +12,12 @@
 #include <gtest/gtest.h>
 
 #include "storage/base/file_io.h"
+#include "support/temp_dir.h"
 
 namespace seer {
 namespace {
 
-std::string MakeTempDir() {
-  std::string pattern = ::testing::TempDir() + "/csc_builder_XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(::mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
+std::string MakeTempDir() { return testing::MakeTempDir("csc_builder"); }
 
 class VectorEdgeSource : public EdgeSource {
  public:
@@ -199,7 +193,7 @@ TEST(CscBuilderTest, OptionsMatchBruteForceInBothModes) {
     for (bool dedup : {false, true}) {
       for (bool drop : {false, true}) {
         for (int64_t budget : {int64_t{64} << 20, int64_t{400} << 10}) {
-          SCOPED_TRACE(testing::Message() << "undirected " << undirected << " dedup " << dedup
+          SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " dedup " << dedup
                                           << " drop " << drop << " budget " << budget);
           CscBuildOptions options;
           options.undirected = undirected;

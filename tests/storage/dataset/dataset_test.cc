@@ -1,0 +1,221 @@
+// The dataset format (storage/dataset/dataset.h): DatasetWriter + Dataset round trip,
+// the manifest's JSON and the errors a damaged dataset produces.
+#include "storage/dataset/dataset.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "storage/base/atomic_file.h"
+#include "storage/base/file_io.h"
+#include "support/test_support.h"
+
+namespace seer {
+namespace {
+
+// Writes a tiny dataset: 5 nodes, edges 0->1, 2->1, 4->3, 1->0 (CSC by destination).
+Status WriteTinyDataset(const std::string& dir, bool force = false) {
+  SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(dir, force));
+  DatasetManifest m;
+  m.num_nodes = 5;
+  m.num_edges = 4;
+  m.index_dtype = IndexDtype::kUint32;
+  m.feature_dim = 3;
+  m.feature_dtype = FeatureDtype::kFloat32;
+  m.num_classes = 2;
+  std::vector<int64_t> indptr = {0, 1, 3, 3, 4, 4};
+  std::vector<uint32_t> indices = {1, 0, 2, 4};
+  std::vector<float> features(15);
+  for (int i = 0; i < 15; ++i) features[i] = static_cast<float>(i) * 0.5f;
+  std::vector<int32_t> labels = {0, 1, -1, 1, 0};
+  std::vector<int64_t> train = {0, 1}, valid = {3}, test = {4};
+  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* f, writer.OpenFile(dataset_files::kIndptr));
+  SEER_RETURN_IF_ERROR(f->AppendValues(indptr.data(), 6));
+  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kIndices));
+  SEER_RETURN_IF_ERROR(f->AppendValues(indices.data(), 4));
+  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kFeatures));
+  SEER_RETURN_IF_ERROR(f->AppendValues(features.data(), 15));
+  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kLabels));
+  SEER_RETURN_IF_ERROR(f->AppendValues(labels.data(), 5));
+  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kTrain));
+  SEER_RETURN_IF_ERROR(f->AppendValues(train.data(), 2));
+  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kValid));
+  SEER_RETURN_IF_ERROR(f->AppendValues(valid.data(), 1));
+  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kTest));
+  SEER_RETURN_IF_ERROR(f->AppendValues(test.data(), 1));
+  m.created_by = "basics_test";
+  return writer.Commit(m);
+}
+
+TEST(DatasetTest, WriterAndReaderRoundTrip) {
+  std::string dir = testing::MakeTempDir("dataset") + "/ds";
+  ASSERT_TRUE(WriteTinyDataset(dir).ok());
+  auto ds = Dataset::Open(dir);
+  ASSERT_TRUE(ds.ok()) << ds.status().message();
+  const DatasetManifest& m = ds->manifest();
+  EXPECT_EQ(m.num_nodes, 5);
+  EXPECT_EQ(m.num_edges, 4);
+  EXPECT_EQ(m.feature_row_bytes(), 12);
+  EXPECT_EQ(m.files.at("features.bin").bytes, 4096);  // padded
+  EXPECT_EQ(*ds->LoadIndptr(), (std::vector<int64_t>{0, 1, 3, 3, 4, 4}));
+  EXPECT_EQ(*ds->LoadLabels(), (std::vector<int32_t>{0, 1, -1, 1, 0}));
+  EXPECT_EQ(*ds->LoadSplit("train"), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(*ds->LoadSplit("test"), (std::vector<int64_t>{4}));
+  // Checksums recorded while writing equal a re-read of the files.
+  for (const auto& [name, entry] : m.files) {
+    EXPECT_EQ(*FileXxh64(dir + "/" + name), entry.checksum) << name;
+  }
+  // The raw layout is what DESIGN.md says: indices are little-endian uint32.
+  auto raw = ReadWholeFile(dir + "/indices.bin");
+  ASSERT_TRUE(raw.ok());
+  ASSERT_EQ(raw->size(), 16u);
+  uint32_t third;
+  std::memcpy(&third, raw->data() + 8, 4);
+  EXPECT_EQ(third, 2u);
+}
+
+TEST(DatasetTest, ExistingDatasetNeedsForce) {
+  std::string dir = testing::MakeTempDir("dataset") + "/ds";
+  ASSERT_TRUE(WriteTinyDataset(dir).ok());
+  Status again = WriteTinyDataset(dir);
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(again.message().find("--force"), std::string::npos);
+  EXPECT_TRUE(WriteTinyDataset(dir, /*force=*/true).ok());
+  EXPECT_TRUE(Dataset::Open(dir).ok());
+}
+
+TEST(DatasetTest, UncommittedWriterLeavesNoManifest) {
+  std::string dir = testing::MakeTempDir("dataset") + "/ds";
+  {
+    auto writer = DatasetWriter::Create(dir, false);
+    ASSERT_TRUE(writer.ok());
+    auto f = writer->OpenFile(dataset_files::kIndptr);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Append("12345678", 8).ok());
+  }
+  EXPECT_FALSE(testing::FileExists(dir + "/dataset.json"));
+  EXPECT_FALSE(testing::FileExists(dir + "/indptr.bin"));
+  auto ds = Dataset::Open(dir);
+  EXPECT_EQ(ds.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(ds.status().message().find("not a Seer dataset"), std::string::npos);
+}
+
+TEST(DatasetTest, OpenRejectsTruncatedFilesAndBadManifests) {
+  std::string dir = testing::MakeTempDir("dataset") + "/ds";
+  ASSERT_TRUE(WriteTinyDataset(dir).ok());
+  ASSERT_EQ(::truncate((dir + "/labels.bin").c_str(), 12), 0);
+  auto ds = Dataset::Open(dir);
+  ASSERT_FALSE(ds.ok());
+  EXPECT_NE(ds.status().message().find("labels.bin"), std::string::npos) << ds.status().message();
+
+  std::string manifest_text = *ReadWholeFile(dir + "/dataset.json");
+  auto pos = manifest_text.find("\"version\": 1");
+  ASSERT_NE(pos, std::string::npos);
+  manifest_text.replace(pos, 12, "\"version\": 7");
+  auto m = DatasetManifest::FromJson(manifest_text, "x/dataset.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("unsupported dataset format version 7"), std::string::npos);
+  auto missing = DatasetManifest::FromJson("{\"format\":\"seer-dataset\",\"version\":1}", "y.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("num_nodes"), std::string::npos);
+}
+
+// Replaces the first `from` in dir/dataset.json with `to`.
+void EditManifest(const std::string& dir, const std::string& from, const std::string& to) {
+  std::string text = testing::ReadFileBytes(dir + "/dataset.json");
+  auto pos = text.find(from);
+  ASSERT_NE(pos, std::string::npos) << from << " not in " << text;
+  text.replace(pos, from.size(), to);
+  ASSERT_TRUE(WriteFileAtomically(dir + "/dataset.json", text).ok());
+}
+
+TEST(DatasetTest, WrongTypedManifestFieldNamesFileAndField) {
+  const std::string dir = testing::MakeTempDir("dataset") + "/ds";
+  ASSERT_TRUE(WriteTinyDataset(dir).ok());
+  EditManifest(dir, "\"num_nodes\": 5", "\"num_nodes\": \"5\"");
+  auto ds = Dataset::Open(dir);
+  ASSERT_FALSE(ds.ok());
+  EXPECT_EQ(ds.status().code(), StatusCode::kCorrupt);
+  const std::string& message = ds.status().message();
+  EXPECT_NE(message.find(dir + "/dataset.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("'num_nodes' must be an integer, found string \"5\""), std::string::npos)
+      << message;
+
+  struct Case {
+    std::string json;
+    std::string expected;
+  } cases[] = {
+      {R"({"format":"seer-dataset","version":1.0})", "'version' must be an integer"},
+      {R"({"format":"seer-dataset","version":1,"num_nodes":-3})", "'num_nodes' must be >= 0"},
+      {R"({"format":7})", "'format' must be a string"},
+      {R"([1, 2])", "not a JSON object"},
+      {R"({"format":"seer-dataset","version":1,"num_nodes":1,"num_edges":0,"feature_dim":1,)"
+       R"("num_classes":1,"index_dtype":"uint32","feature_dtype":"float32","files":[]})",
+       "'files' must be an object"},
+      {R"({"format":"seer-dataset","version":1,"num_nodes":1,"num_edges":0,"feature_dim":1,)"
+       R"("num_classes":1,"index_dtype":"uint32","feature_dtype":"float32",)"
+       R"("files":{"labels.bin":{"bytes":"4"}}})",
+       "m.json (files.labels.bin): field 'bytes' must be an integer"},
+      {R"({"format":"seer-dataset","version":1,"num_nodes":1,"num_edges":0,"feature_dim":1,)"
+       R"("num_classes":1,"index_dtype":"uint8","feature_dtype":"float32","files":{}})",
+       "'index_dtype' is 'uint8' (expected uint32 or int64)"},
+      {R"({"format":"seer-dataset",)", "m.json: invalid JSON at byte"},
+  };
+  for (const Case& c : cases) {
+    auto m = DatasetManifest::FromJson(c.json, "m.json");
+    ASSERT_FALSE(m.ok()) << c.json;
+    EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+  }
+}
+
+TEST(DatasetTest, ManifestWrittenByEarlierVersionsStillReads) {
+  // dataset.json as Seer wrote it before the move to nlohmann::json (keys in insertion
+  // order, not sorted): same keys and meanings, so it must read the same.
+  const std::string old_manifest = R"({
+  "format": "seer-dataset",
+  "version": 1,
+  "num_nodes": 5,
+  "num_edges": 4,
+  "index_dtype": "uint32",
+  "feature_dim": 3,
+  "feature_dtype": "float32",
+  "num_classes": 2,
+  "files": {
+    "features.bin": {
+      "bytes": 4096,
+      "xxh64": "0123456789abcdef"
+    },
+    "indptr.bin": {
+      "bytes": 48
+    }
+  },
+  "created_by": "seer gen"
+}
+)";
+  auto m = DatasetManifest::FromJson(old_manifest, "old/dataset.json");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->num_nodes, 5);
+  EXPECT_EQ(m->num_edges, 4);
+  EXPECT_EQ(m->index_dtype, IndexDtype::kUint32);
+  EXPECT_EQ(m->feature_dim, 3);
+  EXPECT_EQ(m->feature_dtype, FeatureDtype::kFloat32);
+  EXPECT_EQ(m->num_classes, 2);
+  EXPECT_EQ(m->created_by, "seer gen");
+  ASSERT_EQ(m->files.size(), 2u);
+  EXPECT_EQ(m->files.at("features.bin").bytes, 4096);
+  EXPECT_EQ(m->files.at("features.bin").checksum_kind, "xxh64");
+  EXPECT_EQ(m->files.at("features.bin").checksum, "0123456789abcdef");
+  EXPECT_EQ(m->files.at("indptr.bin").checksum_kind, "");
+  // And what we write now reads back to the same manifest.
+  auto again = DatasetManifest::FromJson(m->ToJson(), "new/dataset.json");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->ToJson(), m->ToJson());
+}
+
+}  // namespace
+}  // namespace seer

@@ -1,0 +1,134 @@
+// Edge-list readers (storage/prep/edge_list.h): text (plain and .gz), binary and .npy
+// layouts parse to the same edges; bad input names the file and the position.
+#include "storage/prep/edge_list.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "storage/prep/npy.h"
+#include "support/temp_dir.h"
+#include "text_fixtures.h"
+
+namespace seer {
+namespace {
+
+std::string MakeTempDir() { return testing::MakeTempDir("edge_list"); }
+using testing::Gzip;
+using testing::WriteText;
+
+std::vector<std::pair<int64_t, int64_t>> ReadAll(EdgeSource& source) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  EXPECT_TRUE(source.Rewind().ok());
+  Edge buf[3];  // small chunks exercise the chunk boundaries
+  for (;;) {
+    auto n = source.Read(buf, 3);
+    EXPECT_TRUE(n.ok()) << n.status().ToString();
+    if (!n.ok() || *n == 0) break;
+    for (int64_t i = 0; i < *n; ++i) out.emplace_back(buf[i].src, buf[i].dst);
+  }
+  return out;
+}
+
+std::string ReadError(EdgeSource& source) {
+  if (!source.Rewind().ok()) return "rewind failed";
+  Edge buf[16];
+  for (;;) {
+    auto n = source.Read(buf, 16);
+    if (!n.ok()) return n.status().message();
+    if (*n == 0) return "OK";
+  }
+}
+
+const std::vector<std::pair<int64_t, int64_t>> kEdges = {{0, 1}, {2, 1}, {3, 0}, {1, 3}, {0, 3}, {2, 3}, {3, 1}};
+
+TEST(EdgeListTest, TextVariantsParseToTheSameEdges) {
+  std::string dir = MakeTempDir();
+  WriteText(dir + "/a.txt", "# comment\nsrc dst\n0 1\n2,1\n3\t0\n\n1 3\r\n  0 , 3\n% other comment\n2 3\n3 1");
+  WriteText(dir + "/b.csv", "0,1\n2,1\n3,0\n1,3\n0,3\n2,3\n3,1\n");
+  WriteText(dir + "/c.csv", "0,1\n2,1\n3,0\n1,3\n0,3\n2,3\n3,1\n");
+  Gzip(dir + "/c.csv");
+  for (std::string name : {"a.txt", "b.csv", "c.csv.gz"}) {
+    SCOPED_TRACE(name);
+    auto source = OpenEdgeList(dir + "/" + name, EdgeListFormat::kAuto, -1);
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    EXPECT_EQ(ReadAll(**source), kEdges);
+    EXPECT_EQ(ReadAll(**source), kEdges) << "second pass after Rewind";
+  }
+}
+
+TEST(EdgeListTest, BinaryAndNpyLayoutsParseToTheSameEdges) {
+  std::string dir = MakeTempDir();
+  std::vector<int32_t> pairs32;
+  std::vector<int64_t> pairs64, rows;
+  for (auto& [s, d] : kEdges) pairs32.insert(pairs32.end(), {static_cast<int32_t>(s), static_cast<int32_t>(d)});
+  for (auto& [s, d] : kEdges) pairs64.insert(pairs64.end(), {s, d});
+  for (auto& e : kEdges) rows.push_back(e.first);
+  for (auto& e : kEdges) rows.push_back(e.second);
+  WriteText(dir + "/e.bin32", std::string(reinterpret_cast<char*>(pairs32.data()), pairs32.size() * 4));
+  WriteText(dir + "/e.bin64", std::string(reinterpret_cast<char*>(pairs64.data()), pairs64.size() * 8));
+  ASSERT_TRUE(WriteNpy(dir + "/e_2xE.npy", "<i8", {2, 7}, rows.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/e_Ex2.npy", "<i4", {7, 2}, pairs32.data()).ok());
+  for (std::string name : {"e.bin32", "e.bin64", "e_2xE.npy", "e_Ex2.npy"}) {
+    SCOPED_TRACE(name);
+    auto source = OpenEdgeList(dir + "/" + name, EdgeListFormat::kAuto, 4);
+    ASSERT_TRUE(source.ok()) << source.status().ToString();
+    EXPECT_EQ(ReadAll(**source), kEdges);
+  }
+}
+
+TEST(EdgeListTest, BadInputNamesFileAndPosition) {
+  std::string dir = MakeTempDir();
+  struct Case {
+    std::string text;
+    int64_t num_nodes;
+    std::string expected;
+  } cases[] = {
+      {"0 1\n1 2\n3 x\n", -1, "/t.txt:3: non-numeric node id 'x'"},
+      {"0 1\n1\n", -1, "/t.txt:2: malformed line (expected 2 fields 'src dst', got 1)"},
+      {"0 1\n1 2 0.5\n", -1, "/t.txt:2: malformed line (expected 2 fields 'src dst', got 3)"},
+      {"# c\n0 1\n1 9\n", 5, "/t.txt:3: node id 9 >= num_nodes 5"},
+      {"0 -1\n", -1, "/t.txt:1: negative node id -1"},
+      {"0 1\nsrc dst\n", -1, "/t.txt:2: non-numeric node id 'src'"},  // header only first
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    WriteText(dir + "/t.txt", c.text);
+    auto source = OpenEdgeList(dir + "/t.txt", EdgeListFormat::kText, c.num_nodes);
+    ASSERT_TRUE(source.ok());
+    std::string error = ReadError(**source);
+    EXPECT_NE(error.find(c.expected), std::string::npos) << error;
+    // The same text gzipped: the same message with the .gz name and the same line.
+    Gzip(dir + "/t.txt");
+    auto packed = OpenEdgeList(dir + "/t.txt.gz", EdgeListFormat::kText, c.num_nodes);
+    ASSERT_TRUE(packed.ok());
+    std::string packed_error = ReadError(**packed);
+    std::string expected = c.expected;
+    expected.replace(0, 6, "/t.txt.gz");
+    EXPECT_NE(packed_error.find(expected), std::string::npos) << packed_error;
+  }
+  WriteText(dir + "/e.bin64", std::string(20, '\0'));
+  auto truncated = OpenEdgeList(dir + "/e.bin64", EdgeListFormat::kAuto, -1);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("size 20 bytes is not a multiple of 16"), std::string::npos);
+  std::vector<int64_t> pairs = {0, 1, 2, 7};
+  WriteText(dir + "/f.bin64", std::string(reinterpret_cast<char*>(pairs.data()), 32));
+  auto out_of_range = OpenEdgeList(dir + "/f.bin64", EdgeListFormat::kAuto, 4);
+  ASSERT_TRUE(out_of_range.ok());
+  EXPECT_NE(ReadError(**out_of_range).find("edge #1 at byte offset 16: node id 7 >= num_nodes 4"), std::string::npos)
+      << ReadError(**out_of_range);
+  std::vector<float> floats = {0, 1, 1, 2};
+  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {2, 2}, floats.data()).ok());
+  auto wrong_dtype = OpenEdgeList(dir + "/f.npy", EdgeListFormat::kAuto, -1);
+  ASSERT_FALSE(wrong_dtype.ok());
+  EXPECT_NE(wrong_dtype.status().message().find("edge_index dtype <f4 is not an integer type"), std::string::npos);
+  auto format = ParseEdgeListFormat("csv");
+  ASSERT_FALSE(format.ok());
+  EXPECT_NE(format.status().message().find("unknown edge list format 'csv'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace seer
