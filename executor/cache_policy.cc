@@ -3,6 +3,8 @@
 #include <chrono>
 #include <utility>
 
+#include "cache/degrees.h"
+
 namespace seer {
 namespace {
 
@@ -40,6 +42,36 @@ Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(const SuperbatchTrace& trace
   }
   plan.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return plan;
+}
+
+Result<std::vector<int64_t>> CountPresamplingVisits(SuperbatchSampler& sampler, int64_t num_nodes) {
+  // CountVisits per superbatch would cost a node-sized array each time.
+  std::vector<int64_t> visits(static_cast<size_t>(num_nodes), 0);
+  for (int64_t k = 0; k < sampler.num_superbatches(); ++k) {
+    SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(kPresamplingEpoch, k));
+    for (const BatchTrace& b : trace.batches) {
+      for (int64_t v : b.node_ids) ++visits[static_cast<size_t>(v)];
+    }
+  }
+  return visits;
+}
+
+Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec& spec, const Dataset& dataset,
+                                                          SuperbatchSampler& sampler) {
+  PolicyOptions options;
+  options.capacity_rows = spec.kind == PolicyKind::kNone ? 0 : spec.capacity_rows;
+  options.planner.device = spec.planner;
+  options.planner.changeset_budget_bytes = spec.changeset_budget_bytes;
+  options.planner.spill_dir = spec.spill_dir;
+  if (spec.kind == PolicyKind::kStaticDegree && options.capacity_rows > 0) {
+    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
+    options.ranking = RankNodesByScore(degrees, options.capacity_rows);
+  } else if (spec.kind == PolicyKind::kPresc && options.capacity_rows > 0) {
+    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
+    options.ranking = RankNodesByScore(visits, options.capacity_rows);
+  }
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<CachePolicy> policy, MakeCachePolicy(spec.kind, std::move(options)));
+  return SuperbatchCachePlanner(std::move(policy));
 }
 
 }  // namespace seer

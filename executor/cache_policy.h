@@ -15,16 +15,24 @@
 // Plan() is called once per superbatch (or prefetch group, conventional pipeline), in
 // execution order, from one thread; it never touches the FeatureCache itself — the
 // executor applies the result. Not thread-safe.
+//
+// MakeSuperbatchCachePlanner is the factory: it builds the run's policy from the
+// --feature-cache kind and the feature cache's capacity, including what a static policy
+// ranks by — out-degrees read from indices.bin (static-degree) or visit counts over one
+// pre-sampling epoch (presc). It blocks for those reads/samples.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
+#include "inspector/superbatch_driver.h"
 #include "inspector/trace.h"
 #include "storage/base/status.h"
+#include "storage/dataset/dataset.h"
 
 namespace seer {
 
@@ -54,5 +62,26 @@ class SuperbatchCachePlanner {
   bool started_ = false;
   std::vector<int64_t> slots_;
 };
+
+struct CachePolicySpec {
+  PolicyKind kind = PolicyKind::kBelady;
+  int64_t capacity_rows = 0;             // the feature cache's rows (kNone plans for 0)
+  PlannerDevice planner = PlannerDevice::kAuto;
+  int64_t changeset_budget_bytes = 0;    // RAM for Belady changesets before they spill
+  std::string spill_dir;                 // where they spill
+};
+
+// The epoch number the PreSC pre-sampling pass uses; training never reaches it, so its
+// batches differ from every training epoch's.
+constexpr int64_t kPresamplingEpoch = int64_t{1} << 40;
+
+// Visit counts per node over every superbatch of one pre-sampling epoch of `sampler`
+// (PreSC's score), accumulated superbatch by superbatch.
+Result<std::vector<int64_t>> CountPresamplingVisits(SuperbatchSampler& sampler, int64_t num_nodes);
+
+// The run's policy behind the per-superbatch adapter. `sampler` is the training sampler
+// (presc only; its state is not changed: sampling is a pure function of epoch and index).
+Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec& spec, const Dataset& dataset,
+                                                          SuperbatchSampler& sampler);
 
 }  // namespace seer

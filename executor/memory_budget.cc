@@ -191,18 +191,77 @@ std::string MemoryBudgetSplit::ToString() const {
          " rows)";
 }
 
-Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
-  if (r.num_nodes < 0 || r.feature_row_bytes < 0 || r.batch_size <= 0) {
-    return InvalidArgument("memory budget: bad graph or batch parameters");
+namespace {
+
+constexpr int64_t kMinTraceBytes = int64_t{1} << 20;
+
+bool HasMeasuredShapes(const MemoryBudgetRequest& r) {
+  return r.measured_batch_rows > 0 && r.measured_blocks.size() == r.fanouts.size();
+}
+
+// A measured size with the pilot's headroom, capped by the graph.
+int64_t WithMargin(const MemoryBudgetRequest& r, int64_t v) {
+  return std::min<int64_t>(r.num_nodes, static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(v))));
+}
+
+ModelFootprint ModelReservation(const MemoryBudgetRequest& r) {
+  ModelConfig model = r.model;
+  if (model.in_dim <= 0) model.in_dim = r.feature_dim;
+  if (model.num_classes <= 0) model.num_classes = r.num_classes;
+  model.num_layers = static_cast<int64_t>(r.fanouts.size());
+  std::vector<BlockShape> blocks;
+  if (HasMeasuredShapes(r)) {
+    for (const BlockShape& b : r.measured_blocks) {
+      // Edges scale with destinations; keep the margin on every field.
+      blocks.push_back({WithMargin(r, b.num_dst), WithMargin(r, b.num_src),
+                        static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(b.num_edges)))});
+    }
+  } else {
+    blocks = EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts);
   }
+  return EstimateModelFootprint(model, blocks, std::min(r.batch_size, r.num_nodes), r.model_on_host);
+}
+
+// One batch's trace: global ids (8 B) + per block row_ptr (8 B per dst + 1) and col_idx
+// (4 B per edge); from the pilot when measured, else from the estimated shapes.
+int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
+  int64_t per_batch = 0;
+  if (HasMeasuredShapes(r) && r.measured_trace_bytes > 0) {
+    per_batch = static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(r.measured_trace_bytes)));
+  } else {
+    per_batch = 8 * batch_rows;
+    for (const BlockShape& b : EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts)) {
+      per_batch += 8 * (b.num_dst + 1) + 4 * b.num_edges;
+    }
+  }
+  const int64_t sb = std::max<int64_t>(1, r.superbatch);
+  return r.traces_in_flight * sb * per_batch + r.planner_bytes_per_access * sb * batch_rows;
+}
+
+Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudgetSplit& s, int64_t required) {
+  return Status(StatusCode::kResourceExhausted,
+                "memory budget " + FormatBytes(r.budget_bytes) + " is too small: the per-node tables of " +
+                    std::to_string(r.num_nodes) + " nodes need " + FormatBytes(s.table_bytes) +
+                    ", the batch staging buffers (~" + std::to_string(s.estimated_batch_rows) + " rows per batch) " +
+                    FormatBytes(s.staging_bytes) +
+                    (r.reserve_model ? ", the model's training working set " + FormatBytes(s.model_bytes)
+                                     : std::string()) +
+                    (s.inspector_bytes > 0
+                         ? ", the inspector's superbatch traces and planner " + FormatBytes(s.inspector_bytes)
+                         : std::string()) +
+                    "; use --memory-budget " + FormatBytes(required) +
+                    " or more, or a smaller --batch-size / --fanouts" + (r.reserve_model ? " / --hidden" : "") +
+                    (s.inspector_bytes > 0 ? " / --superbatch" : ""));
+}
+
+}  // namespace
+
+MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s;
   s.budget_bytes = r.budget_bytes;
   s.table_bytes = 8 * (r.num_nodes + 1) + 4 * r.num_nodes;
-  const bool measured = r.measured_batch_rows > 0 && r.measured_blocks.size() == r.fanouts.size();
-  const auto margin = [&](int64_t v) {
-    return std::min<int64_t>(r.num_nodes, static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(v))));
-  };
-  s.estimated_batch_rows = measured ? margin(r.measured_batch_rows)
+  const bool measured = HasMeasuredShapes(r);
+  s.estimated_batch_rows = measured ? WithMargin(r, r.measured_batch_rows)
                                     : EstimateBatchRows(r.num_nodes, r.batch_size, r.fanouts);
   s.measured_batches = measured ? r.measured_batches : 0;
   // The gather pipeline holds `pipeline_depth` float32 batch buffers (one trains while
@@ -210,116 +269,74 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   const int64_t raw_row_bytes = r.feature_row_bytes == 4 * r.feature_dim ? 0 : r.feature_row_bytes;
   s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + raw_row_bytes);
   if (r.reserve_model) {
-    ModelConfig model = r.model;
-    if (model.in_dim <= 0) model.in_dim = r.feature_dim;
-    if (model.num_classes <= 0) model.num_classes = r.num_classes;
-    model.num_layers = static_cast<int64_t>(r.fanouts.size());
-    std::vector<BlockShape> blocks;
-    if (measured) {
-      for (const BlockShape& b : r.measured_blocks) {
-        // Edges scale with destinations; keep the margin on every field.
-        blocks.push_back({margin(b.num_dst), margin(b.num_src),
-                          static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(b.num_edges)))});
-      }
-    } else {
-      blocks = EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts);
-    }
-    const ModelFootprint footprint =
-        EstimateModelFootprint(model, blocks, std::min(r.batch_size, r.num_nodes), r.model_on_host);
+    const ModelFootprint footprint = ModelReservation(r);
     s.model_parameter_bytes = footprint.parameter_bytes;
     s.model_activation_bytes = footprint.activation_bytes;
     s.model_bytes = footprint.total_bytes();
   }
-  if (r.traces_in_flight > 0) {
-    // One batch's trace: global ids (8 B) + per block row_ptr (8 B per dst + 1) and col_idx
-    // (4 B per edge); from the pilot when measured, else from the estimated shapes.
-    int64_t per_batch = 0;
-    if (measured && r.measured_trace_bytes > 0) {
-      per_batch = static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(r.measured_trace_bytes)));
-    } else {
-      per_batch = 8 * s.estimated_batch_rows;
-      for (const BlockShape& b : EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts)) {
-        per_batch += 8 * (b.num_dst + 1) + 4 * b.num_edges;
-      }
-    }
-    const int64_t sb = std::max<int64_t>(1, r.superbatch);
-    s.inspector_bytes = r.traces_in_flight * sb * per_batch +
-                        r.planner_bytes_per_access * sb * s.estimated_batch_rows;
-  }
-  const int64_t required = s.table_bytes + s.staging_bytes + s.model_bytes + s.inspector_bytes + (2 << 20);
-  if (r.budget_bytes < required) {
-    return Status(StatusCode::kResourceExhausted,
-                  "memory budget " + FormatBytes(r.budget_bytes) + " is too small: the per-node tables of " +
-                      std::to_string(r.num_nodes) + " nodes need " + FormatBytes(s.table_bytes) +
-                      ", the batch staging buffers (~" + std::to_string(s.estimated_batch_rows) +
-                      " rows per batch) " + FormatBytes(s.staging_bytes) +
-                      (r.reserve_model ? ", the model's training working set " + FormatBytes(s.model_bytes)
-                                       : std::string()) +
-                      (s.inspector_bytes > 0 ? ", the inspector's superbatch traces and planner " +
-                                                   FormatBytes(s.inspector_bytes)
-                                             : std::string()) +
-                      "; use --memory-budget " + FormatBytes(required) +
-                      " or more, or a smaller --batch-size / --fanouts" + (r.reserve_model ? " / --hidden" : "") +
-                      (s.inspector_bytes > 0 ? " / --superbatch" : ""));
-  }
-  // Traces and caches are split as if there were no model (so --no-train and training
-  // runs agree); the model is then paid for by the feature cache first.
-  int64_t left = r.budget_bytes - s.table_bytes - s.staging_bytes;
-  s.trace_bytes = std::max<int64_t>(1 << 20, left / 8);
-  left = std::max<int64_t>(0, left - s.trace_bytes);
+  if (r.traces_in_flight > 0) s.inspector_bytes = InspectorReservation(r, s.estimated_batch_rows);
+  return s;
+}
 
+Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
+  int64_t left = r.budget_bytes - s->table_bytes - s->staging_bytes;
+  s->trace_bytes = std::max<int64_t>(kMinTraceBytes, left / 8);
+  left = std::max<int64_t>(0, left - s->trace_bytes);
   const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
   if (r.ncache_budget_bytes >= 0 && r.fcache_budget_bytes >= 0) {
-    s.ncache_bytes = r.ncache_budget_bytes;
-    s.fcache_bytes = r.fcache_budget_bytes;
+    s->ncache_bytes = r.ncache_budget_bytes;
+    s->fcache_bytes = r.fcache_budget_bytes;
   } else if (r.ncache_budget_bytes >= 0) {
-    s.ncache_bytes = r.ncache_budget_bytes;
-    s.fcache_bytes = std::max<int64_t>(0, left - s.ncache_bytes);
+    s->ncache_bytes = r.ncache_budget_bytes;
+    s->fcache_bytes = std::max<int64_t>(0, left - s->ncache_bytes);
   } else if (r.fcache_budget_bytes >= 0) {
-    s.fcache_bytes = r.fcache_budget_bytes;
-    s.ncache_bytes = std::max<int64_t>(0, left - s.fcache_bytes);
-    if (s.ncache_bytes < ncache_table) s.ncache_bytes = 0;
+    s->fcache_bytes = r.fcache_budget_bytes;
+    s->ncache_bytes = std::max<int64_t>(0, left - s->fcache_bytes);
+    if (s->ncache_bytes < ncache_table) s->ncache_bytes = 0;
   } else if (r.ncache_share >= 0) {
-    s.ncache_bytes = static_cast<int64_t>(static_cast<double>(left) * std::min(1.0, r.ncache_share));
+    s->ncache_bytes = static_cast<int64_t>(static_cast<double>(left) * std::min(1.0, r.ncache_share));
     // A share that cannot hold the neighbor cache's table caches nothing: features get it.
-    if (s.ncache_bytes <= ncache_table) s.ncache_bytes = 0;
-    s.fcache_bytes = left - s.ncache_bytes;
+    if (s->ncache_bytes <= ncache_table) s->ncache_bytes = 0;
+    s->fcache_bytes = left - s->ncache_bytes;
   } else {
-    s.ncache_bytes = left / 4;
+    s->ncache_bytes = left / 4;
     // A neighbor cache smaller than its own table caches nothing: give it all to features.
-    if (s.ncache_bytes < ncache_table + ncache_table / 4) s.ncache_bytes = 0;
-    s.fcache_bytes = left - s.ncache_bytes;
+    if (s->ncache_bytes < ncache_table + ncache_table / 4) s->ncache_bytes = 0;
+    s->fcache_bytes = left - s->ncache_bytes;
   }
   const bool overridden = r.ncache_budget_bytes >= 0 || r.fcache_budget_bytes >= 0;
-  if (s.ncache_bytes + s.fcache_bytes > left && overridden) {
+  if (s->ncache_bytes + s->fcache_bytes > left && overridden) {
     return Status(StatusCode::kResourceExhausted,
-                  "--ncache-budget + --fcache-budget (" + FormatBytes(s.ncache_bytes + s.fcache_bytes) +
+                  "--ncache-budget + --fcache-budget (" + FormatBytes(s->ncache_bytes + s->fcache_bytes) +
                       ") exceed what the memory budget leaves after tables, staging and traces (" +
                       FormatBytes(left) + ")");
   }
-  // The model's bytes: from room explicit cache budgets leave unused, then the feature
-  // cache, then the neighbor cache (unless set explicitly), then the trace buffers down
-  // to 1 MiB.
-  const int64_t reserved = s.model_bytes + s.inspector_bytes;
-  int64_t owed = std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s.ncache_bytes - s.fcache_bytes));
+  return Status::Ok();
+}
+
+Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
+  const int64_t left = std::max<int64_t>(0, r.budget_bytes - s->table_bytes - s->staging_bytes - s->trace_bytes);
+  const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
+  const int64_t reserved = s->model_bytes + s->inspector_bytes;
+  int64_t owed = std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s->ncache_bytes - s->fcache_bytes));
   if (owed > 0 && r.fcache_budget_bytes < 0) {
-    const int64_t take = std::min(owed, s.fcache_bytes);
-    s.fcache_bytes -= take;
+    const int64_t take = std::min(owed, s->fcache_bytes);
+    s->fcache_bytes -= take;
     owed -= take;
   }
-  if (owed > 0 && r.ncache_budget_bytes < 0 && s.ncache_bytes > 0) {
-    const int64_t take = std::min(owed, s.ncache_bytes);
-    s.ncache_bytes -= take;
+  if (owed > 0 && r.ncache_budget_bytes < 0 && s->ncache_bytes > 0) {
+    const int64_t take = std::min(owed, s->ncache_bytes);
+    s->ncache_bytes -= take;
     owed -= take;
     // What is left cannot hold the neighbor cache's table: it caches nothing, features get it.
-    if (s.ncache_bytes < ncache_table + ncache_table / 4) {
-      if (r.fcache_budget_bytes < 0) s.fcache_bytes += s.ncache_bytes;
-      s.ncache_bytes = 0;
+    if (s->ncache_bytes < ncache_table + ncache_table / 4) {
+      if (r.fcache_budget_bytes < 0) s->fcache_bytes += s->ncache_bytes;
+      s->ncache_bytes = 0;
     }
   }
   if (owed > 0) {
-    const int64_t take = std::min(owed, s.trace_bytes - (1 << 20));
-    s.trace_bytes -= take;
+    const int64_t take = std::min(owed, s->trace_bytes - kMinTraceBytes);
+    s->trace_bytes -= take;
     owed -= take;
   }
   if (owed > 0) {
@@ -329,6 +346,21 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
                       FormatBytes(reserved) + ") in memory budget " + FormatBytes(r.budget_bytes) +
                       "; lower them or raise --memory-budget");
   }
+  return Status::Ok();
+}
+
+Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
+  if (r.num_nodes < 0 || r.feature_row_bytes < 0 || r.batch_size <= 0) {
+    return InvalidArgument("memory budget: bad graph or batch parameters");
+  }
+  MemoryBudgetSplit s = SizeFixedParts(r);
+  const int64_t required = s.table_bytes + s.staging_bytes + s.model_bytes + s.inspector_bytes + (2 << 20);
+  if (r.budget_bytes < required) return TooSmallForTheFixedParts(r, s, required);
+  // Traces and caches are split as if there were no model (so --no-train and training
+  // runs agree); the model and the inspector are then paid for by the caches.
+  SEER_RETURN_IF_ERROR(SplitCacheMemory(r, &s));
+  SEER_RETURN_IF_ERROR(PayReservations(r, &s));
+  const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
   if (r.ncache_budget_bytes > 0 && r.ncache_budget_bytes < ncache_table) {
     return Status(StatusCode::kResourceExhausted,
                   "--ncache-budget " + FormatBytes(r.ncache_budget_bytes) +

@@ -133,6 +133,19 @@ struct MemoryBudgetSplit {
 // min(B, N), at most N.
 int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts);
 
+// The split, in three pure phases (exposed for tests; SplitMemoryBudget runs them in
+// order and refuses a budget below the fixed parts between phases 1 and 2):
 Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request);
+// 1. The fixed parts: tables, staging (rows per batch estimated or measured), the
+//    model's working set and the inspector's traces in flight. Caches and traces are 0.
+MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& request);
+// 2. What the fixed tables and staging leave goes to the trace buffers (an eighth, at
+//    least 1 MiB) and the two caches (auto, --cache-split, or --ncache/--fcache-budget),
+//    as if there were no model. Refuses explicit cache budgets that do not fit.
+Status SplitCacheMemory(const MemoryBudgetRequest& request, MemoryBudgetSplit* split);
+// 3. The model's and the inspector's bytes are taken from unused room, then the feature
+//    cache, the neighbor cache (unless set explicitly; dropped below its table) and the
+//    trace buffers down to 1 MiB. Refuses when explicit budgets leave too little.
+Status PayReservations(const MemoryBudgetRequest& request, MemoryBudgetSplit* split);
 
 }  // namespace seer

@@ -1,5 +1,6 @@
 // libtorch implementation of ModelRunner: the GNN layers on per-layer blocks, Adam,
-// checkpoints and model files. The only executor TU besides none that includes torch —
+// checkpoint payloads and model files (the checkpoint container — header, size,
+// checksum — is executor/checkpoint_file.cc). The only executor TU that includes torch;
 // keep it that way, every torch TU costs ~a minute of compile time on 2 cores.
 //
 // Model-file key names (SaveModel; l = layer index, input layer first):
@@ -22,10 +23,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "executor/checkpoint_file.h"
 #include "storage/base/atomic_file.h"
-#include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
-#include "storage/base/json.h"
 
 namespace seer {
 namespace {
@@ -221,85 +221,6 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-constexpr const char* kCheckpointFormat = "seer-checkpoint";
-constexpr int kCheckpointVersion = 1;
-
-JsonValue PositionToJson(const TrainPosition& p) {
-  JsonValue j = JsonValue::Object();
-  j.Set("epoch", JsonValue::Int(p.epoch));
-  j.Set("next_superbatch", JsonValue::Int(p.next_superbatch));
-  j.Set("global_step", JsonValue::Int(p.global_step));
-  j.Set("seed", JsonValue::String(std::to_string(p.seed)));  // uint64 does not fit int64
-  j.Set("best_valid_accuracy", JsonValue::Double(p.best_valid_accuracy));
-  j.Set("best_epoch", JsonValue::Int(p.best_epoch));
-  return j;
-}
-
-Result<TrainPosition> PositionFromJson(const JsonValue& j, const std::string& path) {
-  TrainPosition p;
-  auto get_int = [&](const char* key, int64_t* out) -> Status {
-    const JsonValue* v = j.Find(key);
-    if (!v || !v->is_int()) return Corrupt(path + ": checkpoint position lacks integer '" + key + "'");
-    *out = v->as_int();
-    return Status::Ok();
-  };
-  SEER_RETURN_IF_ERROR(get_int("epoch", &p.epoch));
-  SEER_RETURN_IF_ERROR(get_int("next_superbatch", &p.next_superbatch));
-  SEER_RETURN_IF_ERROR(get_int("global_step", &p.global_step));
-  SEER_RETURN_IF_ERROR(get_int("best_epoch", &p.best_epoch));
-  const JsonValue* seed = j.Find("seed");
-  const JsonValue* best = j.Find("best_valid_accuracy");
-  if (!seed || !seed->is_string() || !best || !best->is_number()) {
-    return Corrupt(path + ": checkpoint position lacks 'seed' or 'best_valid_accuracy'");
-  }
-  p.seed = std::stoull(seed->as_string());
-  p.best_valid_accuracy = best->as_double();
-  return p;
-}
-
-struct CheckpointFile {
-  JsonValue header;
-  std::string payload;
-};
-
-// Layout: one JSON header line, '\n', then the torch archive bytes. The header carries
-// the payload size and its xxh64, so truncation and bit flips are both detected.
-Result<CheckpointFile> ReadCheckpointFile(const std::string& path) {
-  SEER_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
-  const size_t newline = bytes.find('\n');
-  if (newline == std::string::npos) {
-    return Corrupt(path + ": not a Seer checkpoint (no header line; truncated or foreign file)");
-  }
-  auto header = JsonValue::Parse(bytes.substr(0, newline), path);
-  if (!header.ok()) return Corrupt(path + ": not a Seer checkpoint (unreadable header: " + header.status().message() + ")");
-  const JsonValue* format = header->Find("format");
-  const JsonValue* version = header->Find("version");
-  const JsonValue* size = header->Find("payload_bytes");
-  const JsonValue* sum = header->Find("payload_xxh64");
-  if (!format || !format->is_string() || format->as_string() != kCheckpointFormat) {
-    return Corrupt(path + ": not a Seer checkpoint (format field missing or wrong)");
-  }
-  if (!version || !version->is_int() || version->as_int() != kCheckpointVersion) {
-    return Corrupt(path + ": unsupported checkpoint version");
-  }
-  if (!size || !size->is_int() || !sum || !sum->is_string()) {
-    return Corrupt(path + ": checkpoint header lacks payload_bytes/payload_xxh64");
-  }
-  CheckpointFile file;
-  file.payload = bytes.substr(newline + 1);
-  if (static_cast<int64_t>(file.payload.size()) != size->as_int()) {
-    return Corrupt(path + ": checkpoint is truncated or partial: payload has " +
-                   std::to_string(file.payload.size()) + " bytes, header says " +
-                   std::to_string(size->as_int()));
-  }
-  const std::string actual = Xxh64::ToHex(Xxh64::Hash(file.payload.data(), file.payload.size()));
-  if (actual != sum->as_string()) {
-    return Corrupt(path + ": checkpoint is corrupt: payload xxh64 " + actual + " != recorded " +
-                   sum->as_string());
-  }
-  file.header = std::move(header).value();
-  return file;
-}
 
 class TorchModelRunner final : public ModelRunner {
  public:
@@ -400,32 +321,15 @@ class TorchModelRunner final : public ModelRunner {
     archive.save_to(payload_stream);
     const std::string payload = payload_stream.str();
 
-    JsonValue header = JsonValue::Object();
-    header.Set("format", JsonValue::String(kCheckpointFormat));
-    header.Set("version", JsonValue::Int(kCheckpointVersion));
-    auto config_json = JsonValue::Parse(config_.ToJson(), "<config>");
-    if (!config_json.ok()) return config_json.status();
-    header.Set("config", config_json.value());
-    header.Set("position", PositionToJson(position));
-    header.Set("has_best", JsonValue::Bool(!best_.empty()));
-    header.Set("payload_bytes", JsonValue::Int(static_cast<int64_t>(payload.size())));
-    header.Set("payload_xxh64", JsonValue::String(Xxh64::ToHex(Xxh64::Hash(payload.data(), payload.size()))));
-    return WriteFileAtomically(path, header.Dump() + "\n" + payload);
+    return WriteCheckpointFile(path, CheckpointHeader{config_, position, !best_.empty()}, payload);
   }
 
   Result<TrainPosition> LoadCheckpoint(const std::string& path) override {
-    SEER_ASSIGN_OR_RETURN(CheckpointFile file, ReadCheckpointFile(path));
-    const JsonValue* config = file.header.Find("config");
-    if (!config) return Corrupt(path + ": checkpoint lacks its model config");
-    SEER_ASSIGN_OR_RETURN(ModelConfig stored, ModelConfig::FromJson(config->Dump(), path));
-    if (stored.ToJson() != config_.ToJson()) {
-      return InvalidArgument(path + ": checkpoint was written for model " + stored.ToJson() +
+    SEER_ASSIGN_OR_RETURN(CheckpointContents file, ReadCheckpointFile(path));
+    if (file.header.config.ToJson() != config_.ToJson()) {
+      return InvalidArgument(path + ": checkpoint was written for model " + file.header.config.ToJson() +
                              ", this run builds " + config_.ToJson());
     }
-    const JsonValue* position = file.header.Find("position");
-    if (!position) return Corrupt(path + ": checkpoint lacks its position");
-    SEER_ASSIGN_OR_RETURN(TrainPosition pos, PositionFromJson(*position, path));
-    const JsonValue* has_best = file.header.Find("has_best");
     try {
       torch::serialize::InputArchive archive;
       std::istringstream in(file.payload);
@@ -437,7 +341,7 @@ class TorchModelRunner final : public ModelRunner {
         item.value().copy_(t);
       }
       best_.clear();
-      if (has_best && has_best->is_bool() && has_best->as_bool()) {
+      if (file.header.has_best) {
         for (const auto& item : net_->named_parameters()) {
           Tensor t;
           archive.read("best." + item.key(), t);
@@ -450,7 +354,7 @@ class TorchModelRunner final : public ModelRunner {
     } catch (const c10::Error& e) {
       return Corrupt(path + ": checkpoint payload unreadable: " + std::string(e.what_without_backtrace()));
     }
-    return pos;
+    return file.header.position;
   }
 
   Status SaveModel(const std::string& path, bool best) override {
@@ -540,37 +444,6 @@ const char* ModelKindName(ModelKind kind) {
   return "?";
 }
 
-std::string ModelConfig::ToJson() const {
-  JsonValue j = JsonValue::Object();
-  j.Set("kind", JsonValue::String(ModelKindName(kind)));
-  j.Set("in_dim", JsonValue::Int(in_dim));
-  j.Set("hidden", JsonValue::Int(hidden));
-  j.Set("num_classes", JsonValue::Int(num_classes));
-  j.Set("num_layers", JsonValue::Int(num_layers));
-  j.Set("dropout", JsonValue::Double(dropout));
-  j.Set("heads", JsonValue::Int(heads));
-  return j.Dump();
-}
-
-Result<ModelConfig> ModelConfig::FromJson(const std::string& json, const std::string& path) {
-  SEER_ASSIGN_OR_RETURN(JsonValue j, JsonValue::Parse(json, path));
-  ModelConfig c;
-  const JsonValue* kind = j.Find("kind");
-  if (!kind || !kind->is_string()) return Corrupt(path + ": model config lacks 'kind'");
-  SEER_ASSIGN_OR_RETURN(c.kind, ParseModelKind(kind->as_string()));
-  for (auto [key, out] : {std::pair<const char*, int64_t*>{"in_dim", &c.in_dim},
-                          {"hidden", &c.hidden}, {"num_classes", &c.num_classes},
-                          {"num_layers", &c.num_layers}, {"heads", &c.heads}}) {
-    const JsonValue* v = j.Find(key);
-    if (!v || !v->is_int()) return Corrupt(path + ": model config lacks integer '" + key + "'");
-    *out = v->as_int();
-  }
-  const JsonValue* dropout = j.Find("dropout");
-  if (!dropout || !dropout->is_number()) return Corrupt(path + ": model config lacks 'dropout'");
-  c.dropout = dropout->as_double();
-  return c;
-}
-
 std::unique_ptr<ModelRunner> ModelRunner::Create(const ModelConfig& config, double learning_rate,
                                                  uint64_t seed, bool use_cuda) {
   return std::make_unique<TorchModelRunner>(config, learning_rate, seed, use_cuda);
@@ -593,20 +466,6 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::LoadModel(const std::string& p
   } catch (const c10::Error& e) {
     return Corrupt(path + ": model file unreadable: " + std::string(e.what_without_backtrace()));
   }
-}
-
-Result<TrainPosition> ReadCheckpointPosition(const std::string& path) {
-  SEER_ASSIGN_OR_RETURN(CheckpointFile file, ReadCheckpointFile(path));
-  const JsonValue* position = file.header.Find("position");
-  if (!position) return Corrupt(path + ": checkpoint lacks its position");
-  return PositionFromJson(*position, path);
-}
-
-Result<ModelConfig> ReadCheckpointConfig(const std::string& path) {
-  SEER_ASSIGN_OR_RETURN(CheckpointFile file, ReadCheckpointFile(path));
-  const JsonValue* config = file.header.Find("config");
-  if (!config) return Corrupt(path + ": checkpoint lacks its model config");
-  return ModelConfig::FromJson(config->Dump(), path);
 }
 
 }  // namespace seer

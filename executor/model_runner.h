@@ -1,8 +1,9 @@
 // ModelRunner: a GNN (GraphSAGE / GCN / GAT, or the features-only MLP baseline) with its
 // Adam optimizer, driven one mini-batch at a time from a BatchTrace (inspector/trace.h)
-// and the batch's gathered feature rows. This header is torch-free on purpose: the data
-// path (pipeline.cc) and the tests include it without paying libtorch's compile time;
-// the libtorch code lives in model_runner.cc / models.cc.
+// and the batch's gathered feature rows. This header is torch-free on purpose: the run
+// loops (train_loop.cc), the memory split and the tests include it without paying
+// libtorch's compile time; all libtorch code (layers, optimizer, checkpoint payloads,
+// model files) lives in model_runner.cc.
 //
 // Rows: float32, row-major [trace.node_ids.size() x in_dim], row r = features of
 // node_ids[r] (only the first blocks[0].num_src rows are read). Labels: one int32 per
@@ -40,6 +41,8 @@ struct ModelConfig {
   int64_t num_layers = 3;   // = number of fan-outs (blocks per batch)
   double dropout = 0.5;
   int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
+  // One-line JSON (keys sorted), as stored in checkpoints and model files; defined with
+  // the checkpoint format in executor/checkpoint_file.cc.
   std::string ToJson() const;
   static Result<ModelConfig> FromJson(const std::string& json, const std::string& path);
 };
@@ -89,22 +92,18 @@ class ModelRunner {
   virtual bool has_best() const = 0;
 
   // Checkpoint = config + position + weights + Adam state (+ best weights), written
-  // atomically with an xxh64 of the payload. Load refuses a truncated or corrupt file
-  // or one whose config differs from this runner's, naming the path.
+  // atomically with an xxh64 of the payload (format: executor/checkpoint_file.h). Load
+  // refuses a truncated or corrupt file or one whose config differs from this runner's,
+  // naming the path.
   virtual Status SaveCheckpoint(const std::string& path, const TrainPosition& position) = 0;
   virtual Result<TrainPosition> LoadCheckpoint(const std::string& path) = 0;
 
   // The weights (the best-validation ones when a snapshot exists and best=true) as a
   // dict name -> tensor that Python's torch.load opens, plus key "seer.config" holding
-  // the ModelConfig JSON (a str). Key names: see docs in model_runner.cc (SaveModel).
+  // the ModelConfig JSON (a str). Key names: the comment at the top of model_runner.cc.
   virtual Status SaveModel(const std::string& path, bool best) = 0;
   static Result<std::unique_ptr<ModelRunner>> LoadModel(const std::string& path,
                                                          bool use_cuda);
 };
-
-// Reads a checkpoint's position without building a model (for --resume messages).
-Result<TrainPosition> ReadCheckpointPosition(const std::string& path);
-// Reads the ModelConfig stored in a checkpoint.
-Result<ModelConfig> ReadCheckpointConfig(const std::string& path);
 
 }  // namespace seer

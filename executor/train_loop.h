@@ -34,6 +34,15 @@
 //
 // Errors from any stage come back as the Status (with file and offset) of the first
 // failure; every thread is joined before returning.
+//
+// The pieces, each with its own contract (RunTraining composes them in this order):
+//   executor/checkpointer.h        resume checks, checkpoint position and files
+//   executor/data_path.h           dataset, readers, pilot batches, memory split, caches
+//   executor/epoch_reporter.h      progress line, epoch summaries, --metrics JSON lines
+//   executor/label_table.h         labels of the train/valid/test nodes
+//   executor/cache_policy.h        the feature-cache policy (incl. PreSC pre-sampling)
+//   executor/superbatch_pipeline.h the inspector, planner and gather threads
+//   executor/evaluation.h          valid/test accuracy through the shared cache
 #pragma once
 
 #include <cstdint>
@@ -43,6 +52,7 @@
 
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
+#include "executor/epoch_reporter.h"
 #include "executor/feature_gather.h"
 #include "executor/memory_budget.h"
 #include "executor/model_runner.h"
@@ -52,25 +62,6 @@
 #include "storage/io/block_reader.h"
 
 namespace seer {
-
-struct EpochReport {
-  int64_t epoch = 0;
-  int64_t batches = 0;
-  int64_t seeds = 0;
-  double train_loss = 0;             // mean over the epoch's batches (labeled seeds)
-  double train_accuracy = 0;
-  double valid_accuracy = -1;        // -1 = not evaluated this epoch
-  double test_accuracy = -1;
-  double seconds = 0;                // wall time of the epoch (executor)
-  double inspect_seconds = 0, plan_seconds = 0, gather_seconds = 0, io_wait_seconds = 0,
-         cache_update_seconds = 0, transfer_seconds = 0, compute_seconds = 0,
-         stall_seconds = 0, eval_seconds = 0;
-  GatherStats gather;
-  int64_t ncache_lookups = 0, ncache_hits = 0;
-  ReadStats topology_reads;
-  std::string ToJson() const;
-  std::string Summary() const;       // multi-line human summary
-};
 
 struct TrainSummary {
   MemoryBudgetSplit split;

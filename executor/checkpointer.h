@@ -1,0 +1,50 @@
+// Checkpointer: when and where `seer train` checkpoints, and how it resumes.
+//
+//   Open     checks the resume request before any work is done: --resume needs
+//            --checkpoint-dir and a model (not --no-train), and the checkpoint must exist
+//            and have a readable header; creates the checkpoint directory.
+//   Resume   loads weights, Adam state and position into the model (--resume), refusing
+//            a checkpoint written with another --seed; without --resume it returns the
+//            start position.
+//   Save     writes DIR/checkpoint.ckpt atomically (ModelRunner::SaveCheckpoint, format
+//            in executor/checkpoint_file.h); a no-op without --checkpoint-dir or a model.
+//   DueAfterSuperbatch  --checkpoint-every N: true after every N-th executed superbatch
+//            (epoch ends always checkpoint).
+//
+// Holds no model; Resume and Save block on the file. Executor thread only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "executor/model_runner.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+class Checkpointer {
+ public:
+  struct Options {
+    std::string checkpoint_dir;  // "" = no checkpoints
+    int64_t checkpoint_every = 0;  // superbatches; 0 = only at the end of every epoch
+    bool resume = false;
+    bool no_train = false;
+  };
+  static Result<Checkpointer> Open(const Options& options);
+
+  // The position to start from (`seed` recorded in it).
+  Result<TrainPosition> Resume(ModelRunner* model, uint64_t seed) const;
+  Status Save(ModelRunner* model, const TrainPosition& position) const;
+  bool DueAfterSuperbatch(int64_t executed_superbatches) const;
+
+  bool enabled() const { return !path_.empty(); }
+  bool resuming() const { return options_.resume; }
+  const std::string& path() const { return path_; }  // "" when disabled
+
+ private:
+  Checkpointer(Options options, std::string path) : options_(std::move(options)), path_(std::move(path)) {}
+  Options options_;
+  std::string path_;
+};
+
+}  // namespace seer

@@ -1,0 +1,162 @@
+#include "executor/data_path.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include "storage/io/mmap_reader.h"
+
+namespace seer {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Result<std::unique_ptr<BlockReader>> OpenBlockReader(const Dataset& ds, const char* name, const DataIoOptions& io) {
+  if (io.mmap) return OpenMmapReader(ds.PathOf(name));
+  DirectReaderOptions reader;
+  reader.mode = io.mode;
+  reader.queue_depth = io.queue_depth;
+  reader.direct = io.direct;
+  reader.quiet = io.quiet;
+  return OpenDirectReader(ds.PathOf(name), reader);
+}
+
+// A superbatch has at most the epoch's batches, and the run has at most
+// epochs x superbatches-per-epoch traces to keep in flight.
+void CapSuperbatchToTheRun(const PilotSpec& pilot, int64_t num_seeds, MemoryBudgetRequest* request) {
+  if (num_seeds <= 0 || request->traces_in_flight <= 0) return;
+  const int64_t batches = CeilDiv(num_seeds, pilot.batch_size);
+  request->superbatch = std::min(std::max<int64_t>(1, request->superbatch), batches);
+  const int64_t per_epoch = CeilDiv(batches, request->superbatch);
+  request->traces_in_flight = std::min(request->traces_in_flight, std::max<int64_t>(1, pilot.epochs) * per_epoch);
+}
+
+// The largest batch's rows, trace bytes and per-block shapes of `trace`.
+void RecordBatchShapes(const SuperbatchTrace& trace, size_t num_layers, MemoryBudgetRequest* request) {
+  request->measured_blocks.assign(num_layers, BlockShape{});
+  for (const BatchTrace& b : trace.batches) {
+    request->measured_batch_rows = std::max<int64_t>(request->measured_batch_rows, static_cast<int64_t>(b.node_ids.size()));
+    int64_t trace_bytes = 8 * static_cast<int64_t>(b.node_ids.size());
+    for (const LayerBlock& block : b.blocks) {
+      trace_bytes += 8 * static_cast<int64_t>(block.row_ptr.size()) + 4 * static_cast<int64_t>(block.col_idx.size());
+    }
+    request->measured_trace_bytes = std::max(request->measured_trace_bytes, trace_bytes);
+    for (size_t l = 0; l < b.blocks.size() && l < request->measured_blocks.size(); ++l) {
+      BlockShape& m = request->measured_blocks[l];
+      m.num_dst = std::max(m.num_dst, b.blocks[l].num_dst);
+      m.num_src = std::max(m.num_src, b.blocks[l].num_src);
+      m.num_edges = std::max<int64_t>(m.num_edges, static_cast<int64_t>(b.blocks[l].col_idx.size()));
+    }
+  }
+  request->measured_batches = static_cast<int64_t>(trace.batches.size());
+}
+
+}  // namespace
+
+PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_t seed, int num_threads) {
+  PilotSpec pilot;
+  pilot.batch_size = batch_size;
+  pilot.fanouts = fanouts;
+  pilot.seed = seed;
+  pilot.num_threads = num_threads;
+  return pilot;
+}
+
+Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr, BlockReader* indices,
+                           PilotSpec& pilot, MemoryBudgetRequest* request) {
+  if (pilot.batches <= 0 || pilot.fanouts.empty()) return Status::Ok();
+  if (!pilot.split.empty()) {
+    SEER_ASSIGN_OR_RETURN(pilot.loaded, ds.LoadSplit(pilot.split));
+  }
+  const std::vector<int64_t>& from = pilot.split.empty() ? pilot.ids : *pilot.loaded;
+  const int64_t n = static_cast<int64_t>(from.size());
+  CapSuperbatchToTheRun(pilot, n, request);
+  const int64_t want = std::min(n, pilot.batches * pilot.batch_size);
+  if (want <= 0) return Status::Ok();
+  std::vector<int64_t> seeds(static_cast<size_t>(want));
+  for (int64_t i = 0; i < want; ++i) seeds[static_cast<size_t>(i)] = from[static_cast<size_t>(i * n / want)];
+  // Bad ids are the caller's to report (with their position); the pilot just skips them.
+  const int64_t num_nodes = ds.manifest().num_nodes;
+  seeds.erase(std::remove_if(seeds.begin(), seeds.end(), [&](int64_t v) { return v < 0 || v >= num_nodes; }),
+              seeds.end());
+  if (seeds.empty()) return Status::Ok();
+  TopologyView view;
+  view.indptr = &indptr;
+  view.indices = indices;
+  view.index_dtype = ds.manifest().index_dtype;
+  SuperbatchOptions options;
+  options.batch_size = pilot.batch_size;
+  options.superbatch_size = pilot.batches;
+  options.num_threads = pilot.num_threads;
+  options.shuffle = false;
+  options.sampler.fanouts = pilot.fanouts;
+  options.sampler.seed = pilot.seed;
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(view, std::move(seeds), options));
+  SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, 0));
+  RecordBatchShapes(trace, pilot.fanouts.size(), request);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<DataPath>> DataPath::Open(const std::string& dataset_dir, const MemoryBudgetRequest& request,
+                                                 const DataIoOptions& io, PilotSpec* pilot) {
+  std::unique_ptr<DataPath> path(new DataPath());
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dataset_dir));
+  path->dataset_.emplace(std::move(dataset));
+  SEER_RETURN_IF_ERROR(path->OpenReaders(io, request, pilot));
+  return path;
+}
+
+Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot) {
+  const Dataset& ds = *dataset_;
+  const DatasetManifest& m = ds.manifest();
+  request.num_nodes = m.num_nodes;
+  request.feature_dim = m.feature_dim;
+  request.feature_row_bytes = m.feature_row_bytes();
+  request.num_classes = m.num_classes;
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, ds.LoadIndptr());
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> indices, OpenBlockReader(ds, dataset_files::kIndices, io));
+  if (pilot != nullptr) SEER_RETURN_IF_ERROR(MeasurePilotBatches(ds, indptr, indices.get(), *pilot, &request));
+  SEER_ASSIGN_OR_RETURN(split_, SplitMemoryBudget(request));
+  SEER_RETURN_IF_ERROR(OpenCaches(std::move(indptr), std::move(indices)));
+  SEER_ASSIGN_OR_RETURN(features_, OpenBlockReader(ds, dataset_files::kFeatures, io));
+  FeatureCacheOptions cache_options;
+  cache_options.num_nodes = m.num_nodes;
+  cache_options.capacity_rows = split_.fcache_rows;
+  cache_options.row_bytes = m.feature_row_bytes();
+  SEER_ASSIGN_OR_RETURN(FeatureCache cache, FeatureCache::Create(cache_options));
+  cache_.emplace(std::move(cache));
+  gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_);
+  return Status::Ok();
+}
+
+// The neighbor cache: a prebuilt DIR/ncache when it fits its share of the budget, else
+// built in memory for it; then the topology over it.
+Status DataPath::OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices) {
+  const Dataset& ds = *dataset_;
+  NeighborCache ncache;
+  if (split_.ncache_bytes > 0) {
+    const std::string ncache_dir = NeighborCache::DefaultDir(ds);
+    if (std::filesystem::exists(ncache_dir + "/" + NeighborCache::kManifestName)) {
+      auto loaded = NeighborCache::Load(ncache_dir, ds);
+      if (loaded.ok() && loaded->stats().bytes <= split_.ncache_bytes) ncache = std::move(loaded).value();
+    }
+    if (!ncache.enabled()) {
+      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, split_.ncache_bytes));
+    }
+  }
+  split_.ncache_bytes = ncache.enabled() ? split_.ncache_bytes : 0;
+  topology_ = std::make_unique<Topology>(std::move(indptr), std::move(indices), ds.manifest().index_dtype,
+                                         std::move(ncache));
+  return Status::Ok();
+}
+
+Result<std::vector<int64_t>> DataPath::TakeSplit(PilotSpec& pilot, const std::string& name) const {
+  if (pilot.split == name && pilot.loaded) {
+    std::vector<int64_t> ids = std::move(*pilot.loaded);
+    pilot.loaded.reset();
+    return ids;
+  }
+  return dataset_->LoadSplit(name);
+}
+
+}  // namespace seer

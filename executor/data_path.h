@@ -1,0 +1,98 @@
+// DataPath: everything a training or prediction run reads, opened in one step —
+//
+//   Open  opens the dataset; loads indptr into RAM; opens indices.bin and features.bin
+//         through a BlockReader (O_DIRECT io_uring, or the page cache through mmap);
+//         samples the pilot batches (PilotSpec) so the memory split is sized from real
+//         batch shapes; splits the --memory-budget (SplitMemoryBudget); builds or loads
+//         the neighbor cache within its share; creates the feature cache and the
+//         FeatureGatherer over it.
+//
+// The DataPath owns all of these; the gatherer points into the cache and the reader, so
+// a DataPath is neither copied nor moved (Open returns it by unique_ptr). Open blocks on
+// disk reads. Afterwards the topology may be sampled from several threads (the sampler's
+// contract), while the gatherer and the cache are one thread's at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/feature_cache.h"
+#include "executor/feature_gather.h"
+#include "executor/memory_budget.h"
+#include "inspector/superbatch_driver.h"
+#include "storage/base/status.h"
+#include "storage/dataset/dataset.h"
+#include "storage/io/direct_reader.h"
+
+namespace seer {
+
+struct DataIoOptions {
+  IoMode mode = IoMode::kAuto;
+  int queue_depth = 64;
+  bool direct = true;
+  bool quiet = false;
+  bool mmap = false;  // page cache through mmap instead of the direct reader
+};
+
+// Batches sampled before the budget is split, so staging and the model's working set are
+// sized from real batch shapes (MemoryBudgetRequest::measured_*) rather than estimated.
+struct PilotSpec {
+  std::string split;            // seeds from this split file ("train", "test"), or
+  std::vector<int64_t> ids;     // these distinct ids when split is empty
+  int64_t batch_size = 1000;
+  std::vector<int> fanouts;
+  uint64_t seed = 0;
+  int num_threads = 0;
+  int64_t batches = 2;          // pilot batches (0 = no pilot: the estimate is used)
+  int64_t epochs = 1;           // with request->superbatch: caps the traces in flight at
+                                // the number of superbatches the run has
+  // Out: the split as the pilot loaded it, so the run does not read it a second time.
+  std::optional<std::vector<int64_t>> loaded;
+};
+
+PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_t seed, int num_threads);
+
+// Samples `pilot.batches` batches of evenly spaced seeds (no shuffle, so no copy of a
+// large seed list) straight from indices.bin, and records the largest batch's rows and
+// per-block shapes in *request; also caps request->superbatch and traces_in_flight by
+// what the run has. Ids out of range are skipped (the caller reports them).
+Status MeasurePilotBatches(const Dataset& dataset, const std::vector<int64_t>& indptr, BlockReader* indices,
+                           PilotSpec& pilot, MemoryBudgetRequest* request);
+
+class DataPath {
+ public:
+  // `request` needs the run's budget and batch parameters; the graph's sizes are filled in
+  // from the dataset. `pilot` may be null (no pilot batches).
+  static Result<std::unique_ptr<DataPath>> Open(const std::string& dataset_dir, const MemoryBudgetRequest& request,
+                                                const DataIoOptions& io, PilotSpec* pilot);
+  DataPath(const DataPath&) = delete;
+  DataPath& operator=(const DataPath&) = delete;
+
+  const Dataset& dataset() const { return *dataset_; }
+  const DatasetManifest& manifest() const { return dataset_->manifest(); }
+  const Topology& topology() const { return *topology_; }
+  const BlockReader& features() const { return *features_; }
+  FeatureGatherer& gatherer() { return *gatherer_; }
+  const MemoryBudgetSplit& split() const { return split_; }
+
+  // `name`'s seed ids: the pilot's copy when it loaded that split (handed over once),
+  // else read from disk.
+  Result<std::vector<int64_t>> TakeSplit(PilotSpec& pilot, const std::string& name) const;
+
+ private:
+  DataPath() = default;
+  Status OpenReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot);
+  Status OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices);
+
+  std::optional<Dataset> dataset_;
+  std::unique_ptr<Topology> topology_;
+  std::unique_ptr<BlockReader> features_;
+  std::optional<FeatureCache> cache_;
+  std::unique_ptr<FeatureGatherer> gatherer_;
+  MemoryBudgetSplit split_;
+};
+
+}  // namespace seer

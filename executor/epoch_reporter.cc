@@ -1,0 +1,194 @@
+#include "executor/epoch_reporter.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "storage/base/byte_size.h"
+
+namespace seer {
+
+Json EpochReport::ToJsonValue() const {
+  Json j = {{"type", "epoch"},
+            {"epoch", epoch},
+            {"batches", batches},
+            {"seeds", seeds},
+            {"train_loss", train_loss},
+            {"train_accuracy", train_accuracy}};
+  if (valid_accuracy >= 0) j["valid_accuracy"] = valid_accuracy;
+  if (test_accuracy >= 0) j["test_accuracy"] = test_accuracy;
+  j["seconds"] = {{"epoch", seconds},          {"inspect", inspect_seconds},
+                  {"plan", plan_seconds},      {"gather", gather_seconds},
+                  {"io_wait", io_wait_seconds}, {"cache_update", cache_update_seconds},
+                  {"transfer", transfer_seconds}, {"compute", compute_seconds},
+                  {"stall", stall_seconds},    {"eval", eval_seconds}};
+  j["samples_per_second"] = seconds > 0 ? seeds / seconds : 0.0;
+  j["fcache_accesses"] = gather.rows;
+  j["fcache_hits"] = gather.hits;
+  j["fcache_hit_ratio"] = gather.hit_ratio();
+  j["fcache_fill_rows"] = gather.fill_rows;
+  j["ncache_lookups"] = ncache_lookups;
+  j["ncache_hits"] = ncache_hits;
+  j["ncache_hit_ratio"] = ncache_lookups ? static_cast<double>(ncache_hits) / ncache_lookups : 0.0;
+  j["feature_ssd_bytes"] = gather.reads.device_bytes + gather.fill_reads.device_bytes;
+  j["feature_ssd_reads"] = gather.reads.device_reads + gather.fill_reads.device_reads;
+  j["topology_ssd_bytes"] = topology_reads.device_bytes;
+  j["topology_ssd_reads"] = topology_reads.device_reads;
+  return j;
+}
+
+std::string EpochReport::ToJson() const { return ToJsonValue().dump(); }
+
+std::string EpochReport::Summary() const {
+  const std::string acc =
+      valid_accuracy >= 0 ? fmt::format(", valid acc {:.4f}, test acc {:.4f}", valid_accuracy, test_accuracy) : "";
+  return fmt::format(
+      "epoch {}: {:.2f} s, {} batches, {:.0f} samples/s, train loss {:.4f}, train acc {:.4f}{}\n"
+      "  time: inspect {:.2f} s, plan {:.2f} s (both overlapped), gather {:.2f} s (I/O wait {:.2f} s, "
+      "cache update {:.2f} s), transfer {:.2f} s, compute {:.2f} s, stall {:.2f} s, eval {:.2f} s\n"
+      "  feature cache hit {:.1f}% ({}/{}, fill {} rows), neighbor cache hit {:.1f}%, "
+      "SSD: features {} in {} reads, topology {} in {} reads",
+      epoch + 1, seconds, batches, seconds > 0 ? seeds / seconds : 0.0, train_loss, train_accuracy, acc,
+      inspect_seconds, plan_seconds, gather_seconds, io_wait_seconds, cache_update_seconds, transfer_seconds,
+      compute_seconds, stall_seconds, eval_seconds, 100 * gather.hit_ratio(), gather.hits, gather.rows,
+      gather.fill_rows, ncache_lookups ? 100.0 * ncache_hits / ncache_lookups : 0.0,
+      FormatBytes(gather.reads.device_bytes + gather.fill_reads.device_bytes),
+      gather.reads.device_reads + gather.fill_reads.device_reads, FormatBytes(topology_reads.device_bytes),
+      topology_reads.device_reads);
+}
+
+Json RunDescription::ToJsonValue() const {
+  Json j = {{"type", "start"},
+            {"budget_bytes", split.budget_bytes},
+            {"table_bytes", split.table_bytes},
+            {"staging_bytes", split.staging_bytes},
+            {"trace_bytes", split.trace_bytes},
+            {"inspector_bytes", split.inspector_bytes},
+            {"ncache_bytes", split.ncache_bytes},
+            {"fcache_bytes", split.fcache_bytes},
+            {"fcache_rows", split.fcache_rows},
+            {"policy", policy},
+            {"model", model},
+            {"overlap", overlap},
+            {"pipeline", pipeline},
+            {"batches_per_superbatch", batches_per_superbatch},
+            {"io", io},
+            {"direct", direct}};
+  if (ncache_share >= 0) j["ncache_share"] = ncache_share;
+  return j;
+}
+
+Json RunOutcome::ToJsonValue() const {
+  return {{"type", "final"},
+          {"best_valid_accuracy", best_valid_accuracy},
+          {"best_epoch", best_epoch},
+          {"test_accuracy", test_accuracy},
+          {"peak_rss_bytes", peak_rss_bytes},
+          {"seconds", seconds},
+          {"stopped_early", stopped_early}};
+}
+
+std::string FormatDuration(double seconds) {
+  if (!(seconds >= 0) || std::isinf(seconds)) return "?";
+  const int64_t s = static_cast<int64_t>(seconds + 0.5);
+  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{}s", s);
+}
+
+Result<std::unique_ptr<EpochReporter>> EpochReporter::Open(const Options& options, const RunDescription& run) {
+  std::FILE* metrics = nullptr;
+  if (!options.metrics_path.empty()) {
+    metrics = std::fopen(options.metrics_path.c_str(), "w");
+    if (metrics == nullptr) return ErrnoStatus(errno, "open metrics file", options.metrics_path);
+  }
+  std::unique_ptr<EpochReporter> reporter(new EpochReporter(options, metrics));
+  SEER_RETURN_IF_ERROR(reporter->WriteLine(run.ToJsonValue()));
+  return reporter;
+}
+
+EpochReporter::EpochReporter(const Options& options, std::FILE* metrics)
+    : options_(options), metrics_(metrics), tty_(isatty(STDERR_FILENO) == 1) {
+  options_.show_progress = options.show_progress && !options.quiet;
+  StartProgress(0);
+}
+
+EpochReporter::~EpochReporter() {
+  if (metrics_ != nullptr) std::fclose(metrics_);
+}
+
+Status EpochReporter::WriteLine(const Json& line) {
+  if (metrics_ == nullptr) return Status::Ok();
+  const std::string text = line.dump() + "\n";
+  if (std::fwrite(text.data(), 1, text.size(), metrics_) != text.size() || std::fflush(metrics_) != 0) {
+    return ErrnoStatus(errno, "write metrics line", options_.metrics_path);
+  }
+  return Status::Ok();
+}
+
+void EpochReporter::Say(const std::string& line) {
+  if (options_.quiet) return;
+  BreakProgressLine();
+  fmt::print(stderr, "seer train: {}\n", line);
+}
+
+void EpochReporter::StartProgress(int64_t total_batches) {
+  total_batches_ = total_batches;
+  progress_start_ = progress_last_ = Clock::now();
+}
+
+void EpochReporter::Progress(const ProgressPoint& p) {
+  if (!options_.show_progress) return;
+  const auto now = Clock::now();
+  const double since_last = std::chrono::duration<double>(now - progress_last_).count();
+  if (tty_ ? since_last < 0.1 : since_last < options_.progress_interval_s) return;
+  progress_last_ = now;
+  const double elapsed = std::chrono::duration<double>(now - progress_start_).count();
+  const double rate = elapsed > 0 ? p.done_seeds / elapsed : 0;
+  const double eta = p.done_batches > 0 ? elapsed * (total_batches_ - p.done_batches) / p.done_batches : -1;
+  const std::string line = fmt::format(
+      "epoch {}/{} sb {}/{} batch {}/{} | {:.0f} samples/s | ETA {} | loss {:.4f} | fcache hit {:.1f}%",
+      p.epoch + 1, p.epochs, p.superbatch + 1, p.superbatches, p.batch + 1, p.batches_per_epoch, rate,
+      FormatDuration(eta), p.loss, 100 * p.hit_ratio);
+  if (tty_) {
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    progress_dirty_ = true;
+  } else {
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  std::fflush(stderr);
+}
+
+void EpochReporter::BreakProgressLine() {
+  if (progress_dirty_) std::fprintf(stderr, "\n");
+  progress_dirty_ = false;
+}
+
+Status EpochReporter::EndEpoch(const EpochReport& report) {
+  BreakProgressLine();
+  if (!options_.quiet) std::fprintf(stderr, "%s\n", report.Summary().c_str());
+  return WriteLine(report.ToJsonValue());
+}
+
+Status EpochReporter::Finish(const RunOutcome& outcome) {
+  BreakProgressLine();
+  SEER_RETURN_IF_ERROR(WriteLine(outcome.ToJsonValue()));
+  if (metrics_ != nullptr) {
+    const int closed = std::fclose(metrics_);
+    metrics_ = nullptr;
+    if (closed != 0) return ErrnoStatus(errno, "close metrics file", options_.metrics_path);
+  }
+  if (options_.quiet) return Status::Ok();
+  if (outcome.trained && !outcome.stopped_early) {
+    fmt::print(stderr, "seer train: best valid acc {:.4f} (epoch {}), test acc {:.4f} (best-validation model)\n",
+               outcome.best_valid_accuracy, outcome.best_epoch + 1, outcome.test_accuracy);
+  }
+  fmt::print(stderr, "seer train: done in {:.1f} s, peak RSS {} (budget {})\n", outcome.seconds,
+             FormatBytes(outcome.peak_rss_bytes), FormatBytes(outcome.budget_bytes));
+  return Status::Ok();
+}
+
+}  // namespace seer

@@ -1,0 +1,69 @@
+#include "executor/label_table.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "storage/base/file_io.h"
+#include "storage/base/unique_fd.h"
+
+namespace seer {
+
+Result<LabelTable> LabelTable::Load(const Dataset& dataset, std::vector<int64_t> nodes) {
+  LabelTable table;
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  table.ids_ = std::move(nodes);
+  table.labels_.resize(table.ids_.size(), -1);
+  const std::string path = dataset.PathOf(dataset_files::kLabels);
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
+  constexpr int64_t kChunk = 1 << 18;  // labels per read
+  std::vector<int32_t> chunk;
+  size_t i = 0;
+  while (i < table.ids_.size()) {
+    const int64_t begin = table.ids_[i] / kChunk * kChunk;
+    const int64_t end = std::min(dataset.manifest().num_nodes, begin + kChunk);
+    chunk.resize(static_cast<size_t>(end - begin));
+    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), chunk.data(), (end - begin) * 4, begin * 4, path));
+    while (i < table.ids_.size() && table.ids_[i] < end) {
+      table.labels_[i] = chunk[static_cast<size_t>(table.ids_[i] - begin)];
+      ++i;
+    }
+  }
+  return table;
+}
+
+Result<LabelTable> LabelTable::LoadAll(const Dataset& dataset, const std::vector<const std::vector<int64_t>*>& sets) {
+  LabelTable all;
+  for (const std::vector<int64_t>* nodes : sets) {
+    SEER_ASSIGN_OR_RETURN(LabelTable more, Load(dataset, *nodes));
+    all.Merge(more);
+  }
+  return all;
+}
+
+int32_t LabelTable::Get(int64_t node) const {
+  auto it = std::lower_bound(ids_.begin(), ids_.end(), node);
+  if (it == ids_.end() || *it != node) return -1;
+  return labels_[static_cast<size_t>(it - ids_.begin())];
+}
+
+void LabelTable::Merge(const LabelTable& other) {
+  std::vector<std::pair<int64_t, int32_t>> all;
+  all.reserve(ids_.size() + other.ids_.size());
+  for (size_t i = 0; i < ids_.size(); ++i) all.emplace_back(ids_[i], labels_[i]);
+  for (size_t i = 0; i < other.ids_.size(); ++i) all.emplace_back(other.ids_[i], other.labels_[i]);
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  all.erase(std::unique(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+            all.end());
+  ids_.clear();
+  labels_.clear();
+  for (const auto& [id, label] : all) {
+    ids_.push_back(id);
+    labels_.push_back(label);
+  }
+}
+
+}  // namespace seer

@@ -1,0 +1,104 @@
+// The small synchronisation pieces the pipeline's stage threads share (executor/
+// superbatch_pipeline.h), besides BoundedQueue (executor/bounded_queue.h):
+//
+//   ErrorSlot       the first error any stage reports; later ones are dropped.
+//   ExclusionToken  a token one thread takes and another may hand back (a std::mutex
+//                   must be unlocked by its owner): without --overlap the inspector holds
+//                   it while sampling, the gather thread takes it before gathering a
+//                   superbatch and the executor returns it after training that
+//                   superbatch's last batch.
+//   EpochGate       the gather thread may gather epoch e once the executor has finished
+//                   every epoch before it (evaluation reads the cache it mutates).
+//
+// The two gates block in Acquire()/WaitFor() until they can proceed or are closed; a
+// closed gate never blocks again and its waits return false. Everything here is
+// thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <utility>
+
+#include "storage/base/status.h"
+
+namespace seer {
+
+class ErrorSlot {
+ public:
+  void Set(Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.ok() && !status.ok()) status_ = std::move(status);
+  }
+  Status Get() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return status_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  Status status_;
+};
+
+// A mutex, a condition variable and a closed flag: what the two gates share. Close()
+// wakes every waiter.
+class ClosableGate {
+ public:
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    cv_.notify_all();
+  }
+
+ protected:
+  // Waits until `ready` or closed; false when closed. Runs `then` under the lock.
+  template <typename Ready, typename Then>
+  bool WaitThen(Ready ready, Then then) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return closed_ || ready(); });
+    if (closed_) return false;
+    then();
+    return true;
+  }
+  template <typename Change>
+  void Notify(Change change) {
+    std::lock_guard<std::mutex> lock(mu_);
+    change();
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+};
+
+class ExclusionToken : public ClosableGate {
+ public:
+  bool Acquire() {  // false when closed
+    return WaitThen([&] { return !held_; }, [&] { held_ = true; });
+  }
+  void Release() {
+    Notify([&] { held_ = false; });
+  }
+
+ private:
+  bool held_ = false;
+};
+
+class EpochGate : public ClosableGate {
+ public:
+  explicit EpochGate(int64_t open_through) : open_through_(open_through) {}
+  bool WaitFor(int64_t epoch) {  // false when closed
+    return WaitThen([&] { return epoch <= open_through_; }, [] {});
+  }
+  void Open(int64_t epoch) {
+    Notify([&] { open_through_ = std::max(open_through_, epoch); });
+  }
+
+ private:
+  int64_t open_through_;
+};
+
+}  // namespace seer

@@ -1,0 +1,184 @@
+#include "executor/superbatch_pipeline.h"
+
+#include <new>
+#include <stdexcept>
+
+namespace seer {
+
+Status RunGuarded(const char* stage, const std::function<Status()>& body) {
+  const std::string name(stage);
+  try {
+    return body();
+  } catch (const StatusError& e) {
+    return Status(e.status().code(), name + " stage: " + e.status().message(), e.status().sys_errno());
+  } catch (const std::bad_alloc& e) {
+    return Status(StatusCode::kResourceExhausted, name + " stage: out of memory (" + e.what() + ")");
+  } catch (const std::exception& e) {
+    // c10::Error and every other library exception: a broken contract inside the stage.
+    return Status(StatusCode::kInvalidArgument, name + " stage failed: " + e.what());
+  } catch (...) {
+    return Status(StatusCode::kInvalidArgument, name + " stage failed: unknown exception");
+  }
+}
+
+PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner& planner, FeatureGatherer& gatherer) {
+  PipelineStages stages;
+  stages.sample = [&sampler](int64_t epoch, int64_t k, SuperbatchStats* stats) {
+    return sampler.Sample(epoch, k, stats);
+  };
+  stages.plan = [&planner](const SuperbatchTrace& trace) { return planner.Plan(trace); };
+  stages.fill = [&gatherer](const std::vector<int64_t>& slots, GatherStats* stats) {
+    return gatherer.Fill(slots, stats);
+  };
+  stages.gather = [&gatherer](const BatchTrace& batch, const Changeset* cs, std::vector<float>* rows,
+                              GatherStats* stats) { return gatherer.Gather(batch, cs, rows, stats); };
+  return stages;
+}
+
+SuperbatchPipeline::SuperbatchPipeline(PipelineStages stages, PipelineOptions options)
+    : stages_(std::move(stages)),
+      options_(std::move(options)),
+      epoch_gate_(options_.first_epoch),
+      trace_store_(options_.trace_store_bytes, options_.runtime_dir) {
+  // Two float buffers (MemoryBudgetRequest::pipeline_depth): one trains, one fills.
+  for (int i = 0; i < 2; ++i) free_buffers_.Push(std::vector<float>());
+}
+
+std::unique_ptr<SuperbatchPipeline> SuperbatchPipeline::Start(PipelineStages stages, PipelineOptions options) {
+  std::unique_ptr<SuperbatchPipeline> p(new SuperbatchPipeline(std::move(stages), std::move(options)));
+  p->inspector_ = p->Launch("inspector", &SuperbatchPipeline::InspectorStage);
+  p->planner_ = p->Launch("planner", &SuperbatchPipeline::PlannerStage);
+  p->gatherer_ = p->Launch("gather", &SuperbatchPipeline::GatherStage);
+  return p;
+}
+
+SuperbatchPipeline::~SuperbatchPipeline() { (void)Stop(); }
+
+std::thread SuperbatchPipeline::Launch(const char* name, Status (SuperbatchPipeline::*body)()) {
+  return std::thread([this, name, body] {
+    Status status = RunGuarded(name, [&] { return (this->*body)(); });
+    if (!status.ok()) {
+      error_.Set(std::move(status));
+      CloseAll();
+    }
+  });
+}
+
+void SuperbatchPipeline::CloseAll() {
+  stop_ = true;
+  sampled_.Close();
+  planned_.Close();
+  ready_.Close();
+  free_buffers_.Close();
+  epoch_gate_.Close();
+  exclusion_.Close();
+}
+
+Status SuperbatchPipeline::Stop() {
+  CloseAll();
+  for (std::thread* t : {&inspector_, &planner_, &gatherer_}) {
+    if (t->joinable()) t->join();
+  }
+  return error_.Get();
+}
+
+std::optional<GatheredBatch> SuperbatchPipeline::Next() { return ready_.Pop(); }
+
+void SuperbatchPipeline::Recycle(std::vector<float> rows) { free_buffers_.Push(std::move(rows)); }
+
+void SuperbatchPipeline::SuperbatchDone() {
+  if (!options_.overlap) exclusion_.Release();
+}
+
+void SuperbatchPipeline::EpochDone(int64_t epoch) { epoch_gate_.Open(epoch + 1); }
+
+Status SuperbatchPipeline::InspectorStage() {
+  Status status;
+  for (const auto& [epoch, k] : options_.schedule) {
+    if (stop_) break;
+    if (!options_.overlap && !exclusion_.Acquire()) break;
+    SuperbatchStats stats;
+    Result<SuperbatchTrace> trace = stages_.sample(epoch, k, &stats);
+    if (!options_.overlap) exclusion_.Release();
+    if (!trace.ok()) {
+      status = trace.status();
+      break;
+    }
+    if (!sampled_.Push({std::move(trace).value(), stats})) break;
+  }
+  sampled_.Close();
+  return status;
+}
+
+Status SuperbatchPipeline::PlannerStage() {
+  Status status;
+  while (auto sampled = sampled_.Pop()) {
+    SuperbatchTrace& trace = sampled->first;
+    PlannedSuperbatch p;
+    p.epoch = trace.epoch;
+    p.index = trace.superbatch_index;
+    p.sample_stats = sampled->second;
+    Result<SuperbatchPlan> plan = stages_.plan(trace);
+    if (!plan.ok()) {
+      status = plan.status();
+      break;
+    }
+    p.plan = std::move(plan).value();
+    status = trace_store_.Push(std::move(trace));
+    if (!status.ok() || !planned_.Push(std::move(p))) break;
+  }
+  planned_.Close();
+  sampled_.Close();
+  return status;
+}
+
+Status SuperbatchPipeline::GatherStage() {
+  Status status;
+  bool closed = false;
+  while (!closed && status.ok()) {
+    std::optional<PlannedSuperbatch> p = planned_.Pop();
+    if (!p) break;
+    auto sb = std::make_shared<ExecutingSuperbatch>();
+    sb->planned = std::move(*p);
+    Result<SuperbatchTrace> trace = trace_store_.Pop();
+    if (!trace.ok()) {
+      status = trace.status();
+      break;
+    }
+    sb->trace = std::move(trace).value();
+    status = GatherSuperbatch(sb, &closed);
+  }
+  ready_.Close();
+  return status;
+}
+
+Status SuperbatchPipeline::GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, bool* closed) {
+  *closed = true;
+  if (!epoch_gate_.WaitFor(sb->planned.epoch)) return Status::Ok();
+  if (!options_.overlap && !exclusion_.Acquire()) return Status::Ok();
+  const SuperbatchPlan& plan = sb->planned.plan;
+  if (!plan.fill_slots.empty()) SEER_RETURN_IF_ERROR(stages_.fill(plan.fill_slots, &sb->gather));
+  const size_t n = sb->trace.batches.size();
+  for (size_t i = 0; i < n; ++i) {
+    std::optional<std::vector<float>> buffer = free_buffers_.Pop();
+    if (!buffer) return Status::Ok();
+    std::optional<Changeset> cs;
+    if (plan.changesets) {
+      SEER_ASSIGN_OR_RETURN(Changeset got, plan.changesets->Get(static_cast<int64_t>(i)));
+      cs.emplace(std::move(got));
+    }
+    GatheredBatch g;
+    g.superbatch = sb;
+    g.index = i;
+    g.last = i + 1 == n;
+    g.rows = std::move(*buffer);
+    SEER_RETURN_IF_ERROR(stages_.gather(sb->trace.batches[i], cs ? &*cs : nullptr, &g.rows, &sb->gather));
+    g.hits_so_far = sb->gather.hits;
+    g.rows_so_far = sb->gather.rows;
+    if (!ready_.Push(std::move(g))) return Status::Ok();
+  }
+  *closed = false;
+  return Status::Ok();
+}
+
+}  // namespace seer

@@ -1,0 +1,148 @@
+// SuperbatchPipeline: the three stage threads that feed the executor, and the bounded
+// queues and gates between them (DESIGN.md "Executor and models"):
+//
+//   inspector thread  samples superbatch k+1 of the schedule ...
+//   planner thread    ... while the feature-cache policy plans k; planned traces go
+//                     through a TraceStore that spills to runtime files beyond its budget
+//   gather thread     gathers batch after batch — cache fill, hits, misses, changeset
+//                     apply, float32 rows — one batch ahead of the model, also across
+//                     superbatch boundaries; it waits at an epoch boundary until the
+//                     executor's evaluation (which reads the cache) is done: EpochDone()
+//   executor (caller) Next() takes the gathered batches in order; Recycle() hands each
+//                     batch's row buffer back (two buffers circulate: one trains, one
+//                     fills); SuperbatchDone() after the last batch of each superbatch.
+// With `overlap` sampling k+1 runs while k executes; without it sampling and executing
+// (gathering + training) take turns through an exclusion token, as in Ginex.
+//
+// Errors: every stage body runs inside a guard that turns a returned error or ANY
+// exception (StatusError, std::bad_alloc, c10::Error, ...) into a Status — exceptions
+// are named after their stage ("planner stage: ...") — records the first one and closes
+// every queue and gate, so the other stages and the executor stop instead of waiting.
+// Next() then returns nullopt; Stop() returns the first error.
+//
+// Ownership: the pipeline owns its threads, queues, gates and the TraceStore; the stage
+// callables (PipelineStages) and what they point at must outlive it. Stop() and the
+// destructor close everything and join all three threads, always; they return/finish
+// once each stage's current call (one sample, plan or gather) does. Next/Recycle/
+// SuperbatchDone/EpochDone/Stop are the executor thread's; not thread-safe among
+// themselves.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "executor/bounded_queue.h"
+#include "executor/cache_policy.h"
+#include "executor/feature_gather.h"
+#include "executor/stage_gates.h"
+#include "inspector/superbatch_driver.h"
+#include "inspector/trace_store.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+// What each stage does, one call at a time (each called from its own thread only).
+struct PipelineStages {
+  std::function<Result<SuperbatchTrace>(int64_t epoch, int64_t superbatch, SuperbatchStats* stats)> sample;
+  std::function<Result<SuperbatchPlan>(const SuperbatchTrace& trace)> plan;
+  std::function<Status(const std::vector<int64_t>& fill_slots, GatherStats* stats)> fill;
+  std::function<Status(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows,
+                       GatherStats* stats)>
+      gather;
+};
+// The training run's stages: `sampler` samples, `planner` plans, `gatherer` fills and
+// gathers (the three must outlive the pipeline).
+PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner& planner, FeatureGatherer& gatherer);
+
+struct PipelineOptions {
+  std::vector<std::pair<int64_t, int64_t>> schedule;  // (epoch, superbatch) in order
+  bool overlap = true;
+  int64_t trace_store_bytes = 0;     // RAM for planned traces before they spill
+  std::string runtime_dir;           // where they spill
+  int64_t first_epoch = 0;           // the gather thread may start on this epoch
+};
+
+struct PlannedSuperbatch {
+  int64_t epoch = 0;
+  int64_t index = 0;
+  SuperbatchPlan plan;
+  SuperbatchStats sample_stats;
+};
+
+// A superbatch on its way through the gather thread to the executor. `gather` is
+// written by the gather thread only; the executor reads it after taking the
+// superbatch's last batch (the queue orders the two).
+struct ExecutingSuperbatch {
+  PlannedSuperbatch planned;
+  SuperbatchTrace trace;
+  GatherStats gather;
+};
+
+struct GatheredBatch {
+  std::shared_ptr<ExecutingSuperbatch> superbatch;
+  size_t index = 0;          // within the superbatch
+  bool last = false;         // last batch of its superbatch
+  std::vector<float> rows;   // float32, node_ids.size() x feature_dim
+  int64_t hits_so_far = 0;   // the superbatch's gather totals when this batch was gathered
+  int64_t rows_so_far = 0;
+  const BatchTrace& batch() const { return superbatch->trace.batches[index]; }
+};
+
+class SuperbatchPipeline {
+ public:
+  // Starts the three threads.
+  static std::unique_ptr<SuperbatchPipeline> Start(PipelineStages stages, PipelineOptions options);
+  ~SuperbatchPipeline();
+  SuperbatchPipeline(const SuperbatchPipeline&) = delete;
+  SuperbatchPipeline& operator=(const SuperbatchPipeline&) = delete;
+
+  // The next gathered batch; blocks. nullopt when the schedule is done, after a stage
+  // failed, or after Stop().
+  std::optional<GatheredBatch> Next();
+  void Recycle(std::vector<float> rows);
+  // After the executor finished a superbatch's last batch (hands the token back when
+  // sampling and executing take turns).
+  void SuperbatchDone();
+  // After the executor finished `epoch` (and evaluated): the gather thread may go on.
+  void EpochDone(int64_t epoch);
+  // Closes every queue and gate, joins the threads and returns the first stage error.
+  // Idempotent.
+  Status Stop();
+
+ private:
+  SuperbatchPipeline(PipelineStages stages, PipelineOptions options);
+  // Runs `body` as stage `name` on a new thread under the error guard.
+  std::thread Launch(const char* name, Status (SuperbatchPipeline::*body)());
+  Status InspectorStage();
+  Status PlannerStage();
+  Status GatherStage();
+  // Gathers one superbatch's batches into `ready_`; *closed when a queue was closed.
+  Status GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, bool* closed);
+  void CloseAll();
+
+  PipelineStages stages_;
+  PipelineOptions options_;
+  ErrorSlot error_;
+  std::atomic<bool> stop_{false};
+  ExclusionToken exclusion_;
+  EpochGate epoch_gate_;
+  TraceStore trace_store_;
+  BoundedQueue<std::pair<SuperbatchTrace, SuperbatchStats>> sampled_{1};
+  BoundedQueue<PlannedSuperbatch> planned_{1};
+  BoundedQueue<GatheredBatch> ready_{1};
+  BoundedQueue<std::vector<float>> free_buffers_{2};
+  std::thread inspector_, planner_, gatherer_;
+};
+
+// The guard every stage body runs in: `body`'s Status, or any exception it throws as a
+// Status naming `stage`. Exposed for tests.
+Status RunGuarded(const char* stage, const std::function<Status()>& body);
+
+}  // namespace seer
