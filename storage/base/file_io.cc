@@ -24,26 +24,44 @@ Result<int64_t> FileSizeBytes(const std::string& path) {
   return static_cast<int64_t>(st.st_size);
 }
 
+namespace {
+// Calls `transfer(done)` — one read or write of the rest, starting `done` bytes in — until
+// `length_bytes` have moved, retrying EINTR/EAGAIN. Returns the bytes moved: fewer than
+// `length_bytes` when a call returned 0 (end of file) or failed (*err = errno, else 0).
+template <typename Transfer>
+int64_t TransferAll(int64_t length_bytes, Transfer transfer, int* err) {
+  *err = 0;
+  int64_t done = 0;
+  while (done < length_bytes) {
+    const ssize_t n = transfer(done);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      *err = errno;
+      break;
+    }
+    if (n == 0) break;
+    done += n;
+  }
+  return done;
+}
+}  // namespace
+
 Status PreadFull(int fd, void* dest, int64_t length_bytes, int64_t offset_bytes,
                  const std::string& path_for_errors) {
   char* out = static_cast<char*>(dest);
-  int64_t done = 0;
-  while (done < length_bytes) {
-    ssize_t n = ::pread(fd, out + done, static_cast<size_t>(length_bytes - done),
-                        static_cast<off_t>(offset_bytes + done));
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return ErrnoStatus(errno, "read", path_for_errors, offset_bytes + done,
-                         length_bytes - done);
-    }
-    if (n == 0) {
-      return Status(StatusCode::kUnexpectedEof,
-                    "read " + path_for_errors + " at offset " +
-                        std::to_string(offset_bytes + done) + " (+" +
-                        std::to_string(length_bytes - done) +
-                        " bytes): unexpected end of file");
-    }
-    done += n;
+  int err;
+  const int64_t done = TransferAll(length_bytes, [&](int64_t at) {
+    return ::pread(fd, out + at, static_cast<size_t>(length_bytes - at),
+                   static_cast<off_t>(offset_bytes + at));
+  }, &err);
+  if (err != 0) {
+    return ErrnoStatus(err, "read", path_for_errors, offset_bytes + done, length_bytes - done);
+  }
+  if (done < length_bytes) {
+    return Status(StatusCode::kUnexpectedEof,
+                  "read " + path_for_errors + " at offset " + std::to_string(offset_bytes + done) +
+                      " (+" + std::to_string(length_bytes - done) +
+                      " bytes): unexpected end of file");
   }
   return Status::Ok();
 }
@@ -51,16 +69,14 @@ Status PreadFull(int fd, void* dest, int64_t length_bytes, int64_t offset_bytes,
 Status PwriteFull(int fd, const void* src, int64_t length_bytes, int64_t offset_bytes,
                   const std::string& path_for_errors) {
   const char* in = static_cast<const char*>(src);
-  int64_t done = 0;
-  while (done < length_bytes) {
-    ssize_t n = ::pwrite(fd, in + done, static_cast<size_t>(length_bytes - done),
-                         static_cast<off_t>(offset_bytes + done));
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return ErrnoStatus(errno, "write", path_for_errors, offset_bytes + done,
-                         length_bytes - done);
-    }
-    done += n;
+  int err;
+  const int64_t done = TransferAll(length_bytes, [&](int64_t at) {
+    return ::pwrite(fd, in + at, static_cast<size_t>(length_bytes - at),
+                    static_cast<off_t>(offset_bytes + at));
+  }, &err);
+  if (done < length_bytes) {
+    return ErrnoStatus(err != 0 ? err : EIO, "write", path_for_errors, offset_bytes + done,
+                       length_bytes - done);
   }
   return Status::Ok();
 }
@@ -68,15 +84,11 @@ Status PwriteFull(int fd, const void* src, int64_t length_bytes, int64_t offset_
 Status WriteFull(int fd, const void* src, int64_t length_bytes,
                  const std::string& path_for_errors) {
   const char* in = static_cast<const char*>(src);
-  int64_t done = 0;
-  while (done < length_bytes) {
-    ssize_t n = ::write(fd, in + done, static_cast<size_t>(length_bytes - done));
-    if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
-      return ErrnoStatus(errno, "write", path_for_errors);
-    }
-    done += n;
-  }
+  int err;
+  const int64_t done = TransferAll(length_bytes, [&](int64_t at) {
+    return ::write(fd, in + at, static_cast<size_t>(length_bytes - at));
+  }, &err);
+  if (done < length_bytes) return ErrnoStatus(err != 0 ? err : EIO, "write", path_for_errors);
   return Status::Ok();
 }
 

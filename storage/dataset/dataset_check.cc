@@ -61,33 +61,21 @@ Status ExpectSize(const Dataset& ds, const std::string& name, int64_t expected, 
   return Status::Ok();
 }
 
-template <typename Index>
-Status CheckIndices(const Dataset& ds, int64_t* bytes_read) {
-  const auto& m = ds.manifest();
-  const std::string path = ds.PathOf(dataset_files::kIndices);
-  return StreamArray<Index>(path, m.num_edges, bytes_read,
-                            [&](const Index* v, int64_t n, int64_t first) -> Status {
-                              for (int64_t i = 0; i < n; ++i) {
-                                int64_t id = static_cast<int64_t>(v[i]);
-                                if (id < 0 || id >= m.num_nodes) {
-                                  return Corrupt(At(path, first + i, sizeof(Index)) + ": node id " +
-                                                 std::to_string(id) + " out of range [0, " +
-                                                 std::to_string(m.num_nodes) + ")");
-                                }
-                              }
-                              return Status::Ok();
-                            });
+// The node-id range check shared by indices.bin and the split files.
+Status CheckNodeId(const std::string& path, int64_t index, int64_t element_bytes, int64_t id,
+                   int64_t num_nodes) {
+  if (id >= 0 && id < num_nodes) return Status::Ok();
+  return Corrupt(At(path, index, element_bytes) + ": node id " + std::to_string(id) +
+                 " out of range [0, " + std::to_string(num_nodes) + ")");
 }
 
-}  // namespace
-
-Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options) {
-  SEER_ASSIGN_OR_RETURN(Dataset ds, Dataset::Open(dir));
-  DatasetCheckSummary summary;
-  summary.manifest = ds.manifest();
+// Every listed file exists with the recorded size; the fixed files have the size the
+// manifest's shape implies.
+Status CheckSizes(const Dataset& ds) {
   const DatasetManifest& m = ds.manifest();
   if (m.num_nodes < 0 || m.num_edges < 0 || m.feature_dim < 0 || m.num_classes < 0) {
-    return Corrupt(ds.PathOf(dataset_files::kManifest) + ": negative num_nodes/num_edges/feature_dim/num_classes");
+    return Corrupt(ds.PathOf(dataset_files::kManifest) +
+                   ": negative num_nodes/num_edges/feature_dim/num_classes");
   }
   for (const auto& [name, entry] : m.files) {
     SEER_RETURN_IF_ERROR(ExpectSize(ds, name, -1, true));
@@ -102,58 +90,87 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
     return Corrupt(ds.PathOf(dataset_files::kManifest) + ": index_dtype uint32 cannot hold " +
                    std::to_string(m.num_nodes) + " node ids");
   }
+  return Status::Ok();
+}
 
-  // indptr: 0, monotone, ends at num_edges.
-  const std::string indptr_path = ds.PathOf(dataset_files::kIndptr);
+// indptr: starts at 0, never decreases, ends at num_edges.
+Status CheckIndptr(const Dataset& ds, DatasetCheckSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  const std::string path = ds.PathOf(dataset_files::kIndptr);
   int64_t previous = 0;
   SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
-      indptr_path, m.num_nodes + 1, &summary.bytes_read,
+      path, m.num_nodes + 1, &summary->bytes_read,
       [&](const int64_t* v, int64_t n, int64_t first) -> Status {
         for (int64_t i = 0; i < n; ++i) {
           const int64_t index = first + i;
           if (index == 0 && v[i] != 0) {
-            return Corrupt(At(indptr_path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) + ", expected 0");
+            return Corrupt(At(path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) + ", expected 0");
           }
           if (v[i] < previous) {
-            return Corrupt(At(indptr_path, index, 8) + ": indptr decreases (" + std::to_string(previous) +
+            return Corrupt(At(path, index, 8) + ": indptr decreases (" + std::to_string(previous) +
                            " then " + std::to_string(v[i]) + ")");
           }
-          summary.max_in_degree = std::max(summary.max_in_degree, v[i] - previous);
+          summary->max_in_degree = std::max(summary->max_in_degree, v[i] - previous);
           previous = v[i];
         }
         return Status::Ok();
       }));
   if (previous != m.num_edges) {
-    return Corrupt(At(indptr_path, m.num_nodes, 8) + ": last indptr = " + std::to_string(previous) +
+    return Corrupt(At(path, m.num_nodes, 8) + ": last indptr = " + std::to_string(previous) +
                    ", expected num_edges = " + std::to_string(m.num_edges));
   }
+  return Status::Ok();
+}
 
-  if (m.index_dtype == IndexDtype::kUint32) {
-    SEER_RETURN_IF_ERROR(CheckIndices<uint32_t>(ds, &summary.bytes_read));
-  } else {
-    SEER_RETURN_IF_ERROR(CheckIndices<int64_t>(ds, &summary.bytes_read));
+// indices: every id < num_nodes.
+template <typename Index>
+Status CheckIndicesAs(const Dataset& ds, int64_t* bytes_read) {
+  const DatasetManifest& m = ds.manifest();
+  const std::string path = ds.PathOf(dataset_files::kIndices);
+  return StreamArray<Index>(path, m.num_edges, bytes_read,
+                            [&](const Index* v, int64_t n, int64_t first) -> Status {
+                              for (int64_t i = 0; i < n; ++i) {
+                                SEER_RETURN_IF_ERROR(CheckNodeId(path, first + i, sizeof(Index),
+                                                                 static_cast<int64_t>(v[i]),
+                                                                 m.num_nodes));
+                              }
+                              return Status::Ok();
+                            });
+}
+
+Status CheckIndices(const Dataset& ds, int64_t* bytes_read) {
+  if (ds.manifest().index_dtype == IndexDtype::kUint32) {
+    return CheckIndicesAs<uint32_t>(ds, bytes_read);
   }
+  return CheckIndicesAs<int64_t>(ds, bytes_read);
+}
 
-  const std::string labels_path = ds.PathOf(dataset_files::kLabels);
-  if (FileSizeBytes(labels_path).ok()) {
-    SEER_RETURN_IF_ERROR(StreamArray<int32_t>(
-        labels_path, m.num_nodes, &summary.bytes_read,
-        [&](const int32_t* v, int64_t n, int64_t first) -> Status {
-          for (int64_t i = 0; i < n; ++i) {
-            if (v[i] < -1 || v[i] >= m.num_classes) {
-              return Corrupt(At(labels_path, first + i, 4) + ": label " + std::to_string(v[i]) +
-                             " out of range [-1, " + std::to_string(m.num_classes) + ")");
-            }
-            summary.num_labeled += v[i] >= 0;
+// labels (optional file): every label in [-1, num_classes).
+Status CheckLabels(const Dataset& ds, DatasetCheckSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  const std::string path = ds.PathOf(dataset_files::kLabels);
+  if (!FileSizeBytes(path).ok()) return Status::Ok();
+  return StreamArray<int32_t>(
+      path, m.num_nodes, &summary->bytes_read,
+      [&](const int32_t* v, int64_t n, int64_t first) -> Status {
+        for (int64_t i = 0; i < n; ++i) {
+          if (v[i] < -1 || v[i] >= m.num_classes) {
+            return Corrupt(At(path, first + i, 4) + ": label " + std::to_string(v[i]) +
+                           " out of range [-1, " + std::to_string(m.num_classes) + ")");
           }
-          return Status::Ok();
-        }));
-  }
+          summary->num_labeled += v[i] >= 0;
+        }
+        return Status::Ok();
+      });
+}
 
-  // Splits: in range and disjoint. owner[v] = 1 + split index (2 bits per node).
+// Splits (optional files): ids in range and disjoint across and within train/valid/test.
+// owner[v] = 1 + the split that holds v (2 bits per node).
+Status CheckSplits(const Dataset& ds, DatasetCheckSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
   std::vector<uint8_t> owner(static_cast<size_t>((m.num_nodes + 3) / 4), 0);
   const char* split_files[3] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
-  int64_t* split_counts[3] = {&summary.num_train, &summary.num_valid, &summary.num_test};
+  int64_t* split_counts[3] = {&summary->num_train, &summary->num_valid, &summary->num_test};
   for (int s = 0; s < 3; ++s) {
     const std::string path = ds.PathOf(split_files[s]);
     auto size = FileSizeBytes(path);
@@ -164,13 +181,11 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
     }
     *split_counts[s] = *size / 8;
     SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
-        path, *size / 8, &summary.bytes_read, [&](const int64_t* v, int64_t n, int64_t first) -> Status {
+        path, *size / 8, &summary->bytes_read,
+        [&](const int64_t* v, int64_t n, int64_t first) -> Status {
           for (int64_t i = 0; i < n; ++i) {
             const int64_t id = v[i];
-            if (id < 0 || id >= m.num_nodes) {
-              return Corrupt(At(path, first + i, 8) + ": node id " + std::to_string(id) +
-                             " out of range [0, " + std::to_string(m.num_nodes) + ")");
-            }
+            SEER_RETURN_IF_ERROR(CheckNodeId(path, first + i, 8, id, m.num_nodes));
             uint8_t& byte = owner[static_cast<size_t>(id / 4)];
             const int shift = static_cast<int>(id % 4) * 2;
             const int previous_owner = (byte >> shift) & 3;
@@ -183,25 +198,43 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
           return Status::Ok();
         }));
   }
+  return Status::Ok();
+}
 
-  if (options.deep) {
-    ProgressReporter progress("check: checksums", static_cast<int64_t>(m.files.size()), "files",
-                              options.show_progress, 5.0);
-    for (const auto& [name, entry] : m.files) {
-      const std::string path = ds.PathOf(name);
-      if (entry.checksum_kind != "xxh64") {
-        return Corrupt(path + ": unsupported checksum kind '" + entry.checksum_kind + "' in manifest");
-      }
-      SEER_ASSIGN_OR_RETURN(std::string actual, FileXxh64(path));
-      if (actual != entry.checksum) {
-        return Corrupt(path + ": xxh64 " + actual + " does not match the manifest's " + entry.checksum);
-      }
-      summary.bytes_read += entry.bytes;
-      ++summary.checksums_verified;
-      progress.Add(1);
+// deep: the xxh64 of every listed file equals the manifest's.
+Status VerifyChecksums(const Dataset& ds, bool show_progress, DatasetCheckSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  ProgressReporter progress("check: checksums", static_cast<int64_t>(m.files.size()), "files",
+                            show_progress, 5.0);
+  for (const auto& [name, entry] : m.files) {
+    const std::string path = ds.PathOf(name);
+    if (entry.checksum_kind != "xxh64") {
+      return Corrupt(path + ": unsupported checksum kind '" + entry.checksum_kind + "' in manifest");
     }
-    progress.Finish();
+    SEER_ASSIGN_OR_RETURN(std::string actual, FileXxh64(path));
+    if (actual != entry.checksum) {
+      return Corrupt(path + ": xxh64 " + actual + " does not match the manifest's " + entry.checksum);
+    }
+    summary->bytes_read += entry.bytes;
+    ++summary->checksums_verified;
+    progress.Add(1);
   }
+  progress.Finish();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options) {
+  SEER_ASSIGN_OR_RETURN(Dataset ds, Dataset::Open(dir));
+  DatasetCheckSummary summary;
+  summary.manifest = ds.manifest();
+  SEER_RETURN_IF_ERROR(CheckSizes(ds));
+  SEER_RETURN_IF_ERROR(CheckIndptr(ds, &summary));
+  SEER_RETURN_IF_ERROR(CheckIndices(ds, &summary.bytes_read));
+  SEER_RETURN_IF_ERROR(CheckLabels(ds, &summary));
+  SEER_RETURN_IF_ERROR(CheckSplits(ds, &summary));
+  if (options.deep) SEER_RETURN_IF_ERROR(VerifyChecksums(ds, options.show_progress, &summary));
   return summary;
 }
 

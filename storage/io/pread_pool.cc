@@ -37,13 +37,14 @@ PreadPool::~PreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void PreadPool::ParallelFor(size_t count, const std::function<bool(size_t)>& body) {
-  if (count == 0) return;
+std::shared_ptr<PreadPool::Job> PreadPool::Submit(size_t count,
+                                                  const std::function<bool(size_t)>& body,
+                                                  int tickets) {
   auto job = std::make_shared<Job>();
   job->body = &body;
   job->count = count;
-  const int tickets = static_cast<int>(std::min<size_t>(workers_.size(), count));
   job->tickets_left = tickets;
+  if (tickets == 0) return job;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (int i = 0; i < tickets; ++i) tickets_.push_back(job);
@@ -53,6 +54,13 @@ void PreadPool::ParallelFor(size_t count, const std::function<bool(size_t)>& bod
   } else {
     cv_.notify_all();
   }
+  return job;
+}
+
+void PreadPool::ParallelFor(size_t count, const std::function<bool(size_t)>& body) {
+  if (count == 0) return;
+  const int tickets = static_cast<int>(std::min<size_t>(workers_.size(), count));
+  std::shared_ptr<Job> job = Submit(count, body, tickets);
   std::unique_lock<std::mutex> lock(job->done_mu);
   job->done_cv.wait(lock, [&] { return job->tickets_left == 0; });
   if (job->exception) std::rethrow_exception(job->exception);
@@ -65,22 +73,8 @@ int PreadPool::IdleWorkers() {
 
 void PreadPool::ParallelForWithCaller(size_t count, const std::function<bool(size_t)>& body) {
   if (count == 0) return;
-  auto job = std::make_shared<Job>();
-  job->body = &body;
-  job->count = count;
   const int tickets = static_cast<int>(std::min<size_t>(workers_.size(), count - 1));
-  job->tickets_left = tickets;
-  if (tickets > 0) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (int i = 0; i < tickets; ++i) tickets_.push_back(job);
-    }
-    if (tickets == 1) {
-      cv_.notify_one();
-    } else {
-      cv_.notify_all();
-    }
-  }
+  std::shared_ptr<Job> job = Submit(count, body, tickets);
   std::exception_ptr exception = RunIndices(job.get());
   if (tickets > 0) {
     // Withdraw the tickets no worker has taken (a worker busy with another caller's job

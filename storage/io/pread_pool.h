@@ -47,6 +47,8 @@ class PreadPool {
  private:
   struct Job;
   void WorkerLoop();
+  // A job over [0, count) with `tickets` of it queued for the workers (and them woken).
+  std::shared_ptr<Job> Submit(size_t count, const std::function<bool(size_t)>& body, int tickets);
   // Claims and runs indices of `job` until none are left or a body asked to stop;
   // returns the exception a body threw, if any.
   static std::exception_ptr RunIndices(Job* job);

@@ -55,6 +55,16 @@ bool ParseFloat(std::string_view token, float* out) {
 }
 
 // Bitmap over node ids; rejects ids out of range and ids seen in an earlier split.
+// Appends `count` feature values as `dtype` (float32 as is, float16 converted);
+// `halves` is scratch space reused across calls.
+Status AppendFeatureValues(AtomicFileWriter* file, FeatureDtype dtype, const float* values,
+                           int64_t count, std::vector<uint16_t>* halves) {
+  if (dtype == FeatureDtype::kFloat32) return file->AppendValues(values, count);
+  halves->resize(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) (*halves)[i] = FloatToHalf(values[i]);
+  return file->AppendValues(halves->data(), count);
+}
+
 class SplitRegistry {
  public:
   explicit SplitRegistry(int64_t num_nodes) : num_nodes_(num_nodes), owner_(static_cast<size_t>(num_nodes), 0) {}
@@ -237,49 +247,50 @@ class Prep {
   }
 
   Status WriteFeatures(DatasetWriter& writer) {
-    if (features_) {
-      const NpyHeader& h = features_->header();
-      if (h.shape[0] != num_nodes_) return RowCountMismatch(features_->path(), h.shape[0], "feature rows");
-      const int64_t f = h.shape[1];
-      const FeatureDtype out = options_.feature_dtype.value_or(h.item_bytes == 2 ? FeatureDtype::kFloat16
-                                                                                  : FeatureDtype::kFloat32);
-      summary_.feature_dim = f;
-      summary_.feature_dtype = out;
-      SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
-      const int64_t rows_per_chunk = std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(1, f * 8));
-      std::vector<char> raw;
-      std::vector<float> values;
-      std::vector<uint16_t> halves;
-      ProgressReporter progress("prep: features", num_nodes_, "rows", options_.show_progress);
-      const bool same = (out == FeatureDtype::kFloat32 && h.item_bytes == 4) ||
-                        (out == FeatureDtype::kFloat16 && h.item_bytes == 2);
-      for (int64_t row = 0; row < num_nodes_; row += rows_per_chunk) {
-        const int64_t rows = std::min(rows_per_chunk, num_nodes_ - row);
-        const int64_t count = rows * f;
-        if (same) {
-          raw.resize(static_cast<size_t>(count * h.item_bytes));
-          SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
-          SEER_RETURN_IF_ERROR(file->Append(raw.data(), static_cast<int64_t>(raw.size())));
-        } else {
-          values.resize(static_cast<size_t>(count));
-          SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
-          if (out == FeatureDtype::kFloat32) {
-            SEER_RETURN_IF_ERROR(file->AppendValues(values.data(), count));
-          } else {
-            halves.resize(values.size());
-            for (size_t i = 0; i < values.size(); ++i) halves[i] = FloatToHalf(values[i]);
-            SEER_RETURN_IF_ERROR(file->AppendValues(halves.data(), count));
-          }
-        }
-        progress.Add(rows);
-      }
-      progress.Finish();
-      return Status::Ok();
-    }
+    if (features_) return WriteNpyFeatures(writer);
     if (ogb_features_.empty()) {  // the format requires the file: empty, feature_dim 0
       return writer.OpenFile(dataset_files::kFeatures).status();
     }
-    // OGB node-feat.csv: one row of F comma-separated floats per node.
+    return WriteOgbFeatures(writer);
+  }
+
+  // features.npy: copied in chunks, converted when the dtype changes.
+  Status WriteNpyFeatures(DatasetWriter& writer) {
+    const NpyHeader& h = features_->header();
+    if (h.shape[0] != num_nodes_) return RowCountMismatch(features_->path(), h.shape[0], "feature rows");
+    const int64_t f = h.shape[1];
+    const FeatureDtype out = options_.feature_dtype.value_or(h.item_bytes == 2 ? FeatureDtype::kFloat16
+                                                                                : FeatureDtype::kFloat32);
+    summary_.feature_dim = f;
+    summary_.feature_dtype = out;
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
+    const int64_t rows_per_chunk = std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(1, f * 8));
+    std::vector<char> raw;
+    std::vector<float> values;
+    std::vector<uint16_t> halves;
+    ProgressReporter progress("prep: features", num_nodes_, "rows", options_.show_progress);
+    const bool same = (out == FeatureDtype::kFloat32 && h.item_bytes == 4) ||
+                      (out == FeatureDtype::kFloat16 && h.item_bytes == 2);
+    for (int64_t row = 0; row < num_nodes_; row += rows_per_chunk) {
+      const int64_t rows = std::min(rows_per_chunk, num_nodes_ - row);
+      const int64_t count = rows * f;
+      if (same) {
+        raw.resize(static_cast<size_t>(count * h.item_bytes));
+        SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
+        SEER_RETURN_IF_ERROR(file->Append(raw.data(), static_cast<int64_t>(raw.size())));
+      } else {
+        values.resize(static_cast<size_t>(count));
+        SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
+        SEER_RETURN_IF_ERROR(AppendFeatureValues(file, out, values.data(), count, &halves));
+      }
+      progress.Add(rows);
+    }
+    progress.Finish();
+    return Status::Ok();
+  }
+
+  // OGB node-feat.csv: one row of F comma-separated floats per node.
+  Status WriteOgbFeatures(DatasetWriter& writer) {
     SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ogb_features_));
     const FeatureDtype out = options_.feature_dtype.value_or(FeatureDtype::kFloat32);
     summary_.feature_dtype = out;
@@ -314,13 +325,7 @@ class Prep {
                                std::to_string(f) + " like line 1");
       }
       if (++rows > num_nodes_) break;
-      if (out == FeatureDtype::kFloat32) {
-        SEER_RETURN_IF_ERROR(file->AppendValues(row.data(), f));
-      } else {
-        halves.resize(row.size());
-        for (size_t i = 0; i < row.size(); ++i) halves[i] = FloatToHalf(row[i]);
-        SEER_RETURN_IF_ERROR(file->AppendValues(halves.data(), f));
-      }
+      SEER_RETURN_IF_ERROR(AppendFeatureValues(file, out, row.data(), f, &halves));
       progress.Add(1);
     }
     progress.Finish();

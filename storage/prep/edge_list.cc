@@ -108,92 +108,102 @@ class TextEdgeSource : public EdgeSource {
   bool seen_data_ = false;
 };
 
-template <typename T>
-class BinaryEdgeSource : public EdgeSource {
+// A source of a known number of edges read by position (binary and .npy layouts):
+// Read hands out the next chunk, Rewind starts over.
+class CountedEdgeSource : public EdgeSource {
  public:
-  BinaryEdgeSource(std::string path, UniqueFd fd, int64_t num_edges, int64_t num_nodes)
-      : path_(std::move(path)), fd_(std::move(fd)), num_edges_(num_edges), num_nodes_(num_nodes) {}
+  CountedEdgeSource(int64_t num_edges, int64_t num_nodes)
+      : num_edges_(num_edges), num_nodes_(num_nodes) {}
   Status Rewind() override {
     next_ = 0;
     return Status::Ok();
   }
-  Result<int64_t> Read(Edge* out, int64_t max_edges) override {
-    int64_t n = std::min(max_edges, num_edges_ - next_);
+  Result<int64_t> Read(Edge* out, int64_t max_edges) final {
+    const int64_t n = std::min(max_edges, num_edges_ - next_);
     if (n <= 0) return int64_t{0};
+    SEER_RETURN_IF_ERROR(ReadEdges(next_, n, out));
+    next_ += n;
+    return n;
+  }
+  int64_t num_nodes() const override { return num_nodes_; }
+  int64_t num_edges_hint() const override { return num_edges_; }
+
+ protected:
+  // Reads edges [first, first + n) into `out`, checking their node ids.
+  virtual Status ReadEdges(int64_t first, int64_t n, Edge* out) = 0;
+
+  const int64_t num_edges_;
+  const int64_t num_nodes_;
+
+ private:
+  int64_t next_ = 0;
+};
+
+template <typename T>
+class BinaryEdgeSource : public CountedEdgeSource {
+ public:
+  BinaryEdgeSource(std::string path, UniqueFd fd, int64_t num_edges, int64_t num_nodes)
+      : CountedEdgeSource(num_edges, num_nodes), path_(std::move(path)), fd_(std::move(fd)) {}
+  std::string name() const override { return path_; }
+
+ private:
+  static constexpr int64_t kPairBytes = 2 * static_cast<int64_t>(sizeof(T));
+
+  Status ReadEdges(int64_t first, int64_t n, Edge* out) override {
     buffer_.resize(static_cast<size_t>(2 * n));
-    const int64_t offset = next_ * 2 * static_cast<int64_t>(sizeof(T));
-    SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), n * 2 * static_cast<int64_t>(sizeof(T)),
-                                   offset, path_));
+    const int64_t offset = first * kPairBytes;
+    SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), n * kPairBytes, offset, path_));
     for (int64_t i = 0; i < n; ++i) {
       int64_t src = buffer_[2 * i], dst = buffer_[2 * i + 1];
       if (src < 0 || dst < 0 || (num_nodes_ >= 0 && (src >= num_nodes_ || dst >= num_nodes_))) {
-        const std::string where = path_ + ": edge #" + std::to_string(next_ + i) + " at byte offset " +
-                                  std::to_string(offset + i * 2 * static_cast<int64_t>(sizeof(T)));
+        const std::string where = path_ + ": edge #" + std::to_string(first + i) +
+                                  " at byte offset " + std::to_string(offset + i * kPairBytes);
         SEER_RETURN_IF_ERROR(CheckId(src, num_nodes_, where));
         SEER_RETURN_IF_ERROR(CheckId(dst, num_nodes_, where));
       }
       out[i] = Edge{src, dst};
     }
-    next_ += n;
-    return n;
+    return Status::Ok();
   }
-  int64_t num_nodes() const override { return num_nodes_; }
-  int64_t num_edges_hint() const override { return num_edges_; }
-  std::string name() const override { return path_; }
 
- private:
   std::string path_;
   UniqueFd fd_;
-  int64_t num_edges_;
-  int64_t num_nodes_;
-  int64_t next_ = 0;
   std::vector<T> buffer_;
 };
 
-class NpyEdgeSource : public EdgeSource {
+class NpyEdgeSource : public CountedEdgeSource {
  public:
   // interleaved: element 2k is src k, 2k+1 dst k; else src k at k, dst k at E + k.
   NpyEdgeSource(NpyFile file, int64_t num_edges, bool interleaved, int64_t num_nodes)
-      : file_(std::move(file)), num_edges_(num_edges), interleaved_(interleaved), num_nodes_(num_nodes) {}
-  Status Rewind() override {
-    next_ = 0;
-    return Status::Ok();
-  }
-  Result<int64_t> Read(Edge* out, int64_t max_edges) override {
-    int64_t n = std::min(max_edges, num_edges_ - next_);
-    if (n <= 0) return int64_t{0};
-    buffer_.resize(static_cast<size_t>(2 * n));
-    if (interleaved_) {
-      SEER_RETURN_IF_ERROR(file_.ReadAsInt64(2 * next_, 2 * n, buffer_.data()));
-    } else {
-      SEER_RETURN_IF_ERROR(file_.ReadAsInt64(next_, n, buffer_.data()));
-      SEER_RETURN_IF_ERROR(file_.ReadAsInt64(num_edges_ + next_, n, buffer_.data() + n));
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t si = interleaved_ ? 2 * (next_ + i) : next_ + i;
-      int64_t di = interleaved_ ? si + 1 : num_edges_ + next_ + i;
-      int64_t src = interleaved_ ? buffer_[2 * i] : buffer_[i];
-      int64_t dst = interleaved_ ? buffer_[2 * i + 1] : buffer_[n + i];
-      SEER_RETURN_IF_ERROR(CheckId(src, num_nodes_, Where(next_ + i, si)));
-      SEER_RETURN_IF_ERROR(CheckId(dst, num_nodes_, Where(next_ + i, di)));
-      out[i] = Edge{src, dst};
-    }
-    next_ += n;
-    return n;
-  }
-  int64_t num_nodes() const override { return num_nodes_; }
-  int64_t num_edges_hint() const override { return num_edges_; }
+      : CountedEdgeSource(num_edges, num_nodes), file_(std::move(file)), interleaved_(interleaved) {}
   std::string name() const override { return file_.path(); }
 
  private:
+  Status ReadEdges(int64_t first, int64_t n, Edge* out) override {
+    buffer_.resize(static_cast<size_t>(2 * n));
+    if (interleaved_) {
+      SEER_RETURN_IF_ERROR(file_.ReadAsInt64(2 * first, 2 * n, buffer_.data()));
+    } else {
+      SEER_RETURN_IF_ERROR(file_.ReadAsInt64(first, n, buffer_.data()));
+      SEER_RETURN_IF_ERROR(file_.ReadAsInt64(num_edges_ + first, n, buffer_.data() + n));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t si = interleaved_ ? 2 * (first + i) : first + i;
+      int64_t di = interleaved_ ? si + 1 : num_edges_ + first + i;
+      int64_t src = interleaved_ ? buffer_[2 * i] : buffer_[i];
+      int64_t dst = interleaved_ ? buffer_[2 * i + 1] : buffer_[n + i];
+      SEER_RETURN_IF_ERROR(CheckId(src, num_nodes_, Where(first + i, si)));
+      SEER_RETURN_IF_ERROR(CheckId(dst, num_nodes_, Where(first + i, di)));
+      out[i] = Edge{src, dst};
+    }
+    return Status::Ok();
+  }
   std::string Where(int64_t edge, int64_t element) const {
     return file_.path() + ": edge #" + std::to_string(edge) + " (element " + std::to_string(element) + ")";
   }
+
   NpyFile file_;
-  int64_t num_edges_;
   bool interleaved_;
-  int64_t num_nodes_;
-  int64_t next_ = 0;
   std::vector<int64_t> buffer_;
 };
 

@@ -34,21 +34,18 @@ Status WriteTinyDataset(const std::string& dir, bool force = false) {
   for (int i = 0; i < 15; ++i) features[i] = static_cast<float>(i) * 0.5f;
   std::vector<int32_t> labels = {0, 1, -1, 1, 0};
   std::vector<int64_t> train = {0, 1}, valid = {3}, test = {4};
-  SEER_ASSIGN_OR_RETURN(AtomicFileWriter* f, writer.OpenFile(dataset_files::kIndptr));
-  SEER_RETURN_IF_ERROR(f->AppendValues(indptr.data(), 6));
-  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kIndices));
-  SEER_RETURN_IF_ERROR(f->AppendValues(indices.data(), 4));
-  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kFeatures));
-  SEER_RETURN_IF_ERROR(f->AppendValues(features.data(), 15));
-  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kLabels));
-  SEER_RETURN_IF_ERROR(f->AppendValues(labels.data(), 5));
-  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kTrain));
-  SEER_RETURN_IF_ERROR(f->AppendValues(train.data(), 2));
-  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kValid));
-  SEER_RETURN_IF_ERROR(f->AppendValues(valid.data(), 1));
-  SEER_ASSIGN_OR_RETURN(f, writer.OpenFile(dataset_files::kTest));
-  SEER_RETURN_IF_ERROR(f->AppendValues(test.data(), 1));
-  m.created_by = "basics_test";
+  auto put = [&writer](const char* name, const auto& values) -> Status {
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(name));
+    return file->AppendValues(values.data(), static_cast<int64_t>(values.size()));
+  };
+  SEER_RETURN_IF_ERROR(put(dataset_files::kIndptr, indptr));
+  SEER_RETURN_IF_ERROR(put(dataset_files::kIndices, indices));
+  SEER_RETURN_IF_ERROR(put(dataset_files::kFeatures, features));
+  SEER_RETURN_IF_ERROR(put(dataset_files::kLabels, labels));
+  SEER_RETURN_IF_ERROR(put(dataset_files::kTrain, train));
+  SEER_RETURN_IF_ERROR(put(dataset_files::kValid, valid));
+  SEER_RETURN_IF_ERROR(put(dataset_files::kTest, test));
+  m.created_by = "dataset_test";
   return writer.Commit(m);
 }
 

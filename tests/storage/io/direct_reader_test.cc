@@ -49,6 +49,13 @@ std::string MakeTempDir(const std::string& parent) {
   return std::string(buf.data());
 }
 
+// A fresh seed per run, printed so a failure can be replayed.
+uint64_t PrintedRandomSeed() {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  return seed;
+}
+
 bool IsTmpfs(const std::string& dir) {
   struct statfs fs;
   return statfs(dir.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC;
@@ -209,9 +216,8 @@ class DirectReaderTest : public ::testing::TestWithParam<std::tuple<IoMode, Fs>>
 };
 
 TEST_P(DirectReaderTest, MatchesPreadOracleOnRandomOddRequests) {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = PrintedRandomSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const std::string path = NewFile("odd.bin", kOddFileBytes, seed);
   DirectReaderOptions options = Options();
   options.queue_depth = 7;
@@ -229,9 +235,8 @@ TEST_P(DirectReaderTest, MatchesPreadOracleOnRandomOddRequests) {
 }
 
 TEST_P(DirectReaderTest, ThousandsOfSparseRequestsBeyondQueueDepth) {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = PrintedRandomSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const int64_t bytes = (16 << 20) + 123;
   const std::string path = NewFile("sparse.bin", bytes, seed);
   DirectReaderOptions options = Options();
@@ -298,9 +303,8 @@ class ThreadRecordingFaults : public FaultInjector {
 };
 
 TEST_P(DirectReaderTest, BatchSplitOverRingsMatchesPreadOracle) {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = PrintedRandomSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const int64_t bytes = (4 << 20) + 4111;
   const std::string path = NewFile("rings.bin", bytes, seed);
   for (int rings : {1, 2, 3}) {
@@ -339,9 +343,8 @@ TEST_P(DirectReaderTest, BatchSplitOverRingsMatchesPreadOracle) {
 }
 
 TEST_P(DirectReaderTest, MergedReadsTransferOnlyTheBlocksRequested) {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = PrintedRandomSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const std::string path = NewFile("blocks_only.bin", kOddFileBytes, seed);
   for (int64_t max_merge : {int64_t{0}, int64_t{1} << 20}) {
     DirectReaderOptions options = Options();
@@ -422,9 +425,8 @@ TEST_P(DirectReaderTest, ReadingPastEofIsAnErrorNamingThePath) {
 }
 
 TEST_P(DirectReaderTest, ConcurrentBatchesFromEightThreads) {
-  const uint64_t seed = std::random_device{}();
+  const uint64_t seed = PrintedRandomSeed();
   SCOPED_TRACE("seed " + std::to_string(seed));
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   const int64_t bytes = (4 << 20) + 4111;
   const std::string path = NewFile("concurrent.bin", bytes, seed);
   DirectReaderOptions options = Options();
