@@ -1,8 +1,8 @@
 // Edge-list readers for `seer prep`, as restartable EdgeSources for the CSC builder:
 //   text   one edge "src dst" per line, separated by whitespace and/or one comma;
 //          blank lines and lines starting with '#' or '%' are skipped; a first data
-//          line with a non-numeric token is taken as a header; ".gz" paths are read
-//          through `gzip -dc` (storage/prep/text_reader.h);
+//          line with a non-numeric token is taken as a header; ".gz" paths are
+//          decompressed with zlib (storage/prep/text_reader.h);
 //   bin32  raw little-endian int32 pairs (src, dst); bin64: int64 pairs;
 //   npy    an integer edge_index of shape (2, E) (PyG) or (E, 2), C or Fortran order.
 // Ids must be >= 0 and, when num_nodes >= 0 is given, < num_nodes. Every error is one
