@@ -1,4 +1,4 @@
-// MmapReader: a BlockReader (storage/io/direct_reader.h) over a read-only memory mapping —
+// MmapReader: a BlockReader (storage/io/block_reader.h) over a read-only memory mapping —
 // the I/O path of the conventional pipeline (`seer train --io mmap`, the PyG+ baseline
 // of Ginex §5): every read is a memcpy out of the mapping, so data comes through the
 // kernel page cache, with read-ahead turned off by madvise(MADV_RANDOM) as Ginex did
