@@ -6,8 +6,8 @@
 // score out/in) and the static-degree feature-cache policy (PaGraph) rank by them.
 //
 // ComputeOutDegrees reads indices.bin in large sequential chunks (buffered pread with
-// POSIX_FADV_SEQUENTIAL), never one read per node. It blocks; not thread-safe with
-// respect to the `progress` object only if that object is shared elsewhere.
+// POSIX_FADV_SEQUENTIAL), never one read per node, and blocks until done. Both functions
+// are pure (no shared state) and may run concurrently; the caller owns the vectors.
 #pragma once
 
 #include <cstdint>

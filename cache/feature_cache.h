@@ -16,7 +16,8 @@
 // must not run concurrently with anything else on the same cache. A changeset that
 // contradicts the cache (evicting a node that is not in the named slot, filling a slot
 // that is still occupied, inserting a node already cached, ids out of range) is a broken
-// contract: std::logic_error, the cache is left unchanged.
+// contract: std::logic_error, the cache is left unchanged. The cache owns its slot
+// memory (released through the hook that allocated it) and is move-only.
 #pragma once
 
 #include <cstdint>

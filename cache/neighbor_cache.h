@@ -26,7 +26,10 @@
 //    "index_dtype","score_rule":"out_degree/in_degree"}
 // Loading is one sequential read of each file (rank_ is rebuilt, one pass over bits).
 //
-// A built or loaded cache is immutable: lookups are thread-safe.
+// Build and Load block on sequential reads; a bad or mismatched ncache.json (a field
+// missing or of the wrong type, another dataset) is kCorrupt naming the file and field.
+// The cache is a value that owns its arrays; once built or loaded it is immutable, so
+// lookups are thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -118,7 +121,25 @@ class NeighborCache {
 
  private:
   static NeighborCache Disabled(const DatasetManifest& manifest);
+  bool BitSet(int64_t node) const {
+    return ((bits_[static_cast<size_t>(node) >> 6] >> (node & 63)) & 1u) != 0;
+  }
+  // Build: take the ranked prefix that fits `bytes_left`, give each cached node its
+  // place in the packed array, fill the lists from indices.bin.
+  void SelectPrefix(const std::vector<int64_t>& ranked, const std::vector<int64_t>& in_degrees,
+                    int64_t bytes_left, int64_t index_bytes);
+  void LayOutLists(const std::vector<int64_t>& in_degrees);
+  Status FillLists(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                   const NeighborCacheBuildOptions& options);
+  // Load: the manifest (returns its version), the table (version 2 or 1), the lists.
+  Result<int64_t> ReadManifest(const std::string& path);
+  Status ReadTable(const std::string& table_path);
+  Status ReadVersion1Table(const std::string& table_path);
+  Status CheckTable(const std::string& table_path) const;
+  Status ReadLists(const std::string& lists_path);
   void BuildRanks();  // rank_ from bits_
+  // Index in the packed array of the first neighbor id outside [0, num_nodes), or -1.
+  int64_t FirstNeighborOutsideGraph(int64_t num_nodes) const;
   NeighborCacheStats stats_;
   IndexDtype index_dtype_ = IndexDtype::kUint32;
   std::vector<uint64_t> bits_;     // ceil(num_nodes / 64) words; empty = disabled

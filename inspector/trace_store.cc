@@ -3,14 +3,19 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
-#include "storage/base/json.h"
+#include "storage/base/json_file.h"
 #include "storage/base/unique_fd.h"
 
 namespace seer {
@@ -288,11 +293,75 @@ namespace {
 constexpr const char* kTraceManifest = "trace.json";
 
 std::string TraceFileName(int64_t epoch, int64_t k) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "e%04lld_sb%06lld.sbt", static_cast<long long>(epoch),
-                static_cast<long long>(k));
-  return name;
+  return fmt::format("e{:04d}_sb{:06d}.sbt", epoch, k);
 }
+
+Json SuperbatchEntry(const TraceSuperbatchInfo& f) {
+  Json item = Json::object();
+  item["epoch"] = f.epoch;
+  item["superbatch_index"] = f.superbatch_index;
+  item["num_batches"] = f.num_batches;
+  item["file"] = f.path;
+  return item;
+}
+
+// The seed is a decimal string: a uint64 does not fit every JSON reader's numbers.
+Result<uint64_t> ParseSeed(const std::string& text, const std::string& path) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long seed = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE) {
+    return Corrupt(path + ": field 'seed' must be a decimal uint64 string, found \"" + text + "\"");
+  }
+  return static_cast<uint64_t>(seed);
+}
+
+Result<TraceRunInfo> ReadRunInfo(const Json& root, const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(const std::string format, JsonString(root, "format", path));
+  if (format != "seer-trace") return Corrupt(path + ": format is not seer-trace");
+  SEER_ASSIGN_OR_RETURN(const int64_t version, JsonInt(root, "version", path));
+  if (version != 1) return Corrupt(path + ": unsupported trace version " + std::to_string(version));
+  TraceRunInfo run;
+  SEER_ASSIGN_OR_RETURN(run.dataset_dir, JsonString(root, "dataset", path));
+  SEER_ASSIGN_OR_RETURN(const std::vector<int64_t> fanouts, JsonIntArray(root, "fanouts", path));
+  for (int64_t f : fanouts) {
+    if (f < std::numeric_limits<int>::min() || f > std::numeric_limits<int>::max()) {
+      return Corrupt(path + ": field 'fanouts' holds " + std::to_string(f) +
+                     ", outside the int range");
+    }
+    run.fanouts.push_back(static_cast<int>(f));
+  }
+  SEER_ASSIGN_OR_RETURN(run.batch_size, JsonInt(root, "batch_size", path));
+  SEER_ASSIGN_OR_RETURN(run.superbatch, JsonInt(root, "superbatch", path));
+  SEER_ASSIGN_OR_RETURN(run.epochs, JsonInt(root, "epochs", path));
+  SEER_ASSIGN_OR_RETURN(const std::string seed, JsonString(root, "seed", path));
+  SEER_ASSIGN_OR_RETURN(run.seed, ParseSeed(seed, path));
+  return run;
+}
+
+// The "superbatches" list; errors name the element ("trace.json: superbatches[2]: ...").
+Result<std::vector<TraceSuperbatchInfo>> ReadSuperbatchList(const Json& root,
+                                                            const std::string& dir,
+                                                            const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(const Json* list, JsonMember(root, "superbatches", path));
+  if (!list->is_array()) {
+    return Corrupt(path + ": field 'superbatches' must be an array, found " + list->type_name());
+  }
+  std::vector<TraceSuperbatchInfo> infos;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& item = (*list)[i];
+    const std::string where = path + ": superbatches[" + std::to_string(i) + "]";
+    TraceSuperbatchInfo info;
+    SEER_ASSIGN_OR_RETURN(info.epoch, JsonInt(item, "epoch", where));
+    SEER_ASSIGN_OR_RETURN(info.superbatch_index, JsonInt(item, "superbatch_index", where));
+    SEER_ASSIGN_OR_RETURN(info.num_batches, JsonInt(item, "num_batches", where));
+    SEER_ASSIGN_OR_RETURN(const std::string file, JsonString(item, "file", where));
+    info.path = dir + "/" + file;
+    infos.push_back(std::move(info));
+  }
+  return infos;
+}
+
 }  // namespace
 
 Result<TraceDirectoryWriter> TraceDirectoryWriter::Create(const std::string& dir, TraceRunInfo info,
@@ -319,76 +388,27 @@ Status TraceDirectoryWriter::Add(const SuperbatchTrace& trace) {
 }
 
 Status TraceDirectoryWriter::Close() {
-  JsonValue root = JsonValue::Object();
-  root.Set("format", JsonValue::String("seer-trace"));
-  root.Set("version", JsonValue::Int(1));
-  root.Set("dataset", JsonValue::String(info_.dataset_dir));
-  JsonValue fanouts = JsonValue::Array();
-  for (int f : info_.fanouts) fanouts.Push(JsonValue::Int(f));
-  root.Set("fanouts", std::move(fanouts));
-  root.Set("batch_size", JsonValue::Int(info_.batch_size));
-  root.Set("superbatch", JsonValue::Int(info_.superbatch));
-  root.Set("epochs", JsonValue::Int(info_.epochs));
-  root.Set("seed", JsonValue::String(std::to_string(info_.seed)));
-  JsonValue files = JsonValue::Array();
-  for (const TraceSuperbatchInfo& f : files_) {
-    JsonValue item = JsonValue::Object();
-    item.Set("epoch", JsonValue::Int(f.epoch));
-    item.Set("superbatch_index", JsonValue::Int(f.superbatch_index));
-    item.Set("num_batches", JsonValue::Int(f.num_batches));
-    item.Set("file", JsonValue::String(f.path));
-    files.Push(std::move(item));
-  }
-  root.Set("superbatches", std::move(files));
-  return WriteFileAtomically(dir_ + "/" + kTraceManifest, root.Dump(2) + "\n");
+  Json root = Json::object();
+  root["format"] = "seer-trace";
+  root["version"] = 1;
+  root["dataset"] = info_.dataset_dir;
+  root["fanouts"] = info_.fanouts;
+  root["batch_size"] = info_.batch_size;
+  root["superbatch"] = info_.superbatch;
+  root["epochs"] = info_.epochs;
+  root["seed"] = std::to_string(info_.seed);
+  Json files = Json::array();
+  for (const TraceSuperbatchInfo& f : files_) files.push_back(SuperbatchEntry(f));
+  root["superbatches"] = std::move(files);
+  return WriteJsonFileAtomically(dir_ + "/" + kTraceManifest, root);
 }
 
 Result<TraceDirectoryReader> TraceDirectoryReader::Open(const std::string& dir) {
   const std::string path = dir + "/" + kTraceManifest;
-  SEER_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
-  SEER_ASSIGN_OR_RETURN(JsonValue root, JsonValue::Parse(text, path));
-  auto field = [&](const JsonValue& obj, const char* key, JsonValue::Type type,
-                   const std::string& where) -> Result<const JsonValue*> {
-    const JsonValue* v = obj.Find(key);
-    if (v == nullptr || v->type() != type) {
-      return Corrupt(path + ": " + where + " field \"" + key + "\" missing or of the wrong type");
-    }
-    return v;
-  };
-  const JsonValue* v = nullptr;
-  SEER_ASSIGN_OR_RETURN(v, field(root, "format", JsonValue::Type::kString, "top-level"));
-  if (v->as_string() != "seer-trace") return Corrupt(path + ": format is not seer-trace");
-  SEER_ASSIGN_OR_RETURN(v, field(root, "version", JsonValue::Type::kInt, "top-level"));
-  if (v->as_int() != 1) {
-    return Corrupt(path + ": unsupported trace version " + std::to_string(v->as_int()));
-  }
+  SEER_ASSIGN_OR_RETURN(const Json root, ReadJsonFile(path));
   TraceDirectoryReader reader;
-  SEER_ASSIGN_OR_RETURN(v, field(root, "dataset", JsonValue::Type::kString, "top-level"));
-  reader.run_.dataset_dir = v->as_string();
-  SEER_ASSIGN_OR_RETURN(v, field(root, "fanouts", JsonValue::Type::kArray, "top-level"));
-  for (const JsonValue& f : v->items()) reader.run_.fanouts.push_back(static_cast<int>(f.as_int()));
-  SEER_ASSIGN_OR_RETURN(v, field(root, "batch_size", JsonValue::Type::kInt, "top-level"));
-  reader.run_.batch_size = v->as_int();
-  SEER_ASSIGN_OR_RETURN(v, field(root, "superbatch", JsonValue::Type::kInt, "top-level"));
-  reader.run_.superbatch = v->as_int();
-  SEER_ASSIGN_OR_RETURN(v, field(root, "epochs", JsonValue::Type::kInt, "top-level"));
-  reader.run_.epochs = v->as_int();
-  SEER_ASSIGN_OR_RETURN(v, field(root, "seed", JsonValue::Type::kString, "top-level"));
-  reader.run_.seed = std::strtoull(v->as_string().c_str(), nullptr, 10);
-  SEER_ASSIGN_OR_RETURN(v, field(root, "superbatches", JsonValue::Type::kArray, "top-level"));
-  for (const JsonValue& item : v->items()) {
-    TraceSuperbatchInfo info;
-    const JsonValue* f = nullptr;
-    SEER_ASSIGN_OR_RETURN(f, field(item, "epoch", JsonValue::Type::kInt, "superbatch"));
-    info.epoch = f->as_int();
-    SEER_ASSIGN_OR_RETURN(f, field(item, "superbatch_index", JsonValue::Type::kInt, "superbatch"));
-    info.superbatch_index = f->as_int();
-    SEER_ASSIGN_OR_RETURN(f, field(item, "num_batches", JsonValue::Type::kInt, "superbatch"));
-    info.num_batches = f->as_int();
-    SEER_ASSIGN_OR_RETURN(f, field(item, "file", JsonValue::Type::kString, "superbatch"));
-    info.path = dir + "/" + f->as_string();
-    reader.infos_.push_back(std::move(info));
-  }
+  SEER_ASSIGN_OR_RETURN(reader.run_, ReadRunInfo(root, path));
+  SEER_ASSIGN_OR_RETURN(reader.infos_, ReadSuperbatchList(root, dir, path));
   return reader;
 }
 
@@ -397,9 +417,9 @@ Result<SuperbatchTrace> TraceDirectoryReader::Read(int64_t i) const {
   SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, ReadTraceFile(meta.path));
   if (trace.epoch != meta.epoch || trace.superbatch_index != meta.superbatch_index ||
       static_cast<int64_t>(trace.batches.size()) != meta.num_batches) {
-    return Corrupt(meta.path + ": header (epoch " + std::to_string(trace.epoch) + ", superbatch " +
-                   std::to_string(trace.superbatch_index) + ", " +
-                   std::to_string(trace.batches.size()) + " batches) does not match trace.json");
+    return Corrupt(fmt::format(
+        "{}: header (epoch {}, superbatch {}, {} batches) does not match trace.json", meta.path,
+        trace.epoch, trace.superbatch_index, trace.batches.size()));
   }
   return trace;
 }

@@ -22,7 +22,10 @@
 // TraceDirectoryWriter / TraceDirectoryReader: the trace directory written by
 // `seer sample --out DIR`: DIR/trace.json (format "seer-trace", version 1, dataset
 // path, fanouts, batch_size, superbatch, epochs, seed, and the list of superbatch files
-// {epoch, superbatch_index, num_batches, file}) plus one .sbt file per superbatch.
+// {epoch, superbatch_index, num_batches, file}) plus one .sbt file per superbatch. A
+// trace.json member that is missing or of the wrong type is kCorrupt naming the file and
+// the field (never a default). Both are single-threaded objects whose calls block on
+// file I/O; the reader keeps only trace.json in memory and reads a .sbt per Read().
 #pragma once
 
 #include <cstdint>

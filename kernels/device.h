@@ -1,5 +1,6 @@
 // Whether a CUDA device can be used. Plain C++ entry points: callers never see CUDA
-// headers. On a build without CUDA every function answers "no device".
+// headers. On a build without CUDA every function answers "no device". Thread-safe;
+// the first call may block while the CUDA runtime initializes.
 #pragma once
 
 #include <string>

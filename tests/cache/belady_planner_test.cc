@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cache/belady_planner.h"
+#include "support/temp_dir.h"
 
 namespace seer {
 namespace {
@@ -271,8 +272,7 @@ TEST(ChangesetStoreTest, SpillsBeyondBudgetAndReadsBack) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   std::mt19937_64 rng(seed);
   Batches batches = MakeBatches(rng, 60, 40, [](std::mt19937_64& r) { return static_cast<int64_t>(r() % 300); });
-  std::string dir = ::testing::TempDir() + "/changeset_spill_XXXXXX";
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const std::string dir = testing::MakeTempDir("changeset_spill");
   BeladyPlannerOptions ram;
   ram.device = PlannerDevice::kCpu;
   BeladyPlannerOptions spill = ram;

@@ -1,7 +1,6 @@
 // FeatureCache replaying planner (and LRU) changesets must serve, for every batch,
 // exactly the bytes a direct read of the features file gives.
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +17,7 @@
 #include "cache/policies.h"
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
+#include "support/temp_dir.h"
 
 namespace seer {
 namespace {
@@ -29,8 +29,7 @@ constexpr int64_t kRowBytes = kDim * 4;
 class FeatureCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/feature_cache_XXXXXX";
-    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
+    dir_ = testing::MakeTempDir("feature_cache");
     path_ = dir_ + "/features.bin";
     std::vector<float> rows(kNumNodes * kDim);
     for (int64_t v = 0; v < kNumNodes; ++v) {
@@ -40,6 +39,18 @@ class FeatureCacheTest : public ::testing::Test {
     ASSERT_TRUE(fd.ok()) << fd.status().ToString();
     ASSERT_TRUE(PwriteFull(fd->get(), rows.data(), kNumNodes * kRowBytes, 0, path_).ok());
     fd_ = std::move(fd).value();
+  }
+
+  // An empty cache of `capacity` rows of this file's width (the test fails if refused).
+  static FeatureCache MakeCache(int64_t capacity, int64_t num_nodes = kNumNodes,
+                                int64_t row_bytes = kRowBytes) {
+    FeatureCacheOptions options;
+    options.num_nodes = num_nodes;
+    options.capacity_rows = capacity;
+    options.row_bytes = row_bytes;
+    auto cache = FeatureCache::Create(options);
+    EXPECT_TRUE(cache.ok()) << cache.status().ToString();
+    return std::move(cache).value();
   }
 
   // What the file holds for node v.
@@ -100,31 +111,26 @@ TEST_F(FeatureCacheTest, BeladyReplayServesTheFileBytes) {
   std::mt19937_64 rng(seed);
   for (int64_t capacity : {int64_t{0}, int64_t{1}, int64_t{97}, int64_t{1000}, kNumNodes}) {
     SCOPED_TRACE("capacity " + std::to_string(capacity));
-    FeatureCacheOptions options;
-    options.num_nodes = kNumNodes;
-    options.capacity_rows = capacity;
-    options.row_bytes = kRowBytes;
-    auto cache = FeatureCache::Create(options);
-    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    FeatureCache cache = MakeCache(capacity);
     // Two superbatches; the second starts from the state the first left (carried C0).
     auto sb0 = RandomBatches(rng, 23, 300);
     auto sb1 = RandomBatches(rng, 17, 300);
     std::vector<int64_t> fill = BeladyInitialFill(MakeIdSpans(sb0), capacity);
     for (size_t s = 0; s < fill.size(); ++s) {
-      if (fill[s] != kFreeSlot) cache->Install(static_cast<int32_t>(s), fill[s], DirectRow(fill[s]).data());
+      if (fill[s] != kFreeSlot) cache.Install(static_cast<int32_t>(s), fill[s], DirectRow(fill[s]).data());
     }
     BeladyPlannerOptions planner;
     planner.device = PlannerDevice::kCpu;
     planner.changeset_budget_bytes = 4096;  // spill most changesets
     planner.spill_dir = dir_;
-    auto plan0 = PlanBelady(cache->SlotContents(), MakeIdSpans(sb0), planner);
+    auto plan0 = PlanBelady(cache.SlotContents(), MakeIdSpans(sb0), planner);
     ASSERT_TRUE(plan0.ok()) << plan0.status().ToString();
-    Replay(*cache, sb0, plan0->changesets);
-    EXPECT_EQ(cache->SlotContents(), plan0->final_slots);
-    auto plan1 = PlanBelady(cache->SlotContents(), MakeIdSpans(sb1), planner);
+    Replay(cache, sb0, plan0->changesets);
+    EXPECT_EQ(cache.SlotContents(), plan0->final_slots);
+    auto plan1 = PlanBelady(cache.SlotContents(), MakeIdSpans(sb1), planner);
     ASSERT_TRUE(plan1.ok()) << plan1.status().ToString();
-    Replay(*cache, sb1, plan1->changesets);
-    EXPECT_EQ(cache->SlotContents(), plan1->final_slots);
+    Replay(cache, sb1, plan1->changesets);
+    EXPECT_EQ(cache.SlotContents(), plan1->final_slots);
   }
 }
 
@@ -137,62 +143,47 @@ TEST_F(FeatureCacheTest, LruReplayServesTheFileBytes) {
   policy_options.capacity_rows = 150;
   auto policy = MakeCachePolicy(PolicyKind::kLru, policy_options);
   ASSERT_TRUE(policy.ok());
-  FeatureCacheOptions options;
-  options.num_nodes = kNumNodes;
-  options.capacity_rows = 150;
-  options.row_bytes = kRowBytes;
-  auto cache = FeatureCache::Create(options);
-  ASSERT_TRUE(cache.ok());
-  auto changesets = (*policy)->Plan(cache->SlotContents(), MakeIdSpans(batches));
+  FeatureCache cache = MakeCache(150);
+  auto changesets = (*policy)->Plan(cache.SlotContents(), MakeIdSpans(batches));
   ASSERT_TRUE(changesets.ok());
-  EXPECT_GT(Replay(*cache, batches, *changesets), 0);
+  EXPECT_GT(Replay(cache, batches, *changesets), 0);
 }
 
 // A single inserted row lands in its slot with the bytes of its own batch position
 // (Ginex's reference code wrote position -1 here).
 TEST_F(FeatureCacheTest, SingleInsertCopiesTheRightRow) {
   std::vector<std::vector<int64_t>> batches = {{10, 11, 12}, {11, 10, 20}, {20, 10, 11}};
-  FeatureCacheOptions options;
-  options.num_nodes = kNumNodes;
-  options.capacity_rows = 3;
-  options.row_bytes = kRowBytes;
-  auto cache = FeatureCache::Create(options);
-  ASSERT_TRUE(cache.ok());
-  for (int32_t s = 0; s < 3; ++s) cache->Install(s, 10 + s, DirectRow(10 + s).data());
-  auto plan = PlanBelady(cache->SlotContents(), MakeIdSpans(batches));
+  FeatureCache cache = MakeCache(3);
+  for (int32_t s = 0; s < 3; ++s) cache.Install(s, 10 + s, DirectRow(10 + s).data());
+  auto plan = PlanBelady(cache.SlotContents(), MakeIdSpans(batches));
   ASSERT_TRUE(plan.ok());
-  Replay(*cache, batches, plan->changesets);
-  ASSERT_GE(cache->SlotOf(20), 0);
-  EXPECT_EQ(std::memcmp(cache->Row(cache->SlotOf(20)), DirectRow(20).data(), kRowBytes), 0);
+  Replay(cache, batches, plan->changesets);
+  ASSERT_GE(cache.SlotOf(20), 0);
+  EXPECT_EQ(std::memcmp(cache.Row(cache.SlotOf(20)), DirectRow(20).data(), kRowBytes), 0);
 }
 
 TEST_F(FeatureCacheTest, RejectsContradictingChangesets) {
-  FeatureCacheOptions options;
-  options.num_nodes = 100;
-  options.capacity_rows = 2;
-  options.row_bytes = 8;
-  auto cache = FeatureCache::Create(options);
-  ASSERT_TRUE(cache.ok());
+  FeatureCache cache = MakeCache(/*capacity=*/2, /*num_nodes=*/100, /*row_bytes=*/8);
   const int64_t ids[] = {5, 6};
   const char buffer[16] = {};
-  cache->Install(0, 7, buffer);
+  cache.Install(0, 7, buffer);
   Changeset wrong_evict;
   wrong_evict.out_ids = {8};
   wrong_evict.out_slots = {0};
-  EXPECT_THROW(cache->Apply(wrong_evict, ids, 2, buffer), std::logic_error);
+  EXPECT_THROW(cache.Apply(wrong_evict, ids, 2, buffer), std::logic_error);
   Changeset occupied;
   occupied.in_ids = {5};
   occupied.in_positions = {0};
   occupied.in_slots = {0};
-  EXPECT_THROW(cache->Apply(occupied, ids, 2, buffer), std::logic_error);
+  EXPECT_THROW(cache.Apply(occupied, ids, 2, buffer), std::logic_error);
   Changeset wrong_position;
   wrong_position.in_ids = {5};
   wrong_position.in_positions = {1};
   wrong_position.in_slots = {1};
-  EXPECT_THROW(cache->Apply(wrong_position, ids, 2, buffer), std::logic_error);
-  EXPECT_EQ(cache->num_cached(), 1);
-  EXPECT_EQ(cache->SlotOf(7), 0);
-  EXPECT_EQ(cache->SlotOf(5), -1);
+  EXPECT_THROW(cache.Apply(wrong_position, ids, 2, buffer), std::logic_error);
+  EXPECT_EQ(cache.num_cached(), 1);
+  EXPECT_EQ(cache.SlotOf(7), 0);
+  EXPECT_EQ(cache.SlotOf(5), -1);
 }
 
 TEST(FeatureCacheSizingTest, CapacityFromBudgetAndAllocatorHook) {

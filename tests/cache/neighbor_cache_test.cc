@@ -1,60 +1,31 @@
-// NeighborCache and ComputeOutDegrees against brute-force oracles on hand-made graphs.
+// NeighborCache against a brute-force selection oracle on random graphs; its files
+// (save, load, version 1, corrupt or mismatched manifests and tables).
 #include "cache/neighbor_cache.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "cache/degrees.h"
+#include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
+#include "storage/base/json_file.h"
+#include "support/files.h"
 #include "support/graph_writer.h"
-#include "support/test_support.h"
+#include "support/temp_dir.h"
 
 namespace seer {
 namespace {
 
 using seer::testing::MakeTempDir;
-using seer::testing::RandomLists;
-using seer::testing::WriteGraph;
-
-struct Graph {
-  std::vector<std::vector<int64_t>> lists;
-  Dataset dataset;
-  std::vector<int64_t> indptr;
-};
-
-Graph MakeGraph(uint64_t seed, int64_t n, IndexDtype dtype) {
-  auto lists = RandomLists(n, seed);
-  const std::string dir = MakeTempDir("ncache");
-  WriteGraph(dir, lists, {}, dtype);
-  auto dataset = Dataset::Open(dir);
-  EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
-  auto indptr = dataset->LoadIndptr();
-  EXPECT_TRUE(indptr.ok());
-  return Graph{std::move(lists), std::move(*dataset), std::move(*indptr)};
-}
-
-TEST(DegreesTest, OutDegreesMatchBruteForce) {
-  for (IndexDtype dtype : {IndexDtype::kUint32, IndexDtype::kInt64}) {
-    Graph g = MakeGraph(31, 1777, dtype);
-    std::vector<int64_t> want(1777, 0);
-    for (const auto& l : g.lists) for (int64_t u : l) ++want[u];
-    DegreeScanOptions small_chunks;
-    small_chunks.chunk_bytes = 4104;  // not a power of two: entries still never straddle
-    for (const DegreeScanOptions& o : {DegreeScanOptions{}, small_chunks}) {
-      auto got = ComputeOutDegrees(g.dataset, o);
-      ASSERT_TRUE(got.ok()) << got.status().ToString();
-      EXPECT_EQ(*got, want);
-    }
-  }
-}
+using seer::testing::RandomGraph;
+using seer::testing::WriteRandomGraph;
 
 // Oracle: rank by out/in as long double (ties: lower id), take the prefix that fits.
-std::vector<int64_t> OracleSelection(const Graph& g, int64_t budget, int64_t index_bytes) {
+std::vector<int64_t> OracleSelection(const RandomGraph& g, int64_t budget, int64_t index_bytes) {
   const int64_t n = static_cast<int64_t>(g.lists.size());
   std::vector<int64_t> out(n, 0);
   for (const auto& l : g.lists) for (int64_t u : l) ++out[u];
@@ -77,7 +48,7 @@ std::vector<int64_t> OracleSelection(const Graph& g, int64_t budget, int64_t ind
   return chosen;
 }
 
-void ExpectListsMatch(const NeighborCache& cache, const Graph& g) {
+void ExpectListsMatch(const NeighborCache& cache, const RandomGraph& g) {
   for (size_t v = 0; v < g.lists.size(); ++v) {
     const int64_t off = cache.Find(static_cast<int64_t>(v));
     if (off < 0) continue;
@@ -91,7 +62,7 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
   for (IndexDtype dtype : {IndexDtype::kUint32, IndexDtype::kInt64}) {
     const uint64_t seed = 8;
     std::printf("graph seed %llu\n", static_cast<unsigned long long>(seed));
-    Graph g = MakeGraph(seed, 1201, dtype);
+    RandomGraph g = WriteRandomGraph(seed, 1201, dtype);
     const int64_t ib = IndexDtypeBytes(dtype);
     const int64_t table = 16 * ((1201 + 63) / 64);
     EXPECT_EQ(table, NeighborCache::TableBytes(1201));
@@ -123,7 +94,7 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
 }
 
 TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
-  Graph g = MakeGraph(12, 999, IndexDtype::kUint32);
+  RandomGraph g = WriteRandomGraph(12, 999, IndexDtype::kUint32);
   const int64_t budget = NeighborCache::TableBytes(999) + (8 * 999 + g.dataset.manifest().num_edges * 4) / 3;
   auto built = NeighborCache::Build(g.dataset, g.indptr, budget);
   ASSERT_TRUE(built.ok());
@@ -148,19 +119,16 @@ TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
   {
     std::vector<int64_t> direct(999);
     for (int64_t v = 0; v < 999; ++v) direct[static_cast<size_t>(v)] = built->Find(v);
-    FILE* f = std::fopen((dir + "/table.bin").c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    ASSERT_EQ(std::fwrite(direct.data(), 8, direct.size(), f), direct.size());
-    std::fclose(f);
+    auto direct_bytes = [&] {
+      return std::string(reinterpret_cast<const char*>(direct.data()), 8 * direct.size());
+    };
+    ASSERT_TRUE(WriteFileAtomically(dir + "/table.bin", direct_bytes()).ok());
     auto text = testing::ReadFileBytes(dir + "/ncache.json");
     const std::string v2 = "\"version\": 2";
     const size_t at = text.find(v2);
     ASSERT_NE(at, std::string::npos) << text;
     text.replace(at, v2.size(), "\"version\": 1");
-    f = std::fopen((dir + "/ncache.json").c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), f), text.size());
-    std::fclose(f);
+    ASSERT_TRUE(WriteFileAtomically(dir + "/ncache.json", text).ok());
     auto v1 = NeighborCache::Load(dir, g.dataset);
     ASSERT_TRUE(v1.ok()) << v1.status().ToString();
     for (int64_t v = 0; v < 999; ++v) ASSERT_EQ(v1->Find(v), built->Find(v)) << v;
@@ -168,21 +136,55 @@ TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
     ExpectListsMatch(*v1, g);
     // A table whose set bits disagree with the manifest is corrupt.
     direct[0] = direct[0] == -1 ? 0 : -1;
-    f = std::fopen((dir + "/table.bin").c_str(), "wb");
-    ASSERT_EQ(std::fwrite(direct.data(), 8, direct.size(), f), direct.size());
-    std::fclose(f);
+    ASSERT_TRUE(WriteFileAtomically(dir + "/table.bin", direct_bytes()).ok());
     EXPECT_EQ(NeighborCache::Load(dir, g.dataset).status().code(), StatusCode::kCorrupt);
     ASSERT_TRUE(built->Save(dir, true).ok());
   }
 
   // A cache built for another dataset is refused.
-  Graph other = MakeGraph(13, 1000, IndexDtype::kUint32);
+  RandomGraph other = WriteRandomGraph(13, 1000, IndexDtype::kUint32);
   auto wrong = NeighborCache::Load(dir, other.dataset);
   EXPECT_EQ(wrong.status().code(), StatusCode::kCorrupt);
 }
 
+// A wrongly typed or missing ncache.json field is refused with a message naming the file
+// and the field, never read as a default (a "10" is not 10, and not 0 either).
+TEST(NeighborCacheTest, ManifestFieldOfWrongTypeOrMissingIsRefused) {
+  RandomGraph g = WriteRandomGraph(5, 300, IndexDtype::kUint32);
+  auto built = NeighborCache::Build(g.dataset, g.indptr, NeighborCache::TableBytes(300) + 4000);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  const std::string dir = MakeTempDir("ncache_json");
+  ASSERT_TRUE(built->Save(dir, false).ok());
+  const std::string path = dir + "/ncache.json";
+  auto saved = ReadJsonFile(path);
+  ASSERT_TRUE(saved.ok()) << saved.status().ToString();
+  const std::vector<std::pair<std::string, Json>> edits = {
+      {"edges_cached", "10"}, {"num_nodes", 300.0}, {"version", "2"},
+      {"index_dtype", 4},     {"format", nullptr},   {"nodes_cached", Json::array()}};
+  for (const auto& [field, value] : edits) {
+    for (bool remove : {false, true}) {
+      SCOPED_TRACE(field + (remove ? " removed" : " = " + value.dump()));
+      Json edited = *saved;
+      if (remove) {
+        edited.erase(field);
+      } else {
+        edited[field] = value;
+      }
+      ASSERT_TRUE(WriteJsonFileAtomically(path, edited).ok());
+      auto loaded = NeighborCache::Load(dir, g.dataset);
+      ASSERT_FALSE(loaded.ok());
+      EXPECT_EQ(loaded.status().code(), StatusCode::kCorrupt);
+      const std::string& message = loaded.status().message();
+      EXPECT_NE(message.find(path), std::string::npos) << message;
+      EXPECT_NE(message.find("'" + field + "'"), std::string::npos) << message;
+    }
+  }
+  ASSERT_TRUE(WriteJsonFileAtomically(path, *saved).ok());
+  EXPECT_TRUE(NeighborCache::Load(dir, g.dataset).ok());
+}
+
 TEST(NeighborCacheTest, ZeroDisablesAndTooSmallForTheTableIsAnError) {
-  Graph g = MakeGraph(3, 300, IndexDtype::kUint32);
+  RandomGraph g = WriteRandomGraph(3, 300, IndexDtype::kUint32);
   auto off = NeighborCache::Build(g.dataset, g.indptr, 0);
   ASSERT_TRUE(off.ok());
   EXPECT_FALSE(off->enabled());

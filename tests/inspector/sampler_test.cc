@@ -1,52 +1,20 @@
-// Sampler, superbatch driver: uniformity, boundaries, structure against the graph,
-// determinism, I/O accounting and fault handling.
+// NeighborSampler: uniformity, boundaries, structure against the graph, I/O per
+// high-degree node, corrupt neighbor ids; fan-out parsing.
 #include "inspector/sampler.h"
 
-#include <errno.h>
-
 #include <algorithm>
-#include <atomic>
+#include <cstdio>
 #include <map>
 #include <set>
-#include <unordered_map>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
-#include "inspector/superbatch_driver.h"
-#include "inspector/trace_store.h"
-#include "support/graph_writer.h"
+#include "opened_graph.h"
 
 namespace seer {
 namespace {
-
-using seer::testing::MakeTempDir;
-using seer::testing::RandomLists;
-using seer::testing::WriteGraph;
-
-struct Opened {
-  Dataset dataset;
-  std::unique_ptr<Topology> topology;
-};
-
-Opened OpenGraph(const std::string& dir, int64_t ncache_budget = 0,
-                 std::shared_ptr<FaultInjector> faults = nullptr) {
-  auto dataset = Dataset::Open(dir);
-  EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
-  TopologyOptions options;
-  options.ncache_budget_bytes = ncache_budget;
-  options.reader.quiet = true;
-  options.reader.faults = std::move(faults);
-  auto topology = Topology::Open(*dataset, options);
-  EXPECT_TRUE(topology.ok()) << topology.status().ToString();
-  return Opened{std::move(*dataset), std::move(*topology)};
-}
-
-// Star: node 0's in-neighbors are 1..degree (position p holds node p+1).
-std::vector<std::vector<int64_t>> Star(int64_t degree) {
-  std::vector<std::vector<int64_t>> lists(static_cast<size_t>(degree) + 1);
-  for (int64_t u = 1; u <= degree; ++u) lists[0].push_back(u);
-  return lists;
-}
 
 // Pearson chi-square of counts against equal expectations.
 double ChiSquare(const std::vector<int64_t>& counts, double expected) {
@@ -59,9 +27,7 @@ TEST(SamplerTest, EachNeighborPickedWithProbabilityFanoutOverDegree) {
   // Degree 37, fan-out 10, 3000 batches (one RNG stream each, seed 7): each neighbor
   // should be picked 3000*10/37 times. Chi-square, 36 degrees of freedom, significance
   // level p = 0.001: critical value 67.985. Deterministic: fixed seed and streams.
-  const std::string dir = MakeTempDir("uniform");
-  WriteGraph(dir, Star(37), {0});
-  Opened g = OpenGraph(dir);
+  auto g = testing::WriteAndOpenGraph("uniform", testing::Star(37), {0});
   NeighborSampler sampler(g.topology->view(), SamplerOptions{{10}, 7});
   const int64_t trials = 3000;
   std::vector<int64_t> counts(37, 0);
@@ -92,9 +58,7 @@ TEST(SamplerTest, FloydPositionsAreUniformOverManyStreams) {
 }
 
 TEST(SamplerTest, FanoutOneReachesEveryNeighborIncludingTheLast) {
-  const std::string dir = MakeTempDir("fanout1");
-  WriteGraph(dir, Star(37), {0});
-  Opened g = OpenGraph(dir);
+  auto g = testing::WriteAndOpenGraph("fanout1", testing::Star(37), {0});
   NeighborSampler sampler(g.topology->view(), SamplerOptions{{1}, 3});
   std::vector<int64_t> counts(37, 0);
   const int64_t seed_node = 0;
@@ -149,9 +113,7 @@ TEST(SamplerTest, DegreeAtMostFanoutTakesAllNeighbors) {
   std::vector<std::vector<int64_t>> lists(20);
   for (int64_t u = 3; u < 10; ++u) lists[0].push_back(u);
   for (int64_t u = 10; u < 20; ++u) lists[1].push_back(u);
-  const std::string dir = MakeTempDir("takeall");
-  WriteGraph(dir, lists, {0, 1, 2});
-  Opened g = OpenGraph(dir);
+  auto g = testing::WriteAndOpenGraph("takeall", lists, {0, 1, 2});
   NeighborSampler sampler(g.topology->view(), SamplerOptions{{10}, 1});
   const std::vector<int64_t> seeds{0, 1, 2};
   BatchTrace trace;
@@ -166,9 +128,7 @@ TEST(SamplerTest, DegreeAtMostFanoutTakesAllNeighbors) {
 }
 
 TEST(SamplerTest, LargeDegreeNodeCostsAtMostFanoutReads) {
-  const std::string dir = MakeTempDir("bigdeg");
-  WriteGraph(dir, Star(50000), {0});
-  Opened g = OpenGraph(dir);
+  auto g = testing::WriteAndOpenGraph("bigdeg", testing::Star(50000), {0});
   NeighborSampler sampler(g.topology->view(), SamplerOptions{{10}, 9});
   const int64_t seed_node = 0;
   for (int64_t t = 0; t < 20; ++t) {
@@ -232,10 +192,10 @@ TEST(SamplerTest, TraceMatchesTheGraph) {
   for (IndexDtype dtype : {IndexDtype::kUint32, IndexDtype::kInt64}) {
     const uint64_t seed = 21;
     std::printf("graph seed %llu\n", static_cast<unsigned long long>(seed));
-    const auto lists = RandomLists(3001, seed);
-    const std::string dir = MakeTempDir("structure");
-    WriteGraph(dir, lists, {}, dtype);
-    Opened g = OpenGraph(dir);
+    const auto lists = testing::RandomLists(3001, seed);
+    const std::string dir = testing::MakeTempDir("structure");
+    testing::WriteGraph(dir, lists, {}, dtype);
+    auto g = testing::OpenGraph(dir);
     const std::vector<int> fanouts{5, 3, 2};
     NeighborSampler sampler(g.topology->view(), SamplerOptions{fanouts, 4});
     std::vector<int64_t> seeds{3000, 0, 17, 2999, 5, 1234, 42};
@@ -249,9 +209,7 @@ TEST(SamplerTest, TraceMatchesTheGraph) {
 
 TEST(SamplerTest, EmptyBatchAndIsolatedSeeds) {
   std::vector<std::vector<int64_t>> lists(4);
-  const std::string dir = MakeTempDir("empty");
-  WriteGraph(dir, lists, {0, 1});
-  Opened g = OpenGraph(dir);
+  auto g = testing::WriteAndOpenGraph("empty", lists, {0, 1});
   NeighborSampler sampler(g.topology->view(), SamplerOptions{{10, 10}, 1});
   BatchTrace trace;
   ASSERT_TRUE(sampler.SampleBatch(nullptr, 0, 0, 0, &trace, nullptr).ok());
@@ -264,199 +222,17 @@ TEST(SamplerTest, EmptyBatchAndIsolatedSeeds) {
   EXPECT_EQ(trace.blocks[0].row_ptr, (std::vector<int64_t>{0, 0, 0}));
 }
 
-// ---- Superbatch driver ----------------------------------------------------------------
-
-bool SameTraces(const std::vector<SuperbatchTrace>& a, const std::vector<SuperbatchTrace>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].epoch != b[i].epoch || a[i].superbatch_index != b[i].superbatch_index ||
-        !(a[i].batches == b[i].batches) || SerializeTrace(a[i]) != SerializeTrace(b[i])) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::vector<SuperbatchTrace> SampleAll(const TopologyView& view, const std::vector<int64_t>& seeds,
-                                       int threads, int64_t epochs, SuperbatchStats* last = nullptr) {
-  SuperbatchOptions options;
-  options.batch_size = 37;
-  options.superbatch_size = 4;
-  options.num_threads = threads;
-  options.sampler = SamplerOptions{{6, 4, 3}, 99};
-  auto sampler = SuperbatchSampler::Create(view, seeds, options);
-  EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
-  std::vector<SuperbatchTrace> out;
-  for (int64_t e = 0; e < epochs; ++e) {
-    for (int64_t k = 0; k < sampler->num_superbatches(); ++k) {
-      auto trace = sampler->Sample(e, k, last);
-      EXPECT_TRUE(trace.ok()) << trace.status().ToString();
-      out.push_back(std::move(*trace));
-    }
-  }
-  return out;
-}
-
-TEST(SuperbatchSamplerTest, CutsEveryEpochIntoBatchesWithoutDroppingAny) {
-  const auto lists = RandomLists(2000, 5);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);  // 667 seeds
-  const std::string dir = MakeTempDir("cut");
-  WriteGraph(dir, lists, seeds);
-  Opened g = OpenGraph(dir);
-  SuperbatchOptions options;
-  options.batch_size = 100;
-  options.superbatch_size = 3;
-  auto sampler = SuperbatchSampler::Create(g.topology->view(), seeds, options);
-  ASSERT_TRUE(sampler.ok());
-  EXPECT_EQ(sampler->num_batches(), 7);
-  EXPECT_EQ(sampler->num_superbatches(), 3);
-  EXPECT_EQ(sampler->num_batches_in(2), 1);
-  std::vector<int64_t> first_epoch;
-  for (int64_t e = 0; e < 2; ++e) {
-    std::vector<int64_t> seen;
-    int64_t batch = 0;
-    for (int64_t k = 0; k < 3; ++k) {
-      SuperbatchStats stats;
-      auto trace = sampler->Sample(e, k, &stats);
-      ASSERT_TRUE(trace.ok());
-      EXPECT_EQ(trace->superbatch_index, k);
-      EXPECT_EQ(static_cast<int64_t>(trace->batches.size()), sampler->num_batches_in(k));
-      EXPECT_EQ(stats.sample.batches, sampler->num_batches_in(k));
-      std::set<int64_t> unique;
-      for (const BatchTrace& b : trace->batches) {
-        EXPECT_EQ(b.batch_index, batch++);
-        EXPECT_EQ(b.num_seeds, b.batch_index == 6 ? 67 : 100);
-        seen.insert(seen.end(), b.node_ids.begin(), b.node_ids.begin() + b.num_seeds);
-        unique.insert(b.node_ids.begin(), b.node_ids.end());
-      }
-      EXPECT_EQ(stats.unique_nodes, static_cast<int64_t>(unique.size()));
-    }
-    EXPECT_EQ(seen, sampler->EpochOrder(e));
-    std::vector<int64_t> sorted = seen;
-    std::sort(sorted.begin(), sorted.end());
-    EXPECT_EQ(sorted, seeds);  // every seed exactly once
-    if (e == 0) first_epoch = seen;
-    else EXPECT_NE(seen, first_epoch);  // reshuffled
-  }
-}
-
-TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndSpill) {
-  const uint64_t graph_seed = 77;
-  std::printf("graph seed %llu\n", static_cast<unsigned long long>(graph_seed));
-  const auto lists = RandomLists(2500, graph_seed);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 1; v < 2500; v += 4) seeds.push_back(v);
-  const std::string dir = MakeTempDir("determinism");
-  WriteGraph(dir, lists, seeds);
-  int64_t num_edges = 0;
-  for (const auto& l : lists) num_edges += static_cast<int64_t>(l.size());
-  const int64_t table = 8 * 2500;
-
-  Opened plain = OpenGraph(dir);
-  const auto reference = SampleAll(plain.topology->view(), seeds, 1, 2);
-  ASSERT_EQ(reference.size(), 2u * 5);
-  for (int threads : {2, 8}) {
-    EXPECT_TRUE(SameTraces(SampleAll(plain.topology->view(), seeds, threads, 2), reference)) << threads;
-  }
-  for (int64_t budget : {table + num_edges, table + num_edges * 4}) {  // partial, full
-    Opened cached = OpenGraph(dir, budget);
-    ASSERT_TRUE(cached.topology->ncache().enabled());
-    SuperbatchStats stats;
-    const auto traces = SampleAll(cached.topology->view(), seeds, 8, 2, &stats);
-    EXPECT_TRUE(SameTraces(traces, reference)) << budget;
-    EXPECT_GT(stats.sample.ncache_hits, 0);
-    if (budget == table + num_edges * 4) {
-      EXPECT_EQ(stats.sample.ncache_hits, stats.sample.neighbor_lookups);
-      EXPECT_EQ(stats.sample.reads.device_reads, 0);  // cache hits need no I/O
-    } else {
-      EXPECT_LT(stats.sample.ncache_hits, stats.sample.neighbor_lookups);
-    }
-  }
-  // RAM vs spilled: a zero budget spills everything, a large one nothing.
-  for (int64_t trace_budget : {int64_t{0}, int64_t{1} << 30}) {
-    TraceStore store(trace_budget, MakeTempDir("spill"));
-    for (const SuperbatchTrace& t : reference) ASSERT_TRUE(store.Push(t).ok());
-    EXPECT_EQ(store.stats().spilled, trace_budget == 0 ? 10 : 0);
-    for (const SuperbatchTrace& t : reference) {
-      auto back = store.Pop();
-      ASSERT_TRUE(back.ok()) << back.status().ToString();
-      EXPECT_EQ(SerializeTrace(*back), SerializeTrace(t));
-    }
-  }
-}
-
-TEST(SuperbatchSamplerTest, RejectsBadSeedsAndOptions) {
-  const std::string dir = MakeTempDir("bad");
-  WriteGraph(dir, Star(3), {0});
-  Opened g = OpenGraph(dir);
-  EXPECT_EQ(SuperbatchSampler::Create(g.topology->view(), {0, 4}, {}).status().code(),
-            StatusCode::kInvalidArgument);
-  EXPECT_EQ(SuperbatchSampler::Create(g.topology->view(), {1, 1}, {}).status().code(),
-            StatusCode::kInvalidArgument);
-  SuperbatchOptions zero_batch;
-  zero_batch.batch_size = 0;
-  EXPECT_FALSE(SuperbatchSampler::Create(g.topology->view(), {0}, zero_batch).ok());
-  SuperbatchOptions bad_fanout;
-  bad_fanout.sampler.fanouts = {10, 0};
-  EXPECT_FALSE(SuperbatchSampler::Create(g.topology->view(), {0}, bad_fanout).ok());
+TEST(SamplerTest, ParsesFanouts) {
   EXPECT_FALSE(ParseFanouts("10,,3").ok());
   EXPECT_FALSE(ParseFanouts("10,x").ok());
   ASSERT_TRUE(ParseFanouts("25,-1,3").ok());
   EXPECT_EQ(*ParseFanouts("25,-1,3"), (std::vector<int>{25, -1, 3}));
 }
 
-// ---- Faults ---------------------------------------------------------------------------
-
-class FailNthRead : public FaultInjector {
- public:
-  explicit FailNthRead(int64_t n) : n_(n) {}
-  int FilterResult(int64_t offset_bytes, int64_t, int result) override {
-    if (count_.fetch_add(1) == n_) {
-      failed_offset_ = offset_bytes;
-      return -EIO;
-    }
-    return result;
-  }
-  std::atomic<int64_t> failed_offset_{-1};
-
- private:
-  const int64_t n_;
-  std::atomic<int64_t> count_{0};
-};
-
-TEST(SuperbatchSamplerTest, ReadErrorSurfacesWithPathAndOffsetAndStopsCleanly) {
-  const auto lists = RandomLists(3000, 13);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 0; v < 3000; v += 2) seeds.push_back(v);
-  const std::string dir = MakeTempDir("fault");
-  WriteGraph(dir, lists, seeds);
-  auto faults = std::make_shared<FailNthRead>(40);
-  Opened g = OpenGraph(dir, 0, faults);
-  SuperbatchOptions options;
-  options.batch_size = 50;
-  options.superbatch_size = 8;
-  options.num_threads = 4;
-  auto sampler = SuperbatchSampler::Create(g.topology->view(), seeds, options);
-  ASSERT_TRUE(sampler.ok());
-  auto trace = sampler->Sample(0, 0);
-  ASSERT_FALSE(trace.ok());  // no partial trace handed out
-  EXPECT_EQ(trace.status().code(), StatusCode::kIoError);
-  EXPECT_EQ(trace.status().sys_errno(), EIO);
-  const std::string msg = trace.status().message();
-  EXPECT_NE(msg.find(dir + "/indices.bin"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(std::to_string(faults->failed_offset_.load())), std::string::npos) << msg;
-  // The sampler is still usable: the next superbatch (no more faults) succeeds.
-  auto next = sampler->Sample(0, 1);
-  EXPECT_TRUE(next.ok()) << next.status().ToString();
-}
-
-TEST(SuperbatchSamplerTest, CorruptNeighborIdIsReportedWithOffset) {
-  std::vector<std::vector<int64_t>> lists = Star(5);
+TEST(SamplerTest, CorruptNeighborIdIsReportedWithOffset) {
+  std::vector<std::vector<int64_t>> lists = testing::Star(5);
   lists[0][3] = 1000;  // out of range
-  const std::string dir = MakeTempDir("corrupt");
-  WriteGraph(dir, lists, {0});
-  Opened g = OpenGraph(dir);
+  auto g = testing::WriteAndOpenGraph("corrupt", lists, {0});
   NeighborSampler sampler(g.topology->view(), SamplerOptions{{-1}, 0});
   const int64_t seed_node = 0;
   BatchTrace trace;

@@ -1,12 +1,12 @@
-// Small hand-made datasets for the inspector and neighbor-cache tests, written with
+// Small hand-made datasets for the cache, inspector and executor tests, written with
 // DatasetWriter (storage/dataset/dataset.h). `in_lists[v]` = the in-neighbors of v (CSC).
+// Failures to write or open fail the calling test (gtest assertions).
 #pragma once
-
-#include <stdlib.h>
 
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -72,6 +72,31 @@ inline std::vector<std::vector<int64_t>> RandomLists(int64_t n, uint64_t seed) {
     for (int64_t i = 0; i < degree; ++i) lists[v].push_back(static_cast<int64_t>(rng() % n));
   }
   return lists;
+}
+
+// Opens a dataset the test wrote; a failure fails the test (and throws, ending it).
+inline Dataset OpenWrittenDataset(const std::string& dir) {
+  auto dataset = Dataset::Open(dir);
+  EXPECT_TRUE(dataset.ok()) << dataset.status().ToString();
+  return std::move(dataset).value();
+}
+
+// A RandomLists graph (no train split) written to a fresh temporary directory and
+// opened, with its indptr: the input of the degree and neighbor-cache oracles.
+struct RandomGraph {
+  std::vector<std::vector<int64_t>> lists;
+  Dataset dataset;
+  std::vector<int64_t> indptr;
+};
+
+inline RandomGraph WriteRandomGraph(uint64_t seed, int64_t num_nodes, IndexDtype dtype) {
+  auto lists = RandomLists(num_nodes, seed);
+  const std::string dir = MakeTempDir("graph");
+  WriteGraph(dir, lists, {}, dtype);
+  Dataset dataset = OpenWrittenDataset(dir);
+  auto indptr = dataset.LoadIndptr();
+  EXPECT_TRUE(indptr.ok()) << indptr.status().ToString();
+  return RandomGraph{std::move(lists), std::move(dataset), std::move(indptr).value()};
 }
 
 }  // namespace seer::testing

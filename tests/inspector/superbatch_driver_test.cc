@@ -1,0 +1,202 @@
+// SuperbatchSampler (superbatch_driver.h): cutting epochs into batches, identical traces
+// across thread counts, neighbor cache and spilling, option checks, and read errors that
+// surface with path and offset and leave the sampler usable.
+#include "inspector/superbatch_driver.h"
+
+#include <errno.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "inspector/trace_store.h"
+#include "opened_graph.h"
+
+namespace seer {
+namespace {
+
+bool SameTraces(const std::vector<SuperbatchTrace>& a, const std::vector<SuperbatchTrace>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].epoch != b[i].epoch || a[i].superbatch_index != b[i].superbatch_index ||
+        !(a[i].batches == b[i].batches) || SerializeTrace(a[i]) != SerializeTrace(b[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<SuperbatchTrace> SampleAll(const TopologyView& view, const std::vector<int64_t>& seeds,
+                                       int threads, int64_t epochs, SuperbatchStats* last = nullptr) {
+  SuperbatchOptions options;
+  options.batch_size = 37;
+  options.superbatch_size = 4;
+  options.num_threads = threads;
+  options.sampler = SamplerOptions{{6, 4, 3}, 99};
+  auto sampler = SuperbatchSampler::Create(view, seeds, options);
+  EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
+  std::vector<SuperbatchTrace> out;
+  for (int64_t e = 0; e < epochs; ++e) {
+    for (int64_t k = 0; k < sampler->num_superbatches(); ++k) {
+      auto trace = sampler->Sample(e, k, last);
+      EXPECT_TRUE(trace.ok()) << trace.status().ToString();
+      out.push_back(std::move(*trace));
+    }
+  }
+  return out;
+}
+
+TEST(SuperbatchSamplerTest, CutsEveryEpochIntoBatchesWithoutDroppingAny) {
+  const auto lists = testing::RandomLists(2000, 5);
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);  // 667 seeds
+  auto g = testing::WriteAndOpenGraph("cut", lists, seeds);
+  SuperbatchOptions options;
+  options.batch_size = 100;
+  options.superbatch_size = 3;
+  auto sampler = SuperbatchSampler::Create(g.topology->view(), seeds, options);
+  ASSERT_TRUE(sampler.ok());
+  EXPECT_EQ(sampler->num_batches(), 7);
+  EXPECT_EQ(sampler->num_superbatches(), 3);
+  EXPECT_EQ(sampler->num_batches_in(2), 1);
+  std::vector<int64_t> first_epoch;
+  for (int64_t e = 0; e < 2; ++e) {
+    std::vector<int64_t> seen;
+    int64_t batch = 0;
+    for (int64_t k = 0; k < 3; ++k) {
+      SuperbatchStats stats;
+      auto trace = sampler->Sample(e, k, &stats);
+      ASSERT_TRUE(trace.ok());
+      EXPECT_EQ(trace->superbatch_index, k);
+      EXPECT_EQ(static_cast<int64_t>(trace->batches.size()), sampler->num_batches_in(k));
+      EXPECT_EQ(stats.sample.batches, sampler->num_batches_in(k));
+      std::set<int64_t> unique;
+      for (const BatchTrace& b : trace->batches) {
+        EXPECT_EQ(b.batch_index, batch++);
+        EXPECT_EQ(b.num_seeds, b.batch_index == 6 ? 67 : 100);
+        seen.insert(seen.end(), b.node_ids.begin(), b.node_ids.begin() + b.num_seeds);
+        unique.insert(b.node_ids.begin(), b.node_ids.end());
+      }
+      EXPECT_EQ(stats.unique_nodes, static_cast<int64_t>(unique.size()));
+    }
+    EXPECT_EQ(seen, sampler->EpochOrder(e));
+    std::vector<int64_t> sorted = seen;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, seeds);  // every seed exactly once
+    if (e == 0) first_epoch = seen;
+    else EXPECT_NE(seen, first_epoch);  // reshuffled
+  }
+}
+
+TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndSpill) {
+  const uint64_t graph_seed = 77;
+  std::printf("graph seed %llu\n", static_cast<unsigned long long>(graph_seed));
+  const auto lists = testing::RandomLists(2500, graph_seed);
+  std::vector<int64_t> seeds;
+  for (int64_t v = 1; v < 2500; v += 4) seeds.push_back(v);
+  const std::string dir = testing::MakeTempDir("determinism");
+  testing::WriteGraph(dir, lists, seeds);
+  int64_t num_edges = 0;
+  for (const auto& l : lists) num_edges += static_cast<int64_t>(l.size());
+  const int64_t table = 8 * 2500;
+
+  auto plain = testing::OpenGraph(dir);
+  const auto reference = SampleAll(plain.topology->view(), seeds, 1, 2);
+  ASSERT_EQ(reference.size(), 2u * 5);
+  for (int threads : {2, 8}) {
+    EXPECT_TRUE(SameTraces(SampleAll(plain.topology->view(), seeds, threads, 2), reference)) << threads;
+  }
+  for (int64_t budget : {table + num_edges, table + num_edges * 4}) {  // partial, full
+    auto cached = testing::OpenGraph(dir, budget);
+    ASSERT_TRUE(cached.topology->ncache().enabled());
+    SuperbatchStats stats;
+    const auto traces = SampleAll(cached.topology->view(), seeds, 8, 2, &stats);
+    EXPECT_TRUE(SameTraces(traces, reference)) << budget;
+    EXPECT_GT(stats.sample.ncache_hits, 0);
+    if (budget == table + num_edges * 4) {
+      EXPECT_EQ(stats.sample.ncache_hits, stats.sample.neighbor_lookups);
+      EXPECT_EQ(stats.sample.reads.device_reads, 0);  // cache hits need no I/O
+    } else {
+      EXPECT_LT(stats.sample.ncache_hits, stats.sample.neighbor_lookups);
+    }
+  }
+  // RAM vs spilled: a zero budget spills everything, a large one nothing.
+  for (int64_t trace_budget : {int64_t{0}, int64_t{1} << 30}) {
+    TraceStore store(trace_budget, testing::MakeTempDir("spill"));
+    for (const SuperbatchTrace& t : reference) ASSERT_TRUE(store.Push(t).ok());
+    EXPECT_EQ(store.stats().spilled, trace_budget == 0 ? 10 : 0);
+    for (const SuperbatchTrace& t : reference) {
+      auto back = store.Pop();
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      EXPECT_EQ(SerializeTrace(*back), SerializeTrace(t));
+    }
+  }
+}
+
+TEST(SuperbatchSamplerTest, RejectsBadSeedsAndOptions) {
+  auto g = testing::WriteAndOpenGraph("bad", testing::Star(3), {0});
+  EXPECT_EQ(SuperbatchSampler::Create(g.topology->view(), {0, 4}, {}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(SuperbatchSampler::Create(g.topology->view(), {1, 1}, {}).status().code(),
+            StatusCode::kInvalidArgument);
+  SuperbatchOptions zero_batch;
+  zero_batch.batch_size = 0;
+  EXPECT_FALSE(SuperbatchSampler::Create(g.topology->view(), {0}, zero_batch).ok());
+  SuperbatchOptions bad_fanout;
+  bad_fanout.sampler.fanouts = {10, 0};
+  EXPECT_FALSE(SuperbatchSampler::Create(g.topology->view(), {0}, bad_fanout).ok());
+}
+
+// ---- Faults ---------------------------------------------------------------------------
+
+class FailNthRead : public FaultInjector {
+ public:
+  explicit FailNthRead(int64_t n) : n_(n) {}
+  int FilterResult(int64_t offset_bytes, int64_t, int result) override {
+    if (count_.fetch_add(1) == n_) {
+      failed_offset_ = offset_bytes;
+      return -EIO;
+    }
+    return result;
+  }
+  std::atomic<int64_t> failed_offset_{-1};
+
+ private:
+  const int64_t n_;
+  std::atomic<int64_t> count_{0};
+};
+
+TEST(SuperbatchSamplerTest, ReadErrorSurfacesWithPathAndOffsetAndStopsCleanly) {
+  const auto lists = testing::RandomLists(3000, 13);
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 3000; v += 2) seeds.push_back(v);
+  const std::string dir = testing::MakeTempDir("fault");
+  testing::WriteGraph(dir, lists, seeds);
+  auto faults = std::make_shared<FailNthRead>(40);
+  auto g = testing::OpenGraph(dir, 0, faults);
+  SuperbatchOptions options;
+  options.batch_size = 50;
+  options.superbatch_size = 8;
+  options.num_threads = 4;
+  auto sampler = SuperbatchSampler::Create(g.topology->view(), seeds, options);
+  ASSERT_TRUE(sampler.ok());
+  auto trace = sampler->Sample(0, 0);
+  ASSERT_FALSE(trace.ok());  // no partial trace handed out
+  EXPECT_EQ(trace.status().code(), StatusCode::kIoError);
+  EXPECT_EQ(trace.status().sys_errno(), EIO);
+  const std::string msg = trace.status().message();
+  EXPECT_NE(msg.find(dir + "/indices.bin"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(std::to_string(faults->failed_offset_.load())), std::string::npos) << msg;
+  // The sampler is still usable: the next superbatch (no more faults) succeeds.
+  auto next = sampler->Sample(0, 1);
+  EXPECT_TRUE(next.ok()) << next.status().ToString();
+}
+
+}  // namespace
+}  // namespace seer
