@@ -19,8 +19,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +30,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "bench_report.h"
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
@@ -124,10 +127,12 @@ Result<Point> RunPoint(const std::string& path, const DirectReaderOptions& optio
   return p;
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{"Random 4 KiB O_DIRECT reads/s: io_uring queue depths vs pread thread pools"};
+// ---- configuration ------------------------------------------------------------------
+
+struct BenchConfig {
   std::string path = "seer_direct_reader_bench.bin";
   std::string size_text = "8G";
+  int64_t size_bytes = 0;  // size_text, rounded down to 4 KiB
   double seconds = 10;
   std::string qd_text = "1,16,64,256";
   std::string threads_text = "1,4,16,64";
@@ -136,41 +141,69 @@ int Main(int argc, char** argv) {
   int repeats = 1;
   int batch = 4096;
   std::string json_path;
-  app.add_option("--file", path, "bench file (created once, reused)")->capture_default_str();
-  app.add_option("--size", size_text, "file size (e.g. 8G)")->capture_default_str();
-  app.add_option("--seconds", seconds, "seconds per point")->capture_default_str();
-  app.add_option("--qd", qd_text, "io_uring queue depths")->capture_default_str();
-  app.add_option("--threads", threads_text, "pread pool sizes")->capture_default_str();
-  app.add_option("--rings", rings_text,
+};
+
+// One reader configuration of the sweep.
+struct ReaderConfig {
+  std::string backend;
+  int queue_depth = 0;
+  int threads = 0;
+  int rings = 0;
+  bool submit_per_read = false;
+};
+
+// Parses the flags; returns the exit code when the bench should not run.
+std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
+  CLI::App app{"Random 4 KiB O_DIRECT reads/s: io_uring queue depths vs pread thread pools"};
+  app.add_option("--file", c->path, "bench file (created once, reused)")->capture_default_str();
+  app.add_option("--size", c->size_text, "file size (e.g. 8G)")->capture_default_str();
+  app.add_option("--seconds", c->seconds, "seconds per point")->capture_default_str();
+  app.add_option("--qd", c->qd_text, "io_uring queue depths")->capture_default_str();
+  app.add_option("--threads", c->threads_text, "pread pool sizes")->capture_default_str();
+  app.add_option("--rings", c->rings_text,
                  "io_uring ring counts per queue depth (0 = the reader's auto choice)")
       ->capture_default_str();
-  app.add_option("--submit-per-read", submit_text,
+  app.add_option("--submit-per-read", c->submit_text,
                  "io_uring: values of DirectReaderOptions::submit_per_read to run (0, 1 or 0,1)")
       ->capture_default_str();
-  app.add_option("--repeats", repeats,
+  app.add_option("--repeats", c->repeats,
                  "run the whole set this many times, interleaved; the table shows medians")
       ->capture_default_str();
-  app.add_option("--batch", batch, "requests per ReadBatch call")->capture_default_str();
-  app.add_option("--json", json_path, "write results as JSON here (empty = no JSON)")
+  app.add_option("--batch", c->batch, "requests per ReadBatch call")->capture_default_str();
+  app.add_option("--json", c->json_path, "write results as JSON here (empty = no JSON)")
       ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> exit_code = bench::ParseCommandLine(app, argc, argv)) return exit_code;
+  c->repeats = std::max(1, c->repeats);
+  return std::nullopt;
+}
 
-  auto size = ParseBytes(size_text);
-  if (!size.ok()) {
-    fmt::print(stderr, "direct_reader_bench: {}\n", size.status().ToString());
-    return 1;
+Status CheckSizes(BenchConfig* c) {
+  SEER_ASSIGN_OR_RETURN(const int64_t size, ParseBytes(c->size_text));
+  c->size_bytes = AlignDown(size, 4096);
+  if (c->size_bytes < 4096 || c->batch < 1) {
+    return InvalidArgument("--size must be >= 4K and --batch >= 1");
   }
-  const int64_t size_bytes = AlignDown(*size, 4096);
-  if (size_bytes < 4096 || batch < 1) {
-    fmt::print(stderr, "direct_reader_bench: --size must be >= 4K and --batch >= 1\n");
-    return 1;
-  }
-  Status st = EnsureFile(path, size_bytes);
-  if (!st.ok()) {
-    fmt::print(stderr, "direct_reader_bench: {}\n", st.ToString());
-    return 1;
-  }
+  return Status::Ok();
+}
 
+// Every pread pool size, then every io_uring (queue depth x rings x submit mode).
+std::vector<ReaderConfig> ExpandConfigs(const BenchConfig& c) {
+  std::vector<ReaderConfig> configs;
+  for (int threads : ParseList(c.threads_text)) configs.push_back({"pread", 0, threads, 0});
+  for (int qd : ParseList(c.qd_text)) {
+    for (int rings : ParseList(c.rings_text)) {
+      for (int submit : ParseList(c.submit_text)) {
+        configs.push_back({"uring", qd, 0, rings, submit != 0});
+      }
+    }
+  }
+  return configs;
+}
+
+// ---- setup ----------------------------------------------------------------------------
+
+// The reasons not to trust the numbers; also prints the file's reader setup.
+std::vector<std::string> CheckEnvironment(const BenchConfig& c) {
   std::vector<std::string> warnings;
 #ifndef NDEBUG
   warnings.push_back("built without NDEBUG (Debug build): numbers are not representative");
@@ -184,151 +217,172 @@ int Main(int argc, char** argv) {
         load[0], cpus));
   }
   struct statfs fs;
-  if (statfs(path.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
+  if (statfs(c.path.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC) {
     warnings.push_back("the file is on tmpfs: this measures memory, not a device");
   }
-  {
-    DirectReaderOptions probe_options;
-    probe_options.quiet = true;
-    auto probe = OpenDirectReader(path, probe_options);
-    if (probe.ok() && !(*probe)->direct()) {
-      warnings.push_back("O_DIRECT refused: reads may be served by the page cache");
-    }
-    if (probe.ok() && (*probe)->mode() != IoMode::kUring) {
-      warnings.push_back("io_uring unavailable: the uring rows run on the pread pool");
-    }
-    if (probe.ok()) {
-      fmt::print("file {} size {} alignment {} direct {} hardware threads {}\n", path,
-                 FormatBytes(size_bytes), (*probe)->alignment_bytes(), (*probe)->direct(),
-                 std::thread::hardware_concurrency());
-    }
+  DirectReaderOptions probe_options;
+  probe_options.quiet = true;
+  auto probe = OpenDirectReader(c.path, probe_options);
+  if (probe.ok() && !(*probe)->direct()) {
+    warnings.push_back("O_DIRECT refused: reads may be served by the page cache");
   }
-  fmt::print("seconds/point {} batch {} requests of 4096 B at random 4 KiB-aligned offsets\n",
-             seconds, batch);
-  for (const std::string& w : warnings) fmt::print("WARNING: {}\n", w);
-  std::fflush(stdout);
+  if (probe.ok() && (*probe)->mode() != IoMode::kUring) {
+    warnings.push_back("io_uring unavailable: the uring rows run on the pread pool");
+  }
+  if (probe.ok()) {
+    fmt::print("file {} size {} alignment {} direct {} hardware threads {}\n", c.path,
+               FormatBytes(c.size_bytes), (*probe)->alignment_bytes(), (*probe)->direct(),
+               std::thread::hardware_concurrency());
+  }
+  return warnings;
+}
 
-  // Every configuration runs once per repeat, repeats interleaved (A B C A B C), so a
-  // neighbour's load drifting over the run hits all configurations alike.
-  struct Config {
-    std::string backend;
-    int queue_depth = 0;
-    int threads = 0;
-    int rings = 0;
-    bool submit_per_read = false;
-  };
-  std::vector<Config> configs;
-  for (int threads : ParseList(threads_text)) configs.push_back({"pread", 0, threads, 0});
-  for (int qd : ParseList(qd_text)) {
-    for (int rings : ParseList(rings_text)) {
-      for (int submit : ParseList(submit_text)) {
-        configs.push_back({"uring", qd, 0, rings, submit != 0});
-      }
-    }
+// ---- measurement ----------------------------------------------------------------------
+
+DirectReaderOptions ReaderOptionsFor(const ReaderConfig& config) {
+  DirectReaderOptions options;
+  options.quiet = true;
+  if (config.backend == "pread") {
+    options.mode = IoMode::kPread;
+    options.pread_threads = config.threads;
+  } else {
+    options.mode = IoMode::kUring;
+    options.queue_depth = config.queue_depth;
+    options.rings = config.rings;
+    options.submit_per_read = config.submit_per_read;
   }
+  return options;
+}
+
+// Every configuration runs once per repeat, repeats interleaved (A B C A B C), so a
+// neighbour's load drifting over the run hits all configurations alike. Returns the
+// samples of each configuration.
+Result<std::vector<std::vector<Point>>> Measure(const BenchConfig& c,
+                                                const std::vector<ReaderConfig>& configs) {
   std::vector<std::vector<Point>> samples(configs.size());
   uint64_t seed = 1;
-  for (int rep = 0; rep < std::max(1, repeats); ++rep) {
-    for (size_t c = 0; c < configs.size(); ++c) {
-      const Config& config = configs[c];
-      DirectReaderOptions options;
-      options.quiet = true;
-      if (config.backend == "pread") {
-        options.mode = IoMode::kPread;
-        options.pread_threads = config.threads;
-      } else {
-        options.mode = IoMode::kUring;
-        options.queue_depth = config.queue_depth;
-        options.rings = config.rings;
-        options.submit_per_read = config.submit_per_read;
-      }
-      auto p = RunPoint(path, options, batch, seconds, seed++);
-      if (!p.ok()) {
-        fmt::print(stderr, "direct_reader_bench: {}\n", p.status().ToString());
-        return 1;
-      }
-      p->queue_depth = config.queue_depth;
-      p->rings = config.rings;
-      p->submit_per_read = config.submit_per_read;
-      p->threads =
-          config.backend == "pread" ? config.threads
-                                    : RingsUsed(config.rings, config.queue_depth, batch);
-      samples[c].push_back(*p);
+  for (int rep = 0; rep < c.repeats; ++rep) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const ReaderConfig& config = configs[i];
+      SEER_ASSIGN_OR_RETURN(Point p, RunPoint(c.path, ReaderOptionsFor(config), c.batch,
+                                              c.seconds, seed++));
+      p.queue_depth = config.queue_depth;
+      p.rings = config.rings;
+      p.submit_per_read = config.submit_per_read;
+      p.threads = config.backend == "pread"
+                      ? config.threads
+                      : RingsUsed(config.rings, config.queue_depth, c.batch);
+      samples[i].push_back(p);
       if (config.backend == "pread") {
         fmt::print("  [{}] pread threads {:>3}: {:>10.0f} IOPS\n", rep + 1, config.threads,
-                   p->iops());
+                   p.iops());
       } else {
         fmt::print("  [{}] uring qd {:>3} rings {:>2}{}: {:>10.0f} IOPS\n", rep + 1,
-                   config.queue_depth, p->threads,
-                   config.submit_per_read ? " per-read submit" : "", p->iops());
+                   config.queue_depth, p.threads,
+                   config.submit_per_read ? " per-read submit" : "", p.iops());
       }
       std::fflush(stdout);
     }
   }
+  return samples;
+}
 
-  // The median sample of each configuration (by IOPS) stands for it.
+// The median sample of each configuration (by IOPS) stands for it.
+struct Summary {
   std::vector<Point> points;
   std::vector<std::pair<double, double>> ranges;  // min, max IOPS
+  double best_pread = 0;
+  int best_pread_threads = 0;
+  double RatioToBestPread(const Point& p) const {
+    return best_pread > 0 ? p.iops() / best_pread : 0.0;
+  }
+};
+
+Summary Summarize(std::vector<std::vector<Point>>& samples) {
+  Summary s;
   for (std::vector<Point>& runs : samples) {
     std::sort(runs.begin(), runs.end(),
               [](const Point& a, const Point& b) { return a.iops() < b.iops(); });
-    points.push_back(runs[runs.size() / 2]);
-    ranges.emplace_back(runs.front().iops(), runs.back().iops());
+    s.points.push_back(runs[runs.size() / 2]);
+    s.ranges.emplace_back(runs.front().iops(), runs.back().iops());
   }
-  double best_pread = 0;
-  int best_pread_threads = 0;
-  for (const Point& p : points) {
-    if (p.backend == "pread" && p.iops() > best_pread) {
-      best_pread = p.iops();
-      best_pread_threads = p.threads;
+  for (const Point& p : s.points) {
+    if (p.backend == "pread" && p.iops() > s.best_pread) {
+      s.best_pread = p.iops();
+      s.best_pread_threads = p.threads;
     }
   }
+  return s;
+}
+
+// ---- report ---------------------------------------------------------------------------
+
+void PrintTable(const BenchConfig& c, const Summary& s) {
   fmt::print("\nmedians of {} interleaved repeat(s); submit: batch = all ready reads per "
              "io_uring_enter, each = one per read\n",
-             std::max(1, repeats));
+             c.repeats);
   fmt::print("{:<8} {:>4} {:>8} {:>6} {:>12} {:>21} {:>10} {:>16}\n", "backend", "qd",
              "threads", "submit", "IOPS", "min..max", "MB/s", "vs best pread");
-  for (size_t i = 0; i < points.size(); ++i) {
-    const Point& p = points[i];
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const Point& p = s.points[i];
     fmt::print("{:<8} {:>4} {:>8} {:>6} {:>12.0f} {:>10.0f}..{:<10.0f} {:>10.1f} {:>15.2f}x\n",
                p.backend, p.queue_depth > 0 ? std::to_string(p.queue_depth) : "-", p.threads,
                p.backend == "pread" ? "-" : (p.submit_per_read ? "each" : "batch"), p.iops(),
-               ranges[i].first, ranges[i].second, p.mb_per_s(),
-               best_pread > 0 ? p.iops() / best_pread : 0.0);
+               s.ranges[i].first, s.ranges[i].second, p.mb_per_s(), s.RatioToBestPread(p));
   }
-  fmt::print("best pread pool: {} threads, {:.0f} IOPS\n", best_pread_threads, best_pread);
+  fmt::print("best pread pool: {} threads, {:.0f} IOPS\n", s.best_pread_threads, s.best_pread);
+}
 
-  if (!json_path.empty()) {
-    std::string json = "{\"file\":\"" + path + "\",\"size_bytes\":" +
-                       std::to_string(size_bytes) + ",\"seconds_per_point\":" +
-                       fmt::format("{}", seconds) + ",\"batch\":" + std::to_string(batch) +
-                       ",\"repeats\":" + std::to_string(std::max(1, repeats)) +
-                       ",\"warnings\":[";
-    for (size_t i = 0; i < warnings.size(); ++i) {
-      json += (i ? ",\"" : "\"") + warnings[i] + "\"";
-    }
-    json += "],\"points\":[";
-    for (size_t i = 0; i < points.size(); ++i) {
-      const Point& p = points[i];
-      std::string all;
-      for (const Point& run : samples[i]) {
-        all += fmt::format("{}{:.1f}", all.empty() ? "" : ",", run.iops());
-      }
-      json += fmt::format(
-          "{}{{\"backend\":\"{}\",\"queue_depth\":{},\"threads\":{},\"rings\":{},"
-          "\"submit_per_read\":{},\"seconds\":{:.3f},\"device_reads\":{},\"iops\":{:.1f},"
-          "\"iops_runs\":[{}],\"mb_per_s\":{:.2f},\"ratio_to_best_pread\":{:.3f}}}",
-          i ? "," : "", p.backend, p.queue_depth, p.threads, p.rings,
-          p.submit_per_read ? "true" : "false", p.seconds, p.device_reads, p.iops(), all,
-          p.mb_per_s(), best_pread > 0 ? p.iops() / best_pread : 0.0);
-    }
-    json += "]}\n";
-    FILE* f = std::fopen(json_path.c_str(), "w");
-    if (f == nullptr || std::fputs(json.c_str(), f) < 0 || std::fclose(f) != 0) {
-      fmt::print(stderr, "direct_reader_bench: cannot write {}\n", json_path);
-      return 1;
-    }
-    fmt::print("wrote {}\n", json_path);
+bench::ReportJson ReportOf(const BenchConfig& c, const std::vector<std::string>& warnings,
+                           const Summary& s, const std::vector<std::vector<Point>>& samples) {
+  bench::ReportJson points = bench::ReportJson::array();
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const Point& p = s.points[i];
+    bench::ReportJson runs = bench::ReportJson::array();
+    for (const Point& run : samples[i]) runs.push_back(bench::Rounded(run.iops(), 1));
+    points.push_back({{"backend", p.backend},
+                      {"queue_depth", p.queue_depth},
+                      {"threads", p.threads},
+                      {"rings", p.rings},
+                      {"submit_per_read", p.submit_per_read},
+                      {"seconds", bench::Rounded(p.seconds, 3)},
+                      {"device_reads", p.device_reads},
+                      {"iops", bench::Rounded(p.iops(), 1)},
+                      {"iops_runs", runs},
+                      {"mb_per_s", bench::Rounded(p.mb_per_s(), 2)},
+                      {"ratio_to_best_pread", bench::Rounded(s.RatioToBestPread(p), 3)}});
+  }
+  return {{"file", c.path},        {"size_bytes", c.size_bytes}, {"seconds_per_point", c.seconds},
+          {"batch", c.batch},      {"repeats", c.repeats},       {"warnings", warnings},
+          {"points", points}};
+}
+
+Status Run(BenchConfig& c) {
+  SEER_RETURN_IF_ERROR(CheckSizes(&c));
+  SEER_RETURN_IF_ERROR(EnsureFile(c.path, c.size_bytes));
+  const std::vector<std::string> warnings = CheckEnvironment(c);
+  fmt::print("seconds/point {} batch {} requests of 4096 B at random 4 KiB-aligned offsets\n",
+             c.seconds, c.batch);
+  for (const std::string& w : warnings) fmt::print("WARNING: {}\n", w);
+  std::fflush(stdout);
+  SEER_ASSIGN_OR_RETURN(std::vector<std::vector<Point>> samples, Measure(c, ExpandConfigs(c)));
+  const Summary summary = Summarize(samples);
+  PrintTable(c, summary);
+  if (!c.json_path.empty()) {
+    Status st = bench::WriteReport(c.json_path, ReportOf(c, warnings, summary, samples));
+    if (!st.ok()) return st.WithContext("cannot write " + c.json_path);
+    fmt::print("wrote {}\n", c.json_path);
+  }
+  return Status::Ok();
+}
+
+int Main(int argc, char** argv) {
+  BenchConfig config;
+  if (std::optional<int> exit_code = ParseFlags(argc, argv, &config)) return *exit_code;
+  Status st = Run(config);
+  if (!st.ok()) {
+    fmt::print(stderr, "direct_reader_bench: {}\n", st.ToString());
+    return 1;
   }
   return 0;
 }

@@ -5,7 +5,8 @@
 #
 #   bench/gpu.sh fetch [DIR]        on a machine with apt (this dev VM): download the
 #                                   Debian packages Seer builds against (liburing, TBB,
-#                                   fmt, CLI11, GTest) into DIR (default .deps, which
+#                                   fmt, CLI11, GTest, zlib, nlohmann-json, xxHash) into
+#                                   DIR (default .deps, which
 #                                   must be git-ignored: echo /.deps/ >> .git/info/exclude)
 #   bench/gpu.sh build [DIR]        on the GPU machine: unpack DIR/*.deb into a prefix
 #                                   (dpkg -x, nothing installed system-wide) and build

@@ -7,33 +7,33 @@
 //
 // Prints its configuration, WARNING lines when numbers are not to be trusted, and writes
 // JSON with --json.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
+#include <memory>
+#include <optional>
 #include <random>
-#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
+#include "bench_report.h"
 #include "cache/belady_planner.h"
 #include "inspector/superbatch_driver.h"
 #include "kernels/device.h"
-#include "storage/base/atomic_file.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/dataset/dataset.h"
 
 namespace seer {
 namespace {
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
 
 // Unique ids per batch drawn from a Zipf-like law over num_nodes (hot ids spread over
 // the id range by a multiplicative hash). Per-batch seeds: reproducible in parallel.
@@ -72,117 +72,180 @@ PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& s
     t.error = plan.status().ToString();
     return t;
   }
-  t.seconds = Seconds(start);
+  t.seconds = bench::SecondsSince(start);
   t.misses = plan->num_misses;
   return t;
+}
+
+// ---- configuration ------------------------------------------------------------------
+
+struct BenchConfig {
+  int64_t batches = 1000;
+  int64_t batch_ids = 100000;
+  int64_t num_nodes = 100000000;
+  std::string capacity_text = "10%";
+  double alpha = 3.0;
+  uint64_t seed = 1;
+  std::string dataset_dir;
+  std::string fanouts_text = "10,10,10";
+  std::string json;
+  int64_t batch_size = 1000;
+  bool gpu = true;
+};
+
+// Parses the flags; returns the exit code when the bench should not run.
+std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
+  CLI::App app{"Belady planner throughput and planning/sampling time ratio"};
+  app.add_option("--batches", c->batches, "S: batches per superbatch")->capture_default_str();
+  app.add_option("--batch-ids", c->batch_ids, "Synthetic: unique ids per batch")->capture_default_str();
+  app.add_option("--nodes", c->num_nodes, "Synthetic: number of nodes")->capture_default_str();
+  app.add_option("--alpha", c->alpha, "Synthetic: skew (id = N*u^alpha; 1 = uniform)")->capture_default_str();
+  app.add_option("--capacity", c->capacity_text, "Cache rows, or N% of the nodes")->capture_default_str();
+  app.add_option("--seed", c->seed, "Random seed")->capture_default_str();
+  app.add_option("--dataset", c->dataset_dir, "Sample one superbatch of this dataset instead (timed)")
+      ->capture_default_str();
+  app.add_option("--batch-size", c->batch_size, "With --dataset: seeds per batch")->capture_default_str();
+  app.add_option("--fanouts", c->fanouts_text, "With --dataset: fan-outs")->capture_default_str();
+  app.add_option("--gpu", c->gpu, "Also time the GPU planner when a device is present")->capture_default_str();
+  app.add_option("--json", c->json, "Write results as JSON to this file")->capture_default_str();
+  return bench::ParseCommandLine(app, argc, argv);
+}
+
+// "N%" of num_nodes (rounded down) or a row count.
+Result<int64_t> ParseCapacity(const std::string& text, int64_t num_nodes) {
+  try {
+    if (!text.empty() && text.back() == '%') {
+      return static_cast<int64_t>(std::stod(text) / 100.0 * static_cast<double>(num_nodes));
+    }
+    return static_cast<int64_t>(std::stoll(text));
+  } catch (const std::logic_error&) {
+    return InvalidArgument("bad --capacity '" + text + "' (rows, or N% of the nodes)");
+  }
+}
+
+// ---- setup: the superbatch to plan ---------------------------------------------------
+
+struct Superbatch {
+  std::vector<std::vector<int64_t>> ids;  // unique node ids per batch
+  int64_t num_nodes = 0;
+  double sample_seconds = -1;             // sampling time, when sampled from a dataset
+};
+
+Superbatch Synthetic(const BenchConfig& c) {
+  Superbatch sb;
+  sb.num_nodes = c.num_nodes;
+  const auto start = std::chrono::steady_clock::now();
+  sb.ids = SyntheticSuperbatch(c.batches, c.batch_ids, c.num_nodes, c.alpha, c.seed);
+  fmt::print("generated synthetic superbatch in {:.2f} s (not a sampling time)\n",
+             bench::SecondsSince(start));
+  return sb;
+}
+
+// Superbatch 0 of epoch 0 of the dataset, sampled (and timed) by SuperbatchSampler.
+Result<Superbatch> Sampled(const BenchConfig& c) {
+  SEER_ASSIGN_OR_RETURN(const Dataset dataset, Dataset::Open(c.dataset_dir));
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology,
+                        Topology::Open(dataset, TopologyOptions{}));
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, dataset.LoadSplit("train"));
+  SuperbatchOptions o;
+  o.batch_size = c.batch_size;
+  o.superbatch_size = c.batches;
+  SEER_ASSIGN_OR_RETURN(o.sampler.fanouts, ParseFanouts(c.fanouts_text));
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
+                        SuperbatchSampler::Create(topology->view(), std::move(seeds), o));
+  SuperbatchStats stats;
+  SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, 0, &stats));
+  Superbatch sb;
+  sb.num_nodes = dataset.manifest().num_nodes;
+  sb.sample_seconds = stats.seconds;
+  for (auto& b : trace.batches) sb.ids.push_back(std::move(b.node_ids));
+  fmt::print("sampled superbatch 0: {} batches in {:.3f} s (SuperbatchSampler, page cache may be warm)\n",
+             sb.ids.size(), sb.sample_seconds);
+  return sb;
+}
+
+// ---- measurement and report -----------------------------------------------------------
+
+struct Results {
+  int64_t accesses = 0;
+  int64_t capacity = 0;
+  PlanTiming cpu;
+  PlanTiming gpu;  // seconds -1 when not timed
+};
+
+Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
+  Results r;
+  for (const auto& b : sb.ids) r.accesses += static_cast<int64_t>(b.size());
+  SEER_ASSIGN_OR_RETURN(r.capacity, ParseCapacity(c.capacity_text, sb.num_nodes));
+  fmt::print("accesses {}, capacity {} rows, cold start\n", r.accesses, r.capacity);
+  const auto spans = MakeIdSpans(sb.ids);
+  const auto c0 = EmptyCacheState(r.capacity);
+
+  r.cpu = TimePlan(c0, spans, PlannerDevice::kCpu);
+  if (!r.cpu.error.empty()) return InvalidArgument("cpu planner: " + r.cpu.error);
+  fmt::print("cpu: {:.3f} s, {:.3g} accesses/s, misses {} ({:.1f}%), peak RSS {}\n", r.cpu.seconds,
+             r.accesses / r.cpu.seconds, r.cpu.misses,
+             100.0 * r.cpu.misses / std::max<int64_t>(1, r.accesses), FormatBytes(PeakRssBytes()));
+  if (sb.sample_seconds > 0) {
+    fmt::print("cpu planning / sampling = {:.1f}% (goal <= 50%)\n",
+               100.0 * r.cpu.seconds / sb.sample_seconds);
+  }
+  if (!c.gpu || kernels::CudaDeviceCount() == 0) {
+    fmt::print("WARNING: no GPU ({}): GPU planner not timed\n", kernels::DescribeDevice());
+    return r;
+  }
+  r.gpu = TimePlan(c0, spans, PlannerDevice::kGpu);
+  if (!r.gpu.error.empty()) {
+    fmt::print("gpu planner failed: {}\n", r.gpu.error);
+  } else {
+    fmt::print("gpu: {:.3f} s, {:.3g} accesses/s ({:.1f}x cpu; goal >= 10x), misses {}{}\n",
+               r.gpu.seconds, r.accesses / r.gpu.seconds, r.cpu.seconds / r.gpu.seconds,
+               r.gpu.misses, r.gpu.misses == r.cpu.misses ? "" : "  MISMATCH WITH CPU");
+  }
+  return r;
+}
+
+bench::ReportJson ReportOf(const BenchConfig& c, const Superbatch& sb, const Results& r) {
+  return {{"batches", c.batches},
+          {"accesses", r.accesses},
+          {"num_nodes", sb.num_nodes},
+          {"capacity_rows", r.capacity},
+          {"cpu_seconds", bench::Rounded(r.cpu.seconds, 6)},
+          {"cpu_accesses_per_s", bench::Rounded(r.accesses / r.cpu.seconds, 1)},
+          {"misses", r.cpu.misses},
+          {"sample_seconds", bench::Rounded(sb.sample_seconds, 6)},
+          {"gpu_seconds", bench::Rounded(r.gpu.seconds, 6)}};
+}
+
+Status Run(const BenchConfig& c) {
+  fmt::print("planner_bench: S={}, {}\n", c.batches,
+             c.dataset_dir.empty() ? fmt::format("synthetic {} ids/batch from {} nodes (alpha {})",
+                                                 c.batch_ids, c.num_nodes, c.alpha)
+                                   : "dataset " + c.dataset_dir);
+#ifndef NDEBUG
+  fmt::print("WARNING: debug build; numbers are not representative\n");
+#endif
+  Superbatch sb;
+  if (c.dataset_dir.empty()) {
+    sb = Synthetic(c);
+  } else {
+    SEER_ASSIGN_OR_RETURN(sb, Sampled(c));
+  }
+  SEER_ASSIGN_OR_RETURN(const Results results, TimePlanners(c, sb));
+  if (c.json.empty()) return Status::Ok();
+  return bench::WriteReport(c.json, ReportOf(c, sb, results));
 }
 
 }  // namespace
 }  // namespace seer
 
 int main(int argc, char** argv) {
-  using namespace seer;
-  CLI::App app{"Belady planner throughput and planning/sampling time ratio"};
-  int64_t batches = 1000, batch_ids = 100000, num_nodes = 100000000;
-  std::string capacity_text = "10%";
-  double alpha = 3.0;
-  uint64_t seed = 1;
-  std::string dataset_dir, fanouts_text = "10,10,10", json;
-  int64_t batch_size = 1000;
-  bool gpu = true;
-  app.add_option("--batches", batches, "S: batches per superbatch")->capture_default_str();
-  app.add_option("--batch-ids", batch_ids, "Synthetic: unique ids per batch")->capture_default_str();
-  app.add_option("--nodes", num_nodes, "Synthetic: number of nodes")->capture_default_str();
-  app.add_option("--alpha", alpha, "Synthetic: skew (id = N*u^alpha; 1 = uniform)")->capture_default_str();
-  app.add_option("--capacity", capacity_text, "Cache rows, or N% of the nodes")->capture_default_str();
-  app.add_option("--seed", seed, "Random seed")->capture_default_str();
-  app.add_option("--dataset", dataset_dir, "Sample one superbatch of this dataset instead (timed)")
-      ->capture_default_str();
-  app.add_option("--batch-size", batch_size, "With --dataset: seeds per batch")->capture_default_str();
-  app.add_option("--fanouts", fanouts_text, "With --dataset: fan-outs")->capture_default_str();
-  app.add_option("--gpu", gpu, "Also time the GPU planner when a device is present")->capture_default_str();
-  app.add_option("--json", json, "Write results as JSON to this file")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-
-  std::printf("planner_bench: S=%lld, %s\n", static_cast<long long>(batches),
-              dataset_dir.empty() ? fmt::format("synthetic {} ids/batch from {} nodes (alpha {})", batch_ids,
-                                                num_nodes, alpha).c_str()
-                                  : ("dataset " + dataset_dir).c_str());
-#ifndef NDEBUG
-  std::printf("WARNING: debug build; numbers are not representative\n");
-#endif
-  std::vector<std::vector<int64_t>> ids;
-  double sample_seconds = -1;
-  if (dataset_dir.empty()) {
-    auto start = std::chrono::steady_clock::now();
-    ids = SyntheticSuperbatch(batches, batch_ids, num_nodes, alpha, seed);
-    std::printf("generated synthetic superbatch in %.2f s (not a sampling time)\n", Seconds(start));
-  } else {
-    auto dataset = Dataset::Open(dataset_dir);
-    if (!dataset.ok()) return std::fprintf(stderr, "%s\n", dataset.status().ToString().c_str()), 1;
-    num_nodes = dataset->manifest().num_nodes;
-    auto topology = Topology::Open(*dataset, TopologyOptions{});
-    if (!topology.ok()) return std::fprintf(stderr, "%s\n", topology.status().ToString().c_str()), 1;
-    auto seeds = dataset->LoadSplit("train");
-    if (!seeds.ok()) return std::fprintf(stderr, "%s\n", seeds.status().ToString().c_str()), 1;
-    SuperbatchOptions o;
-    o.batch_size = batch_size;
-    o.superbatch_size = batches;
-    o.sampler.fanouts.clear();
-    std::stringstream ss(fanouts_text);
-    for (std::string item; std::getline(ss, item, ',');) o.sampler.fanouts.push_back(std::stoi(item));
-    auto sampler = SuperbatchSampler::Create((*topology)->view(), *seeds, o);
-    if (!sampler.ok()) return std::fprintf(stderr, "%s\n", sampler.status().ToString().c_str()), 1;
-    SuperbatchStats stats;
-    auto trace = sampler->Sample(0, 0, &stats);
-    if (!trace.ok()) return std::fprintf(stderr, "%s\n", trace.status().ToString().c_str()), 1;
-    sample_seconds = stats.seconds;
-    for (auto& b : trace->batches) ids.push_back(std::move(b.node_ids));
-    std::printf("sampled superbatch 0: %zu batches in %.3f s (SuperbatchSampler, page cache may be warm)\n",
-                ids.size(), sample_seconds);
-  }
-  int64_t accesses = 0;
-  for (const auto& b : ids) accesses += static_cast<int64_t>(b.size());
-  int64_t capacity = 0;
-  if (!capacity_text.empty() && capacity_text.back() == '%') {
-    capacity = static_cast<int64_t>(std::stod(capacity_text) / 100.0 * static_cast<double>(num_nodes));
-  } else {
-    capacity = std::stoll(capacity_text);
-  }
-  std::printf("accesses %lld, capacity %lld rows, cold start\n", static_cast<long long>(accesses),
-              static_cast<long long>(capacity));
-  const auto spans = MakeIdSpans(ids);
-  const auto c0 = EmptyCacheState(capacity);
-
-  PlanTiming cpu = TimePlan(c0, spans, PlannerDevice::kCpu);
-  if (!cpu.error.empty()) return std::fprintf(stderr, "cpu planner: %s\n", cpu.error.c_str()), 1;
-  const double cpu_rate = accesses / cpu.seconds;
-  std::printf("cpu: %.3f s, %.3g accesses/s, misses %lld (%.1f%%), peak RSS %s\n", cpu.seconds, cpu_rate,
-              static_cast<long long>(cpu.misses), 100.0 * cpu.misses / std::max<int64_t>(1, accesses),
-              FormatBytes(PeakRssBytes()).c_str());
-  if (sample_seconds > 0) {
-    std::printf("cpu planning / sampling = %.1f%% (goal <= 50%%)\n", 100.0 * cpu.seconds / sample_seconds);
-  }
-  PlanTiming gpu_t;
-  if (gpu && kernels::CudaDeviceCount() > 0) {
-    gpu_t = TimePlan(c0, spans, PlannerDevice::kGpu);
-    if (!gpu_t.error.empty()) {
-      std::printf("gpu planner failed: %s\n", gpu_t.error.c_str());
-    } else {
-      std::printf("gpu: %.3f s, %.3g accesses/s (%.1fx cpu; goal >= 10x), misses %lld%s\n", gpu_t.seconds,
-                  accesses / gpu_t.seconds, cpu.seconds / gpu_t.seconds, static_cast<long long>(gpu_t.misses),
-                  gpu_t.misses == cpu.misses ? "" : "  MISMATCH WITH CPU");
-    }
-  } else {
-    std::printf("WARNING: no GPU (%s): GPU planner not timed\n", kernels::DescribeDevice().c_str());
-  }
-  if (!json.empty()) {
-    std::string out = fmt::format(
-        "{{\"batches\":{},\"accesses\":{},\"num_nodes\":{},\"capacity_rows\":{},\"cpu_seconds\":{:.6f},"
-        "\"cpu_accesses_per_s\":{:.1f},\"misses\":{},\"sample_seconds\":{:.6f},\"gpu_seconds\":{:.6f}}}\n",
-        batches, accesses, num_nodes, capacity, cpu.seconds, cpu_rate, cpu.misses, sample_seconds, gpu_t.seconds);
-    Status st = WriteFileAtomically(json, out);
-    if (!st.ok()) return std::fprintf(stderr, "%s\n", st.ToString().c_str()), 1;
+  seer::BenchConfig config;
+  if (std::optional<int> exit_code = seer::ParseFlags(argc, argv, &config)) return *exit_code;
+  seer::Status st = seer::Run(config);
+  if (!st.ok()) {
+    fmt::print(stderr, "{}\n", st.ToString());
+    return 1;
   }
   return 0;
 }

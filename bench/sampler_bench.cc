@@ -9,17 +9,22 @@
 //
 // indices.bin is read with O_DIRECT, so the page cache does not hold the topology
 // whatever its size; the bench prints a WARNING when O_DIRECT is not in effect.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
+#include "bench_report.h"
 #include "cache/degrees.h"
 #include "cache/neighbor_cache.h"
 #include "inspector/superbatch_driver.h"
@@ -60,6 +65,126 @@ class InMemoryBlockReader : public BlockReader {
   std::vector<char> bytes_;
 };
 
+// ---- configuration ------------------------------------------------------------------
+
+struct BenchConfig {
+  std::string dir;
+  std::string json_path;
+  std::string io = "auto";
+  std::string fanouts_text = "10,10,10";
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  int queue_depth = 64;
+  int64_t batch_size = 1000;
+  int64_t superbatch = 0;  // 0 = 4 x threads
+  int64_t superbatches = 2;
+  int64_t ceiling_bytes = 4096;
+  double ceiling_seconds = 5;
+};
+
+// Parses the flags; returns the exit code when the bench should not run.
+std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
+  CLI::App app{"Sampling throughput vs neighbor cache size and the random-read ceiling"};
+  app.add_option("dataset", c->dir, "Dataset directory")->required();
+  app.add_option("--threads", c->threads, "Sampling / ceiling threads")->capture_default_str();
+  app.add_option("--queue-depth", c->queue_depth, "Reads in flight per thread")->capture_default_str();
+  app.add_option("--fanouts", c->fanouts_text, "Fan-outs")->capture_default_str();
+  app.add_option("--batch-size", c->batch_size, "Seeds per batch")->capture_default_str();
+  app.add_option("--superbatch", c->superbatch, "Batches per superbatch (0 = 4 x threads)")
+      ->capture_default_str();
+  app.add_option("--superbatches", c->superbatches, "Superbatches per configuration")->capture_default_str();
+  app.add_option("--ceiling-bytes", c->ceiling_bytes, "Read size of the ceiling run")->capture_default_str();
+  app.add_option("--ceiling-seconds", c->ceiling_seconds, "Duration of the ceiling run")->capture_default_str();
+  app.add_option("--io", c->io, "auto | uring | pread")->capture_default_str();
+  app.add_option("--json", c->json_path, "Write results as JSON here")->capture_default_str();
+  if (std::optional<int> exit_code = bench::ParseCommandLine(app, argc, argv)) return exit_code;
+  if (c->superbatch == 0) c->superbatch = 4 * c->threads;
+  return std::nullopt;
+}
+
+// ---- setup ----------------------------------------------------------------------------
+
+// What every configuration samples: the dataset, its seeds and topology arrays, and a
+// reader on indices.bin (for the ceiling run and the printed configuration).
+struct BenchInputs {
+  explicit BenchInputs(Dataset opened) : dataset(std::move(opened)) {}
+  Dataset dataset;
+  std::vector<int> fanouts;
+  DirectReaderOptions reader_options;
+  std::string indices_path;
+  int64_t topology_bytes = 0;
+  std::vector<int64_t> seeds;
+  std::vector<int64_t> indptr;
+  std::vector<int64_t> out_degrees;
+  std::unique_ptr<BlockReader> probe;
+};
+
+Result<BenchInputs> OpenInputs(const BenchConfig& c) {
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(c.dir));
+  BenchInputs in(std::move(dataset));
+  SEER_ASSIGN_OR_RETURN(in.fanouts, ParseFanouts(c.fanouts_text));
+  SEER_ASSIGN_OR_RETURN(in.reader_options.mode, ParseIoMode(c.io));
+  in.reader_options.queue_depth = c.queue_depth;
+  const DatasetManifest& m = in.dataset.manifest();
+  in.indices_path = in.dataset.PathOf(dataset_files::kIndices);
+  in.topology_bytes = m.num_edges * m.index_bytes();
+  SEER_ASSIGN_OR_RETURN(in.seeds, in.dataset.LoadSplit("train"));
+  SEER_ASSIGN_OR_RETURN(in.indptr, in.dataset.LoadIndptr());
+  SEER_ASSIGN_OR_RETURN(in.out_degrees, ComputeOutDegrees(in.dataset));
+  SEER_ASSIGN_OR_RETURN(in.probe, OpenDirectReader(in.indices_path, in.reader_options));
+  return in;
+}
+
+void PrintConfiguration(const BenchConfig& c, const BenchInputs& in) {
+  const DatasetManifest& m = in.dataset.manifest();
+  fmt::print("config: {}, {} nodes, {} edges, indices.bin {} ({}), {} train seeds, fanouts {}, "
+             "batch {}, superbatch {}, {} superbatches/config, {} threads, QD {}, io {} {}, "
+             "alignment {}\n",
+             c.dir, m.num_nodes, m.num_edges, FormatBytes(in.topology_bytes),
+             IndexDtypeName(m.index_dtype), in.seeds.size(), c.fanouts_text, c.batch_size,
+             c.superbatch, c.superbatches, c.threads, c.queue_depth, IoModeName(in.probe->mode()),
+             in.probe->direct() ? "O_DIRECT" : "buffered", in.probe->alignment_bytes());
+  if (!in.probe->direct()) {
+    fmt::print("WARNING: O_DIRECT is not in effect: reads may be served by the page cache\n");
+  }
+#ifndef NDEBUG
+  fmt::print("WARNING: debug build\n");
+#endif
+}
+
+// ---- measurement ----------------------------------------------------------------------
+
+// The ceiling: random aligned reads, `threads` threads x QD, on indices.bin. Reads/s.
+double MeasureCeiling(const BenchConfig& c, const BenchInputs& in) {
+  std::atomic<int64_t> reads{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  const int64_t read_bytes = c.ceiling_bytes;
+  const int64_t blocks = std::max<int64_t>(1, in.topology_bytes / read_bytes);
+  const auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < c.threads; ++t) {
+    workers.emplace_back([&, t] {
+      std::mt19937_64 rng(1000 + t);
+      std::vector<char> buf(static_cast<size_t>(c.queue_depth * read_bytes));
+      std::vector<ReadRequest> reqs(static_cast<size_t>(c.queue_depth));
+      while (!stop.load()) {
+        for (int i = 0; i < c.queue_depth; ++i) {
+          reqs[i] = ReadRequest{static_cast<int64_t>(rng() % blocks) * read_bytes, read_bytes,
+                                buf.data() + i * read_bytes};
+        }
+        if (!in.probe->ReadBatch(reqs).ok()) return;
+        reads += c.queue_depth;
+        if (bench::SecondsSince(start) > c.ceiling_seconds) stop = true;
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  const double seconds = bench::SecondsSince(start);
+  const double reads_per_s = reads.load() / seconds;
+  fmt::print("ceiling: {} random {}-byte reads in {:.2f} s = {:.0f} reads/s ({:.1f} MB/s)\n",
+             reads.load(), read_bytes, seconds, reads_per_s, reads_per_s * read_bytes / 1e6);
+  return reads_per_s;
+}
+
 struct Row {
   std::string config;
   double seconds = 0;
@@ -67,172 +192,104 @@ struct Row {
   int64_t ncache_bytes = 0;
 };
 
-int Main(int argc, char** argv) {
-  CLI::App app{"Sampling throughput vs neighbor cache size and the random-read ceiling"};
-  std::string dir, json_path, io = "auto", fanouts_text = "10,10,10";
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
-  int queue_depth = 64;
-  int64_t batch_size = 1000, superbatch = 0, superbatches = 2, ceiling_bytes = 4096;
-  double ceiling_seconds = 5;
-  app.add_option("dataset", dir, "Dataset directory")->required();
-  app.add_option("--threads", threads, "Sampling / ceiling threads")->capture_default_str();
-  app.add_option("--queue-depth", queue_depth, "Reads in flight per thread")->capture_default_str();
-  app.add_option("--fanouts", fanouts_text, "Fan-outs")->capture_default_str();
-  app.add_option("--batch-size", batch_size, "Seeds per batch")->capture_default_str();
-  app.add_option("--superbatch", superbatch, "Batches per superbatch (0 = 4 x threads)")
-      ->capture_default_str();
-  app.add_option("--superbatches", superbatches, "Superbatches per configuration")->capture_default_str();
-  app.add_option("--ceiling-bytes", ceiling_bytes, "Read size of the ceiling run")->capture_default_str();
-  app.add_option("--ceiling-seconds", ceiling_seconds, "Duration of the ceiling run")->capture_default_str();
-  app.add_option("--io", io, "auto | uring | pread")->capture_default_str();
-  app.add_option("--json", json_path, "Write results as JSON here")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  if (superbatch == 0) superbatch = 4 * threads;
-
-  auto fail = [](const Status& st) {
-    std::fprintf(stderr, "sampler_bench: error: %s\n", st.message().c_str());
-    return 1;
-  };
-  auto dataset = Dataset::Open(dir);
-  if (!dataset.ok()) return fail(dataset.status());
-  auto fanouts = ParseFanouts(fanouts_text);
-  if (!fanouts.ok()) return fail(fanouts.status());
-  auto mode = ParseIoMode(io);
-  if (!mode.ok()) return fail(mode.status());
-  const DatasetManifest& m = dataset->manifest();
-  const std::string indices_path = dataset->PathOf(dataset_files::kIndices);
-  const int64_t topo_bytes = m.num_edges * m.index_bytes();
-  auto seeds = dataset->LoadSplit("train");
-  if (!seeds.ok()) return fail(seeds.status());
-  auto indptr = dataset->LoadIndptr();
-  if (!indptr.ok()) return fail(indptr.status());
-  auto out_degrees = ComputeOutDegrees(*dataset);
-  if (!out_degrees.ok()) return fail(out_degrees.status());
-
-  DirectReaderOptions ropts;
-  ropts.mode = *mode;
-  ropts.queue_depth = queue_depth;
-  auto probe = OpenDirectReader(indices_path, ropts);
-  if (!probe.ok()) return fail(probe.status());
-  std::printf("config: %s, %lld nodes, %lld edges, indices.bin %s (%s), %zu train seeds, fanouts %s, "
-              "batch %lld, superbatch %lld, %lld superbatches/config, %d threads, QD %d, io %s %s, "
-              "alignment %lld\n",
-              dir.c_str(), static_cast<long long>(m.num_nodes), static_cast<long long>(m.num_edges),
-              FormatBytes(topo_bytes).c_str(), IndexDtypeName(m.index_dtype), seeds->size(),
-              fanouts_text.c_str(), static_cast<long long>(batch_size),
-              static_cast<long long>(superbatch), static_cast<long long>(superbatches), threads,
-              queue_depth, IoModeName((*probe)->mode()), (*probe)->direct() ? "O_DIRECT" : "buffered",
-              static_cast<long long>((*probe)->alignment_bytes()));
-  if (!(*probe)->direct()) {
-    std::printf("WARNING: O_DIRECT is not in effect: reads may be served by the page cache\n");
+// Samples the first superbatches of epoch 0 through `reader` and `cache`, prints a line.
+Result<Row> MeasureSampling(const BenchConfig& c, const BenchInputs& in, const std::string& name,
+                            std::unique_ptr<BlockReader> reader, NeighborCache cache,
+                            double ceiling_reads_per_s) {
+  Row row;
+  row.config = name;
+  row.ncache_bytes = cache.stats().bytes;
+  Topology topology(in.indptr, std::move(reader), in.dataset.manifest().index_dtype,
+                    std::move(cache));
+  SuperbatchOptions o;
+  o.batch_size = c.batch_size;
+  o.superbatch_size = c.superbatch;
+  o.num_threads = c.threads;
+  o.sampler.fanouts = in.fanouts;
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
+                        SuperbatchSampler::Create(topology.view(), in.seeds, o));
+  const int64_t n = std::min(c.superbatches, sampler.num_superbatches());
+  for (int64_t k = 0; k < n; ++k) {
+    SuperbatchStats s;
+    SEER_RETURN_IF_ERROR(sampler.Sample(0, k, &s).status());
+    row.seconds += s.seconds;
+    row.stats.Add(s.sample);
   }
-#ifndef NDEBUG
-  std::printf("WARNING: debug build\n");
-#endif
+  const double edges_s = row.stats.edges / row.seconds;
+  const double reads_s = row.stats.reads.device_reads / row.seconds;
+  fmt::print("{:<12} ncache {:>10}  hit {:5.1f}%  {:9.0f} sampled edges/s  {:9.0f} topology "
+             "reads/s ({:5.1f}% of ceiling)  {:9.0f} requests/s  {:.2f} s\n",
+             name, FormatBytes(row.ncache_bytes), 100 * row.stats.ncache_hit_ratio(), edges_s,
+             reads_s, 100 * reads_s / ceiling_reads_per_s,
+             row.stats.topology_requests / row.seconds, row.seconds);
+  return row;
+}
 
-  // 1. The ceiling: random aligned reads, `threads` threads x QD, on the same file.
-  double ceiling_reads_per_s = 0;
-  {
-    std::atomic<int64_t> reads{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::thread> workers;
-    const int64_t blocks = std::max<int64_t>(1, topo_bytes / ceiling_bytes);
-    const auto start = std::chrono::steady_clock::now();
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        std::mt19937_64 rng(1000 + t);
-        std::vector<char> buf(static_cast<size_t>(queue_depth * ceiling_bytes));
-        std::vector<ReadRequest> reqs(static_cast<size_t>(queue_depth));
-        while (!stop.load()) {
-          for (int i = 0; i < queue_depth; ++i) {
-            reqs[i] = ReadRequest{static_cast<int64_t>(rng() % blocks) * ceiling_bytes, ceiling_bytes,
-                                  buf.data() + i * ceiling_bytes};
-          }
-          if (!(*probe)->ReadBatch(reqs).ok()) return;
-          reads += queue_depth;
-          if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
-              ceiling_seconds) {
-            stop = true;
-          }
-        }
-      });
-    }
-    for (auto& w : workers) w.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ceiling_reads_per_s = reads.load() / s;
-    std::printf("ceiling: %lld random %lld-byte reads in %.2f s = %.0f reads/s (%.1f MB/s)\n",
-                static_cast<long long>(reads.load()), static_cast<long long>(ceiling_bytes), s,
-                ceiling_reads_per_s, ceiling_reads_per_s * ceiling_bytes / 1e6);
-  }
-
-  // 2. Sampling under each configuration (the same seeds and superbatches).
+// The neighbor cache at 0%, 25% and 100% of the topology over the direct reader, then
+// the whole topology in RAM.
+Result<std::vector<Row>> MeasureConfigurations(const BenchConfig& c, const BenchInputs& in,
+                                               double ceiling_reads_per_s) {
   std::vector<Row> rows;
-  auto run = [&](const std::string& name, std::unique_ptr<BlockReader> reader, NeighborCache cache) {
-    const int64_t cache_bytes = cache.stats().bytes;
-    Topology topology(*indptr, std::move(reader), m.index_dtype, std::move(cache));
-    SuperbatchOptions o;
-    o.batch_size = batch_size;
-    o.superbatch_size = superbatch;
-    o.num_threads = threads;
-    o.sampler.fanouts = *fanouts;
-    auto sampler = SuperbatchSampler::Create(topology.view(), *seeds, o);
-    if (!sampler.ok()) return fail(sampler.status());
-    Row row;
-    row.config = name;
-    row.ncache_bytes = cache_bytes;
-    const int64_t n = std::min(superbatches, sampler->num_superbatches());
-    for (int64_t k = 0; k < n; ++k) {
-      SuperbatchStats s;
-      auto trace = sampler->Sample(0, k, &s);
-      if (!trace.ok()) return fail(trace.status());
-      row.seconds += s.seconds;
-      row.stats.Add(s.sample);
-    }
-    const double edges_s = row.stats.edges / row.seconds;
-    const double reads_s = row.stats.reads.device_reads / row.seconds;
-    std::printf("%-12s ncache %10s  hit %5.1f%%  %9.0f sampled edges/s  %9.0f topology reads/s "
-                "(%5.1f%% of ceiling)  %9.0f requests/s  %.2f s\n",
-                name.c_str(), FormatBytes(cache_bytes).c_str(), 100 * row.stats.ncache_hit_ratio(),
-                edges_s, reads_s, 100 * reads_s / ceiling_reads_per_s,
-                row.stats.topology_requests / row.seconds, row.seconds);
-    rows.push_back(row);
-    return 0;
-  };
   for (const char* pct : {"0%", "25%", "100%"}) {
-    auto budget = ParseNeighborCacheBudget(pct, m);
-    auto cache = NeighborCache::BuildWithOutDegrees(*dataset, *indptr, *out_degrees, *budget);
-    if (!cache.ok()) return fail(cache.status());
-    auto reader = OpenDirectReader(indices_path, ropts);
-    if (!reader.ok()) return fail(reader.status());
-    if (int rc = run(std::string("ncache-") + pct, std::move(*reader), std::move(*cache))) return rc;
+    SEER_ASSIGN_OR_RETURN(const int64_t budget,
+                          ParseNeighborCacheBudget(pct, in.dataset.manifest()));
+    SEER_ASSIGN_OR_RETURN(NeighborCache cache, NeighborCache::BuildWithOutDegrees(
+                                                   in.dataset, in.indptr, in.out_degrees, budget));
+    SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> reader,
+                          OpenDirectReader(in.indices_path, in.reader_options));
+    SEER_ASSIGN_OR_RETURN(Row row, MeasureSampling(c, in, std::string("ncache-") + pct,
+                                                   std::move(reader), std::move(cache),
+                                                   ceiling_reads_per_s));
+    rows.push_back(std::move(row));
   }
-  {
-    auto bytes = ReadWholeFile(indices_path);
-    if (!bytes.ok()) return fail(bytes.status());
-    std::vector<char> data(bytes->begin(), bytes->end());
-    if (int rc = run("in-RAM", std::make_unique<InMemoryBlockReader>(indices_path, std::move(data)),
-                     NeighborCache())) {
-      return rc;
-    }
+  SEER_ASSIGN_OR_RETURN(const std::string bytes, ReadWholeFile(in.indices_path));
+  auto in_ram = std::make_unique<InMemoryBlockReader>(
+      in.indices_path, std::vector<char>(bytes.begin(), bytes.end()));
+  SEER_ASSIGN_OR_RETURN(Row row, MeasureSampling(c, in, "in-RAM", std::move(in_ram),
+                                                 NeighborCache(), ceiling_reads_per_s));
+  rows.push_back(std::move(row));
+  return rows;
+}
+
+// ---- report ---------------------------------------------------------------------------
+
+bench::ReportJson ReportOf(const BenchConfig& c, const BenchInputs& in,
+                           double ceiling_reads_per_s, const std::vector<Row>& rows) {
+  bench::ReportJson items = bench::ReportJson::array();
+  for (const Row& r : rows) {
+    items.push_back({{"config", r.config},
+                     {"ncache_bytes", r.ncache_bytes},
+                     {"seconds", bench::Rounded(r.seconds, 4)},
+                     {"edges", r.stats.edges},
+                     {"device_reads", r.stats.reads.device_reads},
+                     {"requests", r.stats.topology_requests},
+                     {"ncache_hit_ratio", bench::Rounded(r.stats.ncache_hit_ratio(), 4)}});
   }
-  if (!json_path.empty()) {
-    std::FILE* f = std::fopen(json_path.c_str(), "w");
-    if (f == nullptr) return fail(ErrnoStatus(errno, "open", json_path));
-    std::fprintf(f, "{\"dataset\":\"%s\",\"threads\":%d,\"queue_depth\":%d,\"ceiling_reads_per_s\":%.1f,"
-                    "\"direct\":%s,\"rows\":[",
-                 dir.c_str(), threads, queue_depth, ceiling_reads_per_s,
-                 (*probe)->direct() ? "true" : "false");
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const Row& r = rows[i];
-      std::fprintf(f, "%s{\"config\":\"%s\",\"ncache_bytes\":%lld,\"seconds\":%.4f,\"edges\":%lld,"
-                      "\"device_reads\":%lld,\"requests\":%lld,\"ncache_hit_ratio\":%.4f}",
-                   i ? "," : "", r.config.c_str(), static_cast<long long>(r.ncache_bytes), r.seconds,
-                   static_cast<long long>(r.stats.edges),
-                   static_cast<long long>(r.stats.reads.device_reads),
-                   static_cast<long long>(r.stats.topology_requests), r.stats.ncache_hit_ratio());
-    }
-    std::fprintf(f, "]}\n");
-    std::fclose(f);
+  return {{"dataset", c.dir},
+          {"threads", c.threads},
+          {"queue_depth", c.queue_depth},
+          {"ceiling_reads_per_s", bench::Rounded(ceiling_reads_per_s, 1)},
+          {"direct", in.probe->direct()},
+          {"rows", items}};
+}
+
+Status Run(const BenchConfig& c) {
+  SEER_ASSIGN_OR_RETURN(const BenchInputs in, OpenInputs(c));
+  PrintConfiguration(c, in);
+  const double ceiling_reads_per_s = MeasureCeiling(c, in);
+  SEER_ASSIGN_OR_RETURN(const std::vector<Row> rows,
+                        MeasureConfigurations(c, in, ceiling_reads_per_s));
+  if (c.json_path.empty()) return Status::Ok();
+  return bench::WriteReport(c.json_path, ReportOf(c, in, ceiling_reads_per_s, rows));
+}
+
+int Main(int argc, char** argv) {
+  BenchConfig config;
+  if (std::optional<int> exit_code = ParseFlags(argc, argv, &config)) return *exit_code;
+  Status st = Run(config);
+  if (!st.ok()) {
+    fmt::print(stderr, "sampler_bench: error: {}\n", st.message());
+    return 1;
   }
   return 0;
 }
