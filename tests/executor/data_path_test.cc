@@ -18,6 +18,7 @@
 #include "executor/memory_budget.h"
 #include "executor/train_loop.h"
 #include "kernels/device.h"
+#include "support/temp_dir.h"
 #include "storage/base/file_io.h"
 #include "storage/dataset/float16.h"
 #include "storage/io/mmap_reader.h"
@@ -27,15 +28,10 @@
 namespace seer {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "/seer_data_path_" + name + "_" + std::to_string(::getpid());
-  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  return dir;
-}
+using seer::testing::MakeTempDir;
 
 std::string MakeGraph(const std::string& name, int64_t nodes, FeatureDtype dtype, int64_t dim = 16) {
-  const std::string dir = TempDir(name) + "/g";
+  const std::string dir = MakeTempDir(name) + "/g";
   SyntheticGraphConfig c;
   c.num_nodes = nodes;
   c.avg_degree = 8;
@@ -454,7 +450,7 @@ TEST(DataPathTest, ConventionalPipelineSeesTheSameBatches) {
 }
 
 TEST(MmapReaderTest, ReadsMatchTheFileAndOutOfRangeIsAnError) {
-  const std::string dir = TempDir("mmap");
+  const std::string dir = MakeTempDir("mmap");
   const std::string path = dir + "/data.bin";
   std::string bytes(4111 * 47, '\0');
   std::mt19937_64 rng(7);
@@ -494,7 +490,7 @@ TEST(MmapReaderTest, ReadsMatchTheFileAndOutOfRangeIsAnError) {
 
 TEST(TrainLoopTest, ResumeReproducesTheUninterruptedLosses) {
   const std::string dir = MakeGraph("resume", 2000, FeatureDtype::kFloat32);
-  const std::string ckpt = TempDir("resume_ckpt");
+  const std::string ckpt = MakeTempDir("resume_ckpt");
   TrainOptions base = SmallRun(dir);
   base.epochs = 2;
   base.fcache_budget_bytes = 200 * 16 * 4;
@@ -567,7 +563,7 @@ TEST(TrainLoopTest, GraphSageBeatsFeaturesOnlyBaseline) {
 
 TEST(TrainLoopTest, PredictionMatchesTrainingEvaluationPath) {
   const std::string dir = MakeGraph("predict", 2000, FeatureDtype::kFloat16);
-  const std::string out = TempDir("predict_out");
+  const std::string out = MakeTempDir("predict_out");
   TrainOptions o = SmallRun(dir);
   o.epochs = 2;
   o.learning_rate = 0.01;
@@ -667,11 +663,11 @@ TEST(TrainLoopTest, ErrorsNameTheProblem) {
   EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
   o = SmallRun(dir);
   o.resume = true;
-  o.checkpoint_dir = TempDir("errors_ckpt");
+  o.checkpoint_dir = MakeTempDir("errors_ckpt");
   s = RunTraining(o);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("no checkpoint"), std::string::npos);
-  o = SmallRun(TempDir("errors_missing"));
+  o = SmallRun(MakeTempDir("errors_missing"));
   EXPECT_FALSE(RunTraining(o).ok());
 }
 

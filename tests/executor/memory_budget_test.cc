@@ -326,5 +326,36 @@ TEST(MemoryBudgetTest, RefusesABudgetThatCannotHoldTheModel) {
   EXPECT_TRUE(SplitMemoryBudget(r).ok());
 }
 
+// The three phases compose to SplitMemoryBudget: fixed parts first (no cache memory),
+// then the cache split as if there were no model, then the model and the inspector paid
+// by the feature cache before anything else.
+TEST(MemoryBudgetTest, PhasesComposeToTheSplit) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.budget_bytes = int64_t{1} << 30;
+  r.reserve_model = true;
+  r.traces_in_flight = 3;
+  r.superbatch = 4;
+  r.planner_bytes_per_access = 32;
+  MemoryBudgetSplit s = SizeFixedParts(r);
+  EXPECT_GT(s.table_bytes, 0);
+  EXPECT_GT(s.staging_bytes, 0);
+  EXPECT_GT(s.model_bytes, 0);
+  EXPECT_GT(s.inspector_bytes, 0);
+  EXPECT_EQ(s.fcache_bytes + s.ncache_bytes + s.trace_bytes, 0);
+  ASSERT_TRUE(SplitCacheMemory(r, &s).ok());
+  const int64_t left = r.budget_bytes - s.table_bytes - s.staging_bytes;
+  EXPECT_EQ(s.trace_bytes, left / 8);
+  EXPECT_EQ(s.trace_bytes + s.ncache_bytes + s.fcache_bytes, left);
+  const MemoryBudgetSplit before = s;
+  ASSERT_TRUE(PayReservations(r, &s).ok());
+  EXPECT_EQ(before.fcache_bytes - s.fcache_bytes, s.model_bytes + s.inspector_bytes);
+  EXPECT_EQ(s.ncache_bytes, before.ncache_bytes);
+  auto whole = SplitMemoryBudget(r);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->trace_bytes, s.trace_bytes);
+  EXPECT_EQ(whole->ncache_bytes, s.ncache_bytes);
+  EXPECT_EQ(whole->fcache_rows, std::min(r.num_nodes, s.fcache_bytes / r.feature_row_bytes));
+}
+
 }  // namespace
 }  // namespace seer

@@ -9,17 +9,13 @@
 #include <string>
 
 #include "kernels/device.h"
+#include "support/temp_dir.h"
 #include "storage/base/file_io.h"
 
 namespace seer {
 namespace {
 
-std::string TempDir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "/seer_model_runner_" + name + "_" + std::to_string(::getpid());
-  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
-  EXPECT_EQ(std::system(cmd.c_str()), 0);
-  return dir;
-}
+using seer::testing::MakeTempDir;
 
 // A random batch: num_seeds seeds, `layers` blocks, nodes 0..num_nodes-1 local ids.
 // The label of a seed is the class whose "feature direction" dominates its in-neighbors,
@@ -162,7 +158,7 @@ TEST(ModelRunnerTest, WrongLayerCountThrows) {
 }
 
 TEST(ModelRunnerTest, CheckpointResumeReproducesLosses) {
-  const std::string dir = TempDir("resume");
+  const std::string dir = MakeTempDir("resume");
   std::vector<ToyBatch> batches;
   for (int i = 0; i < 6; ++i) batches.push_back(MakeBatch(100 + i, 17, 53, 12, 5, 2, i));
   for (ModelKind kind : {ModelKind::kSage, ModelKind::kGat}) {
@@ -200,7 +196,7 @@ TEST(ModelRunnerTest, CheckpointResumeReproducesLosses) {
 }
 
 TEST(ModelRunnerTest, CorruptOrPartialCheckpointIsRefused) {
-  const std::string dir = TempDir("corrupt");
+  const std::string dir = MakeTempDir("corrupt");
   auto model = ModelRunner::Create(Config(ModelKind::kSage), 0.01, 9, false);
   const std::string path = dir + "/ckpt";
   ASSERT_TRUE(model->SaveCheckpoint(path, TrainPosition{}).ok());
@@ -239,7 +235,7 @@ TEST(ModelRunnerTest, CorruptOrPartialCheckpointIsRefused) {
 }
 
 TEST(ModelRunnerTest, SavedModelPredictsLikeTheOriginal) {
-  const std::string dir = TempDir("save");
+  const std::string dir = MakeTempDir("save");
   for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
     ToyBatch b = MakeBatch(11, 23, 71, 12, 5, 2, 0);
     auto model = ModelRunner::Create(Config(kind), 0.01, 5, false);

@@ -1,0 +1,214 @@
+// SuperbatchPipeline on fake stages: batches arrive in schedule order, an exception or
+// error in any stage becomes the Status Stop() reports (naming the stage) without a
+// hang, and Stop()/destruction join threads blocked on full queues.
+#include "executor/superbatch_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <c10/util/Exception.h>
+
+#include <chrono>
+#include <future>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "support/temp_dir.h"
+
+namespace seer {
+namespace {
+
+constexpr int64_t kBatchesPerSuperbatch = 3;
+
+// Runs `body` on its own thread and fails (instead of hanging the suite) when it takes
+// longer than `limit`.
+void WithinSeconds(double limit, const std::function<void()>& body) {
+  auto done = std::async(std::launch::async, body);
+  ASSERT_EQ(done.wait_for(std::chrono::duration<double>(limit)), std::future_status::ready)
+      << "pipeline did not finish within " << limit << " s (hang)";
+  done.get();
+}
+
+// Stages over made-up traces: batch b of superbatch k holds node ids {k*100 + b, ...}.
+PipelineStages FakeStages() {
+  PipelineStages stages;
+  stages.sample = [](int64_t epoch, int64_t k, SuperbatchStats*) -> Result<SuperbatchTrace> {
+    SuperbatchTrace trace;
+    trace.epoch = epoch;
+    trace.superbatch_index = k;
+    for (int64_t b = 0; b < kBatchesPerSuperbatch; ++b) {
+      BatchTrace batch;
+      batch.epoch = epoch;
+      batch.batch_index = k * kBatchesPerSuperbatch + b;
+      batch.num_seeds = 1;
+      batch.node_ids = {k * 100 + b, 7};
+      trace.batches.push_back(batch);
+    }
+    return trace;
+  };
+  stages.plan = [](const SuperbatchTrace&) -> Result<SuperbatchPlan> { return SuperbatchPlan(); };
+  stages.fill = [](const std::vector<int64_t>&, GatherStats*) { return Status::Ok(); };
+  stages.gather = [](const BatchTrace& batch, const Changeset*, std::vector<float>* rows, GatherStats* stats) {
+    rows->assign(batch.node_ids.begin(), batch.node_ids.end());
+    stats->rows += static_cast<int64_t>(batch.node_ids.size());
+    return Status::Ok();
+  };
+  return stages;
+}
+
+PipelineOptions Schedule(int64_t epochs, int64_t per_epoch, bool overlap = true) {
+  PipelineOptions options;
+  for (int64_t e = 0; e < epochs; ++e) {
+    for (int64_t k = 0; k < per_epoch; ++k) options.schedule.emplace_back(e, k);
+  }
+  options.overlap = overlap;
+  options.trace_store_bytes = int64_t{64} << 20;
+  options.runtime_dir = testing::MakeTempDir("pipeline");
+  return options;
+}
+
+// Drains the pipeline as the executor does; returns the batch indices in arrival order.
+std::vector<int64_t> Drain(SuperbatchPipeline& pipeline, int64_t per_epoch) {
+  std::vector<int64_t> seen;
+  while (std::optional<GatheredBatch> g = pipeline.Next()) {
+    seen.push_back(g->batch().batch_index);
+    const bool last = g->last;
+    const int64_t epoch = g->superbatch->planned.epoch;
+    const bool epoch_end = last && g->superbatch->planned.index + 1 == per_epoch;
+    pipeline.Recycle(std::move(g->rows));
+    if (last) pipeline.SuperbatchDone();
+    if (epoch_end) pipeline.EpochDone(epoch);
+  }
+  return seen;
+}
+
+TEST(SuperbatchPipelineTest, DeliversEveryBatchInScheduleOrder) {
+  for (bool overlap : {true, false}) {
+    WithinSeconds(30, [&] {
+      auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(2, 2, overlap));
+      const std::vector<int64_t> seen = Drain(*pipeline, 2);
+      EXPECT_TRUE(pipeline->Stop().ok());
+      const std::vector<int64_t> want = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
+      EXPECT_EQ(seen, want) << "overlap " << overlap;
+    });
+  }
+}
+
+enum class Fault { kStdException, kBadAlloc, kStatusError, kC10Error, kReturnedError };
+
+void Throw(Fault fault) {
+  switch (fault) {
+    case Fault::kStdException: throw std::runtime_error("injected");
+    case Fault::kBadAlloc: throw std::bad_alloc();
+    case Fault::kStatusError: throw StatusError(Status(StatusCode::kIoError, "injected"));
+    case Fault::kC10Error: TORCH_CHECK(false, "injected");
+    case Fault::kReturnedError: break;
+  }
+}
+
+// Stage `stage` fails on its second call with `fault`.
+PipelineStages FailingStages(const std::string& stage, Fault fault) {
+  PipelineStages stages = FakeStages();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  auto fail_now = [calls, fault]() -> Status {
+    if (++*calls < 2) return Status::Ok();
+    Throw(fault);
+    return Status(StatusCode::kIoError, "injected error");
+  };
+  if (stage == "inspector") {
+    auto inner = stages.sample;
+    stages.sample = [inner, fail_now](int64_t e, int64_t k, SuperbatchStats* s) -> Result<SuperbatchTrace> {
+      SEER_RETURN_IF_ERROR(fail_now());
+      return inner(e, k, s);
+    };
+  } else if (stage == "planner") {
+    auto inner = stages.plan;
+    stages.plan = [inner, fail_now](const SuperbatchTrace& t) -> Result<SuperbatchPlan> {
+      SEER_RETURN_IF_ERROR(fail_now());
+      return inner(t);
+    };
+  } else {
+    auto inner = stages.gather;
+    stages.gather = [inner, fail_now](const BatchTrace& b, const Changeset* c, std::vector<float>* r,
+                                      GatherStats* s) {
+      SEER_RETURN_IF_ERROR(fail_now());
+      return inner(b, c, r, s);
+    };
+  }
+  return stages;
+}
+
+TEST(SuperbatchPipelineTest, AnyFailureInAnyStageBecomesAStatusNamingIt) {
+  for (const std::string stage : {"inspector", "planner", "gather"}) {
+    for (Fault fault : {Fault::kStdException, Fault::kBadAlloc, Fault::kStatusError, Fault::kC10Error,
+                        Fault::kReturnedError}) {
+      SCOPED_TRACE(stage + " fault " + std::to_string(static_cast<int>(fault)));
+      WithinSeconds(30, [&] {
+        auto pipeline = SuperbatchPipeline::Start(FailingStages(stage, fault), Schedule(3, 4));
+        Drain(*pipeline, 4);
+        const Status status = pipeline->Stop();
+        ASSERT_FALSE(status.ok());
+        if (fault != Fault::kBadAlloc) {
+          EXPECT_NE(status.message().find("injected"), std::string::npos) << status.message();
+        }
+        if (fault != Fault::kReturnedError) {
+          EXPECT_NE(status.message().find(stage + " stage"), std::string::npos) << status.message();
+        }
+        if (fault == Fault::kBadAlloc) {
+          EXPECT_EQ(status.code(), StatusCode::kResourceExhausted);
+        }
+        if (fault == Fault::kStatusError) {
+          EXPECT_EQ(status.code(), StatusCode::kIoError);
+        }
+      });
+    }
+  }
+}
+
+TEST(SuperbatchPipelineTest, FailureWhileTheExecutorWaitsEndsNext) {
+  // The executor blocks in Next() while the gather stage fails: Next() returns nullopt.
+  WithinSeconds(30, [&] {
+    auto pipeline = SuperbatchPipeline::Start(FailingStages("gather", Fault::kStdException), Schedule(1, 2));
+    int delivered = 0;
+    while (std::optional<GatheredBatch> g = pipeline->Next()) ++delivered;  // never recycles
+    EXPECT_LE(delivered, 1);
+    EXPECT_FALSE(pipeline->Stop().ok());
+  });
+}
+
+TEST(SuperbatchPipelineTest, StopAndDestructionJoinBlockedStages) {
+  WithinSeconds(30, [&] {
+    // Nobody consumes: every stage ends up blocked on a full queue or the buffer pool.
+    auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(5, 4));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(pipeline->Stop().ok());
+    EXPECT_TRUE(pipeline->Stop().ok()) << "Stop is idempotent";
+  });
+  WithinSeconds(30, [&] {
+    auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(5, 4, /*overlap=*/false));
+    ASSERT_TRUE(pipeline->Next().has_value());
+    pipeline.reset();  // the destructor closes and joins
+  });
+  WithinSeconds(30, [&] {
+    // The gather thread waits at the epoch gate for an epoch the executor never ends.
+    auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(2, 2));
+    for (int i = 0; i < 6; ++i) {
+      std::optional<GatheredBatch> g = pipeline->Next();
+      ASSERT_TRUE(g.has_value());
+      pipeline->Recycle(std::move(g->rows));
+    }
+    EXPECT_TRUE(pipeline->Stop().ok());
+  });
+}
+
+TEST(SuperbatchPipelineTest, RunGuardedPassesStatusesThrough) {
+  EXPECT_TRUE(RunGuarded("x", [] { return Status::Ok(); }).ok());
+  const Status s = RunGuarded("x", [] { return Corrupt("file: bad"); });
+  EXPECT_EQ(s.code(), StatusCode::kCorrupt);
+  EXPECT_EQ(s.message(), "file: bad");
+  const Status thrown = RunGuarded("planner", []() -> Status { throw 42; });
+  EXPECT_NE(thrown.message().find("planner stage"), std::string::npos) << thrown.message();
+}
+
+}  // namespace
+}  // namespace seer
