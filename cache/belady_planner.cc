@@ -153,20 +153,10 @@ Result<Changeset> ChangesetStore::Get(int64_t i) const {
 // ---- device choice ------------------------------------------------------------------
 
 Result<PlannerDevice> ParsePlannerDevice(const std::string& text) {
-  if (text == "auto") return PlannerDevice::kAuto;
-  if (text == "cpu") return PlannerDevice::kCpu;
-  if (text == "gpu") return PlannerDevice::kGpu;
-  return InvalidArgument(fmt::format("unknown planner '{}' (expected auto, cpu or gpu)", text));
+  return ParseName(kPlannerDeviceNames, text, "planner");
 }
 
-const char* PlannerDeviceName(PlannerDevice device) {
-  switch (device) {
-    case PlannerDevice::kAuto: return "auto";
-    case PlannerDevice::kCpu: return "cpu";
-    case PlannerDevice::kGpu: return "gpu";
-  }
-  return "?";
-}
+const char* PlannerDeviceName(PlannerDevice device) { return NameOf(kPlannerDeviceNames, device); }
 
 PlannerDevice ResolvePlannerDevice(PlannerDevice device) {
   if (device != PlannerDevice::kAuto) return device;

@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/base/name_table.h"
 #include "storage/base/status.h"
 #include "storage/base/unique_fd.h"
 
@@ -116,6 +117,8 @@ class ChangesetStore {
 };
 
 enum class PlannerDevice { kAuto, kCpu, kGpu };
+inline constexpr NameValue<PlannerDevice> kPlannerDeviceNames[] = {
+    {"auto", PlannerDevice::kAuto}, {"cpu", PlannerDevice::kCpu}, {"gpu", PlannerDevice::kGpu}};
 // "auto" | "cpu" | "gpu"; anything else is kInvalidArgument naming the value.
 Result<PlannerDevice> ParsePlannerDevice(const std::string& text);
 const char* PlannerDeviceName(PlannerDevice device);

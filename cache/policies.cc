@@ -13,27 +13,15 @@
 namespace seer {
 
 Result<PolicyKind> ParsePolicyKind(const std::string& text) {
-  for (PolicyKind k : AllPolicyKinds()) {
-    if (text == PolicyKindName(k)) return k;
-  }
-  return InvalidArgument(fmt::format(
-      "unknown cache policy '{}' (expected belady, static-degree, presc, lru or none)", text));
+  return ParseName(kPolicyKindNames, text, "cache policy");
 }
 
-const char* PolicyKindName(PolicyKind kind) {
-  switch (kind) {
-    case PolicyKind::kBelady: return "belady";
-    case PolicyKind::kStaticDegree: return "static-degree";
-    case PolicyKind::kPresc: return "presc";
-    case PolicyKind::kLru: return "lru";
-    case PolicyKind::kNone: return "none";
-  }
-  return "?";
-}
+const char* PolicyKindName(PolicyKind kind) { return NameOf(kPolicyKindNames, kind); }
 
 std::vector<PolicyKind> AllPolicyKinds() {
-  return {PolicyKind::kBelady, PolicyKind::kStaticDegree, PolicyKind::kPresc, PolicyKind::kLru,
-          PolicyKind::kNone};
+  std::vector<PolicyKind> kinds;
+  for (const auto& entry : kPolicyKindNames) kinds.push_back(entry.value);
+  return kinds;
 }
 
 std::vector<int64_t> RankNodesByScore(const std::vector<int64_t>& score, int64_t limit) {

@@ -23,11 +23,16 @@
 #include <vector>
 
 #include "cache/belady_planner.h"
+#include "storage/base/name_table.h"
 #include "storage/base/status.h"
 
 namespace seer {
 
 enum class PolicyKind { kBelady, kStaticDegree, kPresc, kLru, kNone };
+inline constexpr NameValue<PolicyKind> kPolicyKindNames[] = {
+    {"belady", PolicyKind::kBelady}, {"static-degree", PolicyKind::kStaticDegree},
+    {"presc", PolicyKind::kPresc},   {"lru", PolicyKind::kLru},
+    {"none", PolicyKind::kNone}};
 // "belady" | "static-degree" | "presc" | "lru" | "none".
 Result<PolicyKind> ParsePolicyKind(const std::string& text);
 const char* PolicyKindName(PolicyKind kind);

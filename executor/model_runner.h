@@ -24,11 +24,14 @@
 #include <vector>
 
 #include "inspector/trace.h"
+#include "storage/base/name_table.h"
 #include "storage/base/status.h"
 
 namespace seer {
 
 enum class ModelKind { kSage, kGcn, kGat, kMlp };
+inline constexpr NameValue<ModelKind> kModelKindNames[] = {
+    {"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn}, {"gat", ModelKind::kGat}, {"mlp", ModelKind::kMlp}};
 // "sage" | "gcn" | "gat" | "mlp" (features only: an MLP on each seed's own features).
 Result<ModelKind> ParseModelKind(const std::string& text);
 const char* ModelKindName(ModelKind kind);

@@ -1,6 +1,7 @@
 // The options of `seer train` and `seer predict`: the one source of truth for every
 // default. The CLI (tools/train_command.cc, tools/predict_command.cc) binds its flags
-// straight to these fields, so `--help` prints these defaults. Plain values.
+// straight to these fields, so `--help` prints these defaults; change a default here,
+// not in tools/. Plain values.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +13,15 @@
 #include "cache/policies.h"
 #include "executor/model_runner.h"
 #include "inspector/trace.h"
+#include "storage/base/name_table.h"
 #include "storage/base/status.h"
 #include "storage/io/block_reader.h"
 
 namespace seer {
 
 enum class PipelineKind { kSuperbatch, kConventional };
+inline constexpr NameValue<PipelineKind> kPipelineKindNames[] = {
+    {"superbatch", PipelineKind::kSuperbatch}, {"conventional", PipelineKind::kConventional}};
 // "superbatch" | "conventional"; anything else is kInvalidArgument naming the value.
 Result<PipelineKind> ParsePipelineKind(const std::string& text);
 const char* PipelineKindName(PipelineKind kind);
@@ -41,7 +45,7 @@ struct TrainOptions {
   std::vector<int> fanouts = {10, 10, 10};
   int64_t batch_size = 1000;
   int64_t superbatch = 100;
-  int64_t epochs = 3;
+  int64_t epochs = 10;
   int64_t eval_every = 1;            // epochs; 0 = only after the last epoch
   uint64_t seed = 0;
   int num_threads = 0;               // sampling workers (0 = all cores)

@@ -1,8 +1,9 @@
 // `seer check DIR [--deep]`: validates a dataset directory (storage/dataset/dataset_check.h).
 // Exit 0 only when the dataset is valid; otherwise one error line naming file + position.
-#include <cstdio>
 #include <memory>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "commands.h"
 #include "storage/base/byte_size.h"
@@ -30,17 +31,14 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
     auto summary = CheckDataset(flags->dir, options);
     if (!summary.ok()) return ReportError("check", summary.status());
     const auto& m = summary->manifest;
-    std::printf(
-        "seer check: %s OK: %lld nodes, %lld edges (%s, max in-degree %lld), %lld features x %s, "
-        "%lld classes (%lld labeled), train/valid/test %lld/%lld/%lld, %s%s read in %.1f s\n",
-        flags->dir.c_str(), static_cast<long long>(m.num_nodes), static_cast<long long>(m.num_edges),
-        IndexDtypeName(m.index_dtype), static_cast<long long>(summary->max_in_degree),
-        static_cast<long long>(m.feature_dim), FeatureDtypeName(m.feature_dtype),
-        static_cast<long long>(m.num_classes), static_cast<long long>(summary->num_labeled),
-        static_cast<long long>(summary->num_train), static_cast<long long>(summary->num_valid),
-        static_cast<long long>(summary->num_test),
-        flags->deep ? ("checksums verified, " + std::to_string(summary->checksums_verified) + " files, ").c_str() : "",
-        FormatBytes(summary->bytes_read).c_str(), clock.ElapsedSeconds());
+    const std::string checksums =
+        flags->deep ? fmt::format("checksums verified, {} files, ", summary->checksums_verified) : "";
+    fmt::print(
+        "seer check: {} OK: {} nodes, {} edges ({}, max in-degree {}), {} features x {}, {} classes ({} labeled), "
+        "train/valid/test {}/{}/{}, {}{} read in {:.1f} s\n",
+        flags->dir, m.num_nodes, m.num_edges, IndexDtypeName(m.index_dtype), summary->max_in_degree, m.feature_dim,
+        FeatureDtypeName(m.feature_dtype), m.num_classes, summary->num_labeled, summary->num_train,
+        summary->num_valid, summary->num_test, checksums, FormatBytes(summary->bytes_read), clock.ElapsedSeconds());
     return 0;
   };
 }

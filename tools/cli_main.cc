@@ -4,6 +4,8 @@
 #include <exception>
 #include <map>
 
+#include <fmt/format.h>
+
 namespace seer::cli {
 
 int ReportError(const std::string& command, const Status& status) {
@@ -11,7 +13,7 @@ int ReportError(const std::string& command, const Status& status) {
 }
 
 int ReportError(const std::string& command, const std::string& message) {
-  std::fprintf(stderr, "seer %s: error: %s\n", command.c_str(), message.c_str());
+  fmt::print(stderr, "seer {}: error: {}\n", command, message);
   return 1;
 }
 
@@ -31,6 +33,10 @@ int RunCli(int argc, char** argv, const std::vector<Registrar>& registrars,
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const seer::StatusError& e) {
+    // A flag value the library's parser refused (tools/flag_binding.h).
+    const auto parsed = app.get_subcommands();
+    return ReportError(parsed.empty() ? "" : parsed.front()->get_name(), e.status());
   }
   for (auto* sub : app.get_subcommands()) {
     auto it = mains.find(sub->get_name());

@@ -1,10 +1,12 @@
 // `seer gen`: writes a synthetic dataset (R-MAT power-law topology with a learnable
 // class structure; see storage/prep/synthetic_graph.h).
-#include <cstdio>
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "flag_binding.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
@@ -19,8 +21,6 @@ CommandMain RegisterGenCommand(CLI::App& root) {
   struct Flags {
     SyntheticGraphConfig config;
     std::string out;
-    std::string feature_dtype = "float32";
-    std::string memory_budget = "512M";
     std::string edge_list_out;
     bool force = false;
     bool quiet = false;
@@ -35,7 +35,7 @@ CommandMain RegisterGenCommand(CLI::App& root) {
   cmd->add_option("--out", flags->out, "Output dataset directory (required unless --edge-list-out)")
       ->capture_default_str();
   cmd->add_option("--seed", c.seed, "Random seed (same seed, same dataset)")->capture_default_str();
-  cmd->add_option("--feature-dtype", flags->feature_dtype, "float32 | float16")->capture_default_str();
+  AddEnumOption(cmd, "--feature-dtype", &c.feature_dtype, kFeatureDtypeNames, "feature dtype", "Feature storage");
   cmd->add_option("--train-fraction", c.train_fraction, "Fraction of nodes in train.bin")->capture_default_str();
   cmd->add_option("--valid-fraction", c.valid_fraction, "Fraction of nodes in valid.bin")->capture_default_str();
   cmd->add_option("--test-fraction", c.test_fraction, "Fraction of nodes in test.bin")->capture_default_str();
@@ -52,8 +52,7 @@ CommandMain RegisterGenCommand(CLI::App& root) {
   cmd->add_option("--min-in-degree", c.min_in_degree,
                   "Guaranteed in-neighbors per node (-1: avg-degree/2)")
       ->capture_default_str();
-  cmd->add_option("--memory-budget", flags->memory_budget, "Peak memory for the build (e.g. 512M, 4G)")
-      ->capture_default_str();
+  AddBytesOption(cmd, "--memory-budget", &c.memory_budget_bytes, "Peak memory for the build (e.g. 512M, 4G)");
   cmd->add_option("--edge-list-out", flags->edge_list_out,
                   "Write only the (unsorted) edge list to this file instead of a dataset: "
                   "*.txt/*.csv text, else int64 pairs (input for seer prep)")
@@ -63,37 +62,26 @@ CommandMain RegisterGenCommand(CLI::App& root) {
 
   return [flags] {
     auto& config = flags->config;
-    auto dtype = ParseFeatureDtype(flags->feature_dtype);
-    if (!dtype.ok()) return ReportError("gen", dtype.status().WithContext("--feature-dtype"));
-    config.feature_dtype = *dtype;
-    auto budget = ParseBytes(flags->memory_budget);
-    if (!budget.ok()) return ReportError("gen", budget.status().WithContext("--memory-budget"));
-    config.memory_budget_bytes = *budget;
     config.show_progress = !flags->quiet;
-    config.created_by = "seer gen --nodes " + std::to_string(config.num_nodes) + " --seed " +
-                        std::to_string(config.seed);
+    config.created_by = fmt::format("seer gen --nodes {} --seed {}", config.num_nodes, config.seed);
     ProgressReporter clock("gen", 0, "", false);
     if (!flags->edge_list_out.empty()) {
       Status st = WriteSyntheticEdgeList(config, flags->edge_list_out);
       if (!st.ok()) return ReportError("gen", st);
-      std::printf("seer gen: wrote edge list %s in %.1f s, peak memory %s\n", flags->edge_list_out.c_str(),
-                  clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()).c_str());
+      fmt::print("seer gen: wrote edge list {} in {:.1f} s, peak memory {}\n", flags->edge_list_out,
+                 clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()));
       return 0;
     }
     if (flags->out.empty()) return ReportError("gen", "--out DIR is required");
     auto summary = GenerateSyntheticDataset(config, flags->out, flags->force);
     if (!summary.ok()) return ReportError("gen", summary.status());
-    std::printf(
-        "seer gen: wrote %s: %lld nodes, %lld edges, %lld features x %s, %lld classes, "
-        "train/valid/test %lld/%lld/%lld, %s in %.1f s, peak memory %s (budget %s, %lld partitions)\n",
-        flags->out.c_str(), static_cast<long long>(summary->num_nodes),
-        static_cast<long long>(summary->num_edges), static_cast<long long>(config.feature_dim),
-        FeatureDtypeName(config.feature_dtype), static_cast<long long>(config.num_classes),
-        static_cast<long long>(summary->num_train), static_cast<long long>(summary->num_valid),
-        static_cast<long long>(summary->num_test), FormatBytes(summary->bytes_written).c_str(),
-        clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()).c_str(),
-        FormatBytes(config.memory_budget_bytes).c_str(),
-        static_cast<long long>(summary->num_partitions));
+    fmt::print(
+        "seer gen: wrote {}: {} nodes, {} edges, {} features x {}, {} classes, train/valid/test {}/{}/{}, {} in "
+        "{:.1f} s, peak memory {} (budget {}, {} partitions)\n",
+        flags->out, summary->num_nodes, summary->num_edges, config.feature_dim, FeatureDtypeName(config.feature_dtype),
+        config.num_classes, summary->num_train, summary->num_valid, summary->num_test,
+        FormatBytes(summary->bytes_written), clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()),
+        FormatBytes(config.memory_budget_bytes), summary->num_partitions);
     return 0;
   };
 }

@@ -1,8 +1,9 @@
 // `seer ncache`: builds (and describes) the static neighbor cache of a dataset
 // (cache/neighbor_cache.h, Ginex §3.2).
-#include <cstdio>
 #include <memory>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "cache/neighbor_cache.h"
 #include "commands.h"
@@ -18,14 +19,11 @@ namespace {
 void PrintStats(const char* verb, const std::string& dir, const NeighborCacheStats& s) {
   const double node_pct = s.num_nodes ? 100.0 * s.nodes_cached / s.num_nodes : 0.0;
   const double edge_pct = s.num_edges ? 100.0 * s.edges_cached / s.num_edges : 0.0;
-  std::printf(
-      "seer ncache: %s %s: budget %lld bytes (%s), uses %lld bytes = table %lld + lists %lld; "
-      "%lld of %lld nodes (%.2f%%), %lld of %lld edges (%.2f%%) cached; score %s\n",
-      verb, dir.c_str(), static_cast<long long>(s.budget_bytes), FormatBytes(s.budget_bytes).c_str(),
-      static_cast<long long>(s.bytes), static_cast<long long>(s.table_bytes),
-      static_cast<long long>(s.lists_bytes), static_cast<long long>(s.nodes_cached),
-      static_cast<long long>(s.num_nodes), node_pct, static_cast<long long>(s.edges_cached),
-      static_cast<long long>(s.num_edges), edge_pct, NeighborCache::kScoreRule);
+  fmt::print(
+      "seer ncache: {} {}: budget {} bytes ({}), uses {} bytes = table {} + lists {}; {} of {} nodes ({:.2f}%), "
+      "{} of {} edges ({:.2f}%) cached; score {}\n",
+      verb, dir, s.budget_bytes, FormatBytes(s.budget_bytes), s.bytes, s.table_bytes, s.lists_bytes, s.nodes_cached,
+      s.num_nodes, node_pct, s.edges_cached, s.num_edges, edge_pct, NeighborCache::kScoreRule);
 }
 
 }  // namespace
@@ -81,8 +79,7 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     Status st = cache->Save(dir, flags->force);
     if (!st.ok()) return ReportError("ncache", st);
     PrintStats("wrote", dir, cache->stats());
-    std::printf("seer ncache: %.2f s, peak memory %s\n", clock.ElapsedSeconds(),
-                FormatBytes(PeakRssBytes()).c_str());
+    fmt::print("seer ncache: {:.2f} s, peak memory {}\n", clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()));
     return 0;
   };
 }

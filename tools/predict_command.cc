@@ -1,15 +1,17 @@
 // `seer predict`: predicted classes (and optionally last-hidden-layer embeddings) for
 // given nodes with a model written by `seer train --save-model`, through the same
-// out-of-core sampling and gather path as training.
-#include <cstdio>
+// out-of-core sampling and gather path as training. Flags are bound to PredictOptions
+// (executor/train_options.h).
 #include <memory>
 #include <string>
 
-#include "commands.h"
+#include <fmt/format.h>
+
 #include "executor/train_loop.h"
-#include "inspector/sampler.h"
-#include "storage/base/byte_size.h"
 #include "storage/prep/npy.h"
+#include "flag_binding.h"
+#include "train_flags.h"
+#include "commands.h"
 
 namespace seer::cli {
 namespace {
@@ -28,84 +30,52 @@ Result<std::vector<int64_t>> ReadNodeIds(const std::string& path) {
   return ids;
 }
 
+// What predict writes besides the library's options.
+struct PredictOutputs {
+  std::string nodes_path;
+  std::string out_path = "preds.npy";
+  std::string embeddings_path;
+};
+
+Status Predict(PredictOptions o, const PredictOutputs& files) {
+  if (!files.nodes_path.empty()) {
+    SEER_ASSIGN_OR_RETURN(o.nodes, ReadNodeIds(files.nodes_path));
+  }
+  o.want_embeddings = !files.embeddings_path.empty();
+  SEER_ASSIGN_OR_RETURN(PredictResult result, RunPrediction(o));
+  const auto num_nodes = static_cast<int64_t>(result.nodes.size());
+  SEER_RETURN_IF_ERROR(WriteNpy(files.out_path, "<i8", {num_nodes}, result.classes.data()));
+  if (o.want_embeddings) {
+    SEER_RETURN_IF_ERROR(WriteNpy(files.embeddings_path, "<f4", {num_nodes, result.embedding_dim},
+                                  result.embeddings.data()));
+  }
+  if (o.show_progress) {
+    fmt::print(stderr, "seer predict: {} nodes -> {}", num_nodes, files.out_path);
+    if (result.accuracy >= 0) fmt::print(stderr, " (accuracy vs labels {:.4f})", result.accuracy);
+    fmt::print(stderr, "\n");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 CommandMain RegisterPredictCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand("predict", "Predict node classes with a trained model (.npy output)");
-  struct Flags {
-    std::string dataset;
-    std::string model;
-    std::string nodes;
-    std::string out = "preds.npy";
-    std::string embeddings;
-    std::string fanouts;
-    int64_t batch_size = 1000;
-    uint64_t seed = 0;
-    int threads = 0;
-    std::string io = "auto";
-    bool buffered = false;
-    bool cpu = false;
-    std::string memory_budget = "4G";
-    bool quiet = false;
-  };
-  auto f = std::make_shared<Flags>();
-  cmd->add_option("dataset", f->dataset, "Dataset directory")->required();
-  cmd->add_option("--model", f->model, "Model file from seer train --save-model")->required();
-  cmd->add_option("--nodes", f->nodes, "Node ids (.npy, int64/int32; default: the test split)")->capture_default_str();
-  cmd->add_option("--out", f->out, "Predicted classes (.npy int64, one per node)")->capture_default_str();
-  cmd->add_option("--embeddings", f->embeddings, "Also write the last hidden layer (.npy float32 nodes x dim)")->capture_default_str();
-  cmd->add_option("--fanouts", f->fanouts, "Fan-outs (default: 10 per model layer)")->capture_default_str();
-  cmd->add_option("--batch-size", f->batch_size, "Nodes per mini-batch")->capture_default_str();
-  cmd->add_option("--seed", f->seed, "Sampling seed")->capture_default_str();
-  cmd->add_option("--threads", f->threads, "Sampling threads (0 = all cores)")->capture_default_str();
-  cmd->add_option("--io", f->io, "SSD reads: auto | uring | pread")->capture_default_str();
-  cmd->add_flag("--buffered", f->buffered, "Buffered reads instead of O_DIRECT");
-  cmd->add_flag("--cpu", f->cpu, "Run on the CPU even when a GPU is present");
-  cmd->add_option("--memory-budget", f->memory_budget, "Host memory budget")->capture_default_str();
-  cmd->add_flag("--quiet", f->quiet, "No progress on stderr");
-  return [f]() -> int {
-    const char* name = "predict";
-    PredictOptions o;
-    o.dataset_dir = f->dataset;
-    o.model_path = f->model;
-    if (!f->nodes.empty()) {
-      auto nodes = ReadNodeIds(f->nodes);
-      if (!nodes.ok()) return ReportError(name, nodes.status());
-      o.nodes = std::move(nodes).value();
-    }
-    if (!f->fanouts.empty()) {
-      auto fanouts = ParseFanouts(f->fanouts);
-      if (!fanouts.ok()) return ReportError(name, fanouts.status());
-      o.fanouts = *fanouts;
-    }
-    o.batch_size = f->batch_size;
-    o.seed = f->seed;
-    o.num_threads = f->threads;
-    auto io = ParseIoMode(f->io);
-    if (!io.ok()) return ReportError(name, io.status());
-    o.io = *io;
-    o.direct_io = !f->buffered;
-    o.use_cuda = !f->cpu;
-    auto budget = ParseBytes(f->memory_budget);
-    if (!budget.ok()) return ReportError(name, budget.status());
-    o.memory_budget_bytes = *budget;
-    o.want_embeddings = !f->embeddings.empty();
-    o.show_progress = !f->quiet;
-    auto result = RunPrediction(o);
-    if (!result.ok()) return ReportError(name, result.status());
-    Status st = WriteNpy(f->out, "<i8", {static_cast<int64_t>(result->classes.size())}, result->classes.data());
-    if (!st.ok()) return ReportError(name, st);
-    if (o.want_embeddings) {
-      st = WriteNpy(f->embeddings, "<f4", {static_cast<int64_t>(result->nodes.size()), result->embedding_dim},
-                    result->embeddings.data());
-      if (!st.ok()) return ReportError(name, st);
-    }
-    if (!f->quiet) {
-      std::fprintf(stderr, "seer predict: %zu nodes -> %s", result->nodes.size(), f->out.c_str());
-      if (result->accuracy >= 0) std::fprintf(stderr, " (accuracy vs labels %.4f)", result->accuracy);
-      std::fprintf(stderr, "\n");
-    }
-    return 0;
+  auto o = std::make_shared<PredictOptions>();
+  auto files = std::make_shared<PredictOutputs>();
+  AddSharedDataPathFlags(cmd, o.get());
+  cmd->add_option("--model", o->model_path, "Model file from seer train --save-model")->required();
+  cmd->add_option("--nodes", files->nodes_path, "Node ids (.npy, int64/int32; default: the test split)")
+      ->capture_default_str();
+  cmd->add_option("--out", files->out_path, "Predicted classes (.npy int64, one per node)")->capture_default_str();
+  cmd->add_option("--embeddings", files->embeddings_path, "Also write the last hidden layer (.npy float32 nodes x dim)")
+      ->capture_default_str();
+  AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-outs (default: 10 per model layer)");
+  AddEnumOption(cmd, "--io", &o->io, kIoModeNames, "I/O mode", "SSD reads");
+  AddSetFlag(cmd, "--quiet", &o->show_progress, false, "No progress on stderr");
+  return [o, files]() -> int {
+    Status st = Predict(*o, *files);
+    return st.ok() ? 0 : ReportError("predict", st);
   };
 }
 

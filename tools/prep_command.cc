@@ -1,11 +1,14 @@
 // `seer prep`: converts an edge list (+ optional .npy node arrays) or an OGB
 // node-property folder into a Seer dataset (storage/prep/dataset_prep.h).
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "commands.h"
+#include "storage/prep/edge_list.h"
+#include "flag_binding.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
@@ -21,10 +24,6 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   struct Flags {
     PrepInputs in;
     std::string out;
-    std::string edges_format = "auto";
-    std::string index_dtype = "auto";
-    std::string feature_dtype = "auto";
-    std::string memory_budget = "512M";
     PrepOptions options;
     bool quiet = false;
   };
@@ -32,9 +31,8 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   auto& in = flags->in;
   cmd->add_option("--edges", in.edges, "Edge list: one 'src dst' per line (src -> dst: src is an in-neighbor of dst)")
       ->capture_default_str();
-  cmd->add_option("--edges-format", flags->edges_format,
-                  "auto | text | bin32 | bin64 | npy (auto: *.npy, *.bin32, *.bin64, else text; .gz via gzip)")
-      ->capture_default_str();
+  AddEnumOption(cmd, "--edges-format", &in.edges_format, kEdgeListFormatNames, "edge list format",
+                "Edge list format (auto: *.npy, *.bin32, *.bin64, else text; .gz decompressed)");
   cmd->add_option("--num-nodes", in.num_nodes,
                   "Node count (-1: feature rows, else labels, else 1 + largest id)")->capture_default_str();
   cmd->add_option("--features", in.features, "Features .npy, shape (N, F), float16/32/64")->capture_default_str();
@@ -51,53 +49,32 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   cmd->add_flag("--undirected", flags->options.undirected, "Also add the reverse of every edge");
   cmd->add_flag("--dedup", flags->options.dedup, "Drop repeated edges");
   cmd->add_flag("--drop-self-loops", flags->options.drop_self_loops, "Drop v -> v edges");
-  cmd->add_option("--index-dtype", flags->index_dtype, "auto | uint32 | int64 (auto: uint32 when N < 2^32)")
-      ->capture_default_str();
-  cmd->add_option("--feature-dtype", flags->feature_dtype, "auto | float32 | float16 (auto: as the input)")
-      ->capture_default_str();
-  cmd->add_option("--memory-budget", flags->memory_budget, "Peak memory for the build (e.g. 512M, 4G)")
-      ->capture_default_str();
+  AddOptionalEnumOption(cmd, "--index-dtype", &flags->options.index_dtype, kIndexDtypeNames, "index dtype",
+                        "Index type of indices.bin (auto: uint32 when N < 2^32)");
+  AddOptionalEnumOption(cmd, "--feature-dtype", &flags->options.feature_dtype, kFeatureDtypeNames, "feature dtype",
+                        "Feature storage (auto: as the input)");
+  AddBytesOption(cmd, "--memory-budget", &flags->options.memory_budget_bytes,
+                 "Peak memory for the build (e.g. 512M, 4G)");
   cmd->add_flag("--force", flags->options.force, "Overwrite an existing dataset in --out");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
 
   return [flags] {
     auto& options = flags->options;
-    auto format = ParseEdgeListFormat(flags->edges_format);
-    if (!format.ok()) return ReportError("prep", format.status().WithContext("--edges-format"));
-    flags->in.edges_format = *format;
-    if (flags->index_dtype != "auto") {
-      auto dtype = ParseIndexDtype(flags->index_dtype);
-      if (!dtype.ok()) return ReportError("prep", dtype.status().WithContext("--index-dtype"));
-      options.index_dtype = *dtype;
-    }
-    if (flags->feature_dtype != "auto") {
-      auto dtype = ParseFeatureDtype(flags->feature_dtype);
-      if (!dtype.ok()) return ReportError("prep", dtype.status().WithContext("--feature-dtype"));
-      options.feature_dtype = *dtype;
-    }
-    auto budget = ParseBytes(flags->memory_budget);
-    if (!budget.ok()) return ReportError("prep", budget.status().WithContext("--memory-budget"));
-    options.memory_budget_bytes = *budget;
     options.show_progress = !flags->quiet;
     options.created_by = "seer prep";
     ProgressReporter clock("prep", 0, "", false);
     auto summary = PrepareDataset(flags->in, options, flags->out);
     if (!summary.ok()) return ReportError("prep", summary.status());
     const auto& s = *summary;
-    std::printf(
-        "seer prep: wrote %s: %lld nodes, %lld edges (%s; %lld read, %lld self-loops and %lld "
-        "duplicates dropped), %lld features x %s, %lld classes (%lld labeled), train/valid/test "
-        "%lld/%lld/%lld, %s in %.1f s (%.2fM edges/s), peak memory %s (budget %s, %lld partitions)\n",
-        flags->out.c_str(), static_cast<long long>(s.csc.num_nodes), static_cast<long long>(s.csc.num_edges),
-        IndexDtypeName(s.csc.index_dtype), static_cast<long long>(s.csc.input_edges),
-        static_cast<long long>(s.csc.self_loops_dropped), static_cast<long long>(s.csc.duplicates_dropped),
-        static_cast<long long>(s.feature_dim), FeatureDtypeName(s.feature_dtype),
-        static_cast<long long>(s.num_classes), static_cast<long long>(s.num_labeled),
-        static_cast<long long>(s.num_train), static_cast<long long>(s.num_valid),
-        static_cast<long long>(s.num_test), FormatBytes(s.bytes_written).c_str(), clock.ElapsedSeconds(),
-        static_cast<double>(s.csc.input_edges) / 1e6 / std::max(1e-9, clock.ElapsedSeconds()),
-        FormatBytes(PeakRssBytes()).c_str(), FormatBytes(options.memory_budget_bytes).c_str(),
-        static_cast<long long>(s.csc.num_partitions));
+    fmt::print(
+        "seer prep: wrote {}: {} nodes, {} edges ({}; {} read, {} self-loops and {} duplicates dropped), {} "
+        "features x {}, {} classes ({} labeled), train/valid/test {}/{}/{}, {} in {:.1f} s ({:.2f}M edges/s), "
+        "peak memory {} (budget {}, {} partitions)\n",
+        flags->out, s.csc.num_nodes, s.csc.num_edges, IndexDtypeName(s.csc.index_dtype), s.csc.input_edges,
+        s.csc.self_loops_dropped, s.csc.duplicates_dropped, s.feature_dim, FeatureDtypeName(s.feature_dtype),
+        s.num_classes, s.num_labeled, s.num_train, s.num_valid, s.num_test, FormatBytes(s.bytes_written),
+        clock.ElapsedSeconds(), static_cast<double>(s.csc.input_edges) / 1e6 / std::max(1e-9, clock.ElapsedSeconds()),
+        FormatBytes(PeakRssBytes()), FormatBytes(options.memory_budget_bytes), s.csc.num_partitions);
     return 0;
   };
 }

@@ -15,21 +15,13 @@
 
 namespace seer {
 
-const char* IndexDtypeName(IndexDtype dtype) {
-  return dtype == IndexDtype::kUint32 ? "uint32" : "int64";
-}
-const char* FeatureDtypeName(FeatureDtype dtype) {
-  return dtype == FeatureDtype::kFloat32 ? "float32" : "float16";
-}
+const char* IndexDtypeName(IndexDtype dtype) { return NameOf(kIndexDtypeNames, dtype); }
+const char* FeatureDtypeName(FeatureDtype dtype) { return NameOf(kFeatureDtypeNames, dtype); }
 Result<IndexDtype> ParseIndexDtype(const std::string& text) {
-  if (text == "uint32") return IndexDtype::kUint32;
-  if (text == "int64") return IndexDtype::kInt64;
-  return InvalidArgument("unknown index dtype '" + text + "' (expected uint32 or int64)");
+  return ParseName(kIndexDtypeNames, text, "index dtype");
 }
 Result<FeatureDtype> ParseFeatureDtype(const std::string& text) {
-  if (text == "float32") return FeatureDtype::kFloat32;
-  if (text == "float16") return FeatureDtype::kFloat16;
-  return InvalidArgument("unknown feature dtype '" + text + "' (expected float32 or float16)");
+  return ParseName(kFeatureDtypeNames, text, "feature dtype");
 }
 
 std::string DatasetManifest::ToJson() const {

@@ -21,12 +21,17 @@
 #include <vector>
 
 #include "storage/base/atomic_file.h"
+#include "storage/base/name_table.h"
 #include "storage/base/status.h"
 
 namespace seer {
 
 enum class IndexDtype { kUint32, kInt64 };
 enum class FeatureDtype { kFloat32, kFloat16 };
+inline constexpr NameValue<IndexDtype> kIndexDtypeNames[] = {{"uint32", IndexDtype::kUint32},
+                                                             {"int64", IndexDtype::kInt64}};
+inline constexpr NameValue<FeatureDtype> kFeatureDtypeNames[] = {{"float32", FeatureDtype::kFloat32},
+                                                                 {"float16", FeatureDtype::kFloat16}};
 
 const char* IndexDtypeName(IndexDtype dtype);      // "uint32" / "int64"
 const char* FeatureDtypeName(FeatureDtype dtype);  // "float32" / "float16"

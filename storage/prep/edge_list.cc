@@ -210,12 +210,7 @@ class NpyEdgeSource : public CountedEdgeSource {
 }  // namespace
 
 Result<EdgeListFormat> ParseEdgeListFormat(const std::string& text) {
-  if (text == "auto") return EdgeListFormat::kAuto;
-  if (text == "text") return EdgeListFormat::kText;
-  if (text == "bin32") return EdgeListFormat::kBin32;
-  if (text == "bin64") return EdgeListFormat::kBin64;
-  if (text == "npy") return EdgeListFormat::kNpy;
-  return InvalidArgument("unknown edge list format '" + text + "' (expected auto, text, bin32, bin64 or npy)");
+  return ParseName(kEdgeListFormatNames, text, "edge list format");
 }
 
 EdgeListFormat ResolveEdgeListFormat(EdgeListFormat format, const std::string& path) {

@@ -16,11 +16,15 @@
 #include <string>
 
 #include "storage/prep/csc_builder.h"
+#include "storage/base/name_table.h"
 #include "storage/base/status.h"
 
 namespace seer {
 
 enum class EdgeListFormat { kAuto, kText, kBin32, kBin64, kNpy };
+inline constexpr NameValue<EdgeListFormat> kEdgeListFormatNames[] = {
+    {"auto", EdgeListFormat::kAuto},   {"text", EdgeListFormat::kText}, {"bin32", EdgeListFormat::kBin32},
+    {"bin64", EdgeListFormat::kBin64}, {"npy", EdgeListFormat::kNpy}};
 
 // "auto" | "text" | "bin32" | "bin64" | "npy"; anything else is kInvalidArgument.
 Result<EdgeListFormat> ParseEdgeListFormat(const std::string& text);

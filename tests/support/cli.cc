@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <gtest/gtest.h>
+
 namespace seer::testing {
 
 CliRun RunSeer(const std::string& args, bool merge_stderr) {
@@ -28,5 +30,12 @@ CliRun RunSeer(const std::string& args, bool merge_stderr) {
 }
 
 bool HaveSeerBinary() { return std::getenv("SEER_BINARY") != nullptr; }
+
+void ExpectOneLineError(const CliRun& run, const std::string& command, const std::string& text) {
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.rfind("seer " + command + ": error: ", 0), 0u) << run.output;
+  EXPECT_NE(run.output.find(text), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line: " << run.output;
+}
 
 }  // namespace seer::testing

@@ -17,4 +17,8 @@ CliRun RunSeer(const std::string& args, bool merge_stderr = true);
 
 bool HaveSeerBinary();
 
+// Asserts a failed run printed exactly one line, "seer <command>: error: ...", that
+// contains `text`.
+void ExpectOneLineError(const CliRun& run, const std::string& command, const std::string& text);
+
 }  // namespace seer::testing

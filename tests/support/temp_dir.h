@@ -10,6 +10,13 @@ namespace seer::testing {
 
 std::string MakeTempDir(const std::string& prefix = "seer_test");
 
+// A directory shared by the tests of one suite (made in SetUpTestSuite): not removed
+// after each test; remove it with RemoveTempDir in TearDownTestSuite.
+std::string MakeSuiteTempDir(const std::string& prefix);
+// Removes `dir` and everything in it (kept, and its path printed, with
+// SEER_KEEP_TEST_DIRS=1). Returns whether it is gone.
+bool RemoveTempDir(const std::string& dir);
+
 // Removes the directories registered since the last call (test_main.cc calls it at the
 // end of every test). Returns how many were removed.
 int RemoveRegisteredTempDirs();

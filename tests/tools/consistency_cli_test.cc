@@ -12,12 +12,8 @@
 // then holds only what the first superbatch touches; the rest are misses in both).
 // (presc is left out on purpose: train pre-samples its own epoch, stats ranks by the
 // trace's first epoch — different inputs by definition.)
-#include <stdlib.h>
-#include <sys/wait.h>
-
-#include <array>
+#include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -29,7 +25,7 @@
 
 #include "executor/train_loop.h"
 #include "inspector/trace_store.h"
-#include "storage/base/json.h"
+#include "storage/base/json_file.h"
 
 namespace seer {
 namespace {
@@ -38,15 +34,13 @@ namespace {
 constexpr const char* kShared = "--batch-size 100 --superbatch 4 --epochs 2 --fanouts 5,5 --seed 7 --threads 2";
 
 using seer::testing::CliRun;
+using seer::testing::ReadFileBytes;
+using seer::testing::RunSeer;
 
-CliRun Seer(const std::string& args) { return seer::testing::RunSeer(args); }
-
-std::string Slurp(const std::string& path) { return seer::testing::ReadFileBytes(path); }
-
-int64_t IntField(const JsonValue& object, const std::string& key) {
-  const JsonValue* v = object.Find(key);
-  EXPECT_NE(v, nullptr) << "missing " << key << " in " << object.Dump();
-  return v != nullptr && v->is_int() ? v->as_int() : -1;
+int64_t IntField(const Json& object, const std::string& key, const std::string& path) {
+  auto value = JsonInt(object, key, path);
+  EXPECT_TRUE(value.ok()) << value.status().ToString();
+  return value.ok() ? *value : -1;
 }
 
 // Feature-cache counts summed over a run (train metrics or one stats result row).
@@ -61,21 +55,21 @@ struct CacheCounts {
 // fcache_accesses / fcache_hits / fcache_fill_rows.
 CacheCounts TrainCounts(const std::string& metrics_path) {
   CacheCounts c;
-  std::istringstream lines(Slurp(metrics_path));
+  std::istringstream lines(ReadFileBytes(metrics_path));
   std::string line;
   int epochs = 0;
   while (std::getline(lines, line)) {
-    auto j = JsonValue::Parse(line, metrics_path);
+    auto j = ParseJson(line, metrics_path);
     EXPECT_TRUE(j.ok()) << j.status().ToString();
     if (!j.ok()) continue;
-    const JsonValue* type = j->Find("type");
-    if (type == nullptr) continue;
-    if (type->as_string() == "start") c.capacity_rows = IntField(*j, "fcache_rows");
-    if (type->as_string() == "epoch") {
+    const std::string type = j->value("type", "");
+    if (type == "start") c.capacity_rows = IntField(*j, "fcache_rows", metrics_path);
+    if (type == "epoch") {
       ++epochs;
-      c.accesses += IntField(*j, "fcache_accesses");
-      c.misses += IntField(*j, "fcache_accesses") - IntField(*j, "fcache_hits");
-      c.fill_rows += IntField(*j, "fcache_fill_rows");
+      const int64_t accesses = IntField(*j, "fcache_accesses", metrics_path);
+      c.accesses += accesses;
+      c.misses += accesses - IntField(*j, "fcache_hits", metrics_path);
+      c.fill_rows += IntField(*j, "fcache_fill_rows", metrics_path);
     }
   }
   EXPECT_EQ(epochs, 2) << metrics_path;
@@ -85,15 +79,15 @@ CacheCounts TrainCounts(const std::string& metrics_path) {
 // `seer stats --json`: policy name -> counts (one capacity per call).
 std::map<std::string, CacheCounts> StatsCounts(const std::string& json_path) {
   std::map<std::string, CacheCounts> out;
-  auto doc = JsonValue::Parse(Slurp(json_path), json_path);
+  auto doc = ReadJsonFile(json_path);
   EXPECT_TRUE(doc.ok()) << doc.status().ToString();
-  if (!doc.ok() || doc->Find("results") == nullptr) return out;
-  for (const JsonValue& r : doc->Find("results")->items()) {
-    CacheCounts& c = out[r.Find("policy")->as_string()];
-    c.capacity_rows = IntField(r, "capacity_rows");
-    c.accesses = IntField(r, "accesses");
-    c.misses = IntField(r, "misses");
-    c.fill_rows = IntField(r, "fill_rows");
+  if (!doc.ok() || !doc->contains("results")) return out;
+  for (const Json& r : (*doc)["results"]) {
+    CacheCounts& c = out[r.value("policy", "")];
+    c.capacity_rows = IntField(r, "capacity_rows", json_path);
+    c.accesses = IntField(r, "accesses", json_path);
+    c.misses = IntField(r, "misses", json_path);
+    c.fill_rows = IntField(r, "fill_rows", json_path);
   }
   return out;
 }
@@ -101,17 +95,19 @@ std::map<std::string, CacheCounts> StatsCounts(const std::string& json_path) {
 class ConsistencyCliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (std::getenv("SEER_BINARY") == nullptr) return;
-    root_ = ::testing::TempDir() + "/seer_consistency_XXXXXX";
-    if (::mkdtemp(root_.data()) == nullptr) return;
-    const CliRun gen = Seer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3 --quiet --out " +
-                            root_ + "/g");
+    if (!seer::testing::HaveSeerBinary()) return;
+    root_ = seer::testing::MakeSuiteTempDir("seer_consistency");
+    const CliRun gen = RunSeer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3 "
+                               "--quiet --out " + root_ + "/g");
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    const CliRun sample = Seer("sample " + root_ + "/g --out " + root_ + "/t " + kShared + " --quiet");
+    const CliRun sample = RunSeer("sample " + root_ + "/g --out " + root_ + "/t " + kShared + " --quiet");
     ASSERT_EQ(sample.exit_code, 0) << sample.output;
   }
+  static void TearDownTestSuite() {
+    if (!root_.empty()) seer::testing::RemoveTempDir(root_);
+  }
   void SetUp() override {
-    if (std::getenv("SEER_BINARY") == nullptr) GTEST_SKIP() << "SEER_BINARY not set";
+    if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
     ASSERT_FALSE(root_.empty());
   }
   static std::string root_;
@@ -170,7 +166,7 @@ TEST_F(ConsistencyCliTest, TrainMissesEqualStatsSuperbatchScopeAndRespectTheLowe
     std::map<std::string, CacheCounts> train;
     for (const char* policy : {"belady", "static-degree", "lru"}) {
       const std::string metrics = root_ + "/m_" + budget + "_" + policy + ".jsonl";
-      const CliRun run = Seer("train " + ds + " --no-train --feature-cache " + policy + " --fcache-budget " + budget +
+      const CliRun run = RunSeer("train " + ds + " --no-train --feature-cache " + policy + " --fcache-budget " + budget +
                               " --memory-budget 64M --buffered --quiet --metrics " + metrics + " " + kShared);
       ASSERT_EQ(run.exit_code, 0) << run.output;
       train[policy] = TrainCounts(metrics);
@@ -180,7 +176,7 @@ TEST_F(ConsistencyCliTest, TrainMissesEqualStatsSuperbatchScopeAndRespectTheLowe
     std::map<std::string, std::map<std::string, CacheCounts>> stats;  // scope -> policy
     for (const char* scope : {"superbatch", "trace"}) {
       const std::string json = root_ + "/s_" + budget + "_" + scope + ".json";
-      const CliRun run = Seer("stats " + ds + " --trace " + trace + " --planner cpu --policies belady,static-degree,lru" +
+      const CliRun run = RunSeer("stats " + ds + " --trace " + trace + " --planner cpu --policies belady,static-degree,lru" +
                               " --capacities " + std::to_string(rows) + " --belady-scope " + scope + " --json " + json);
       ASSERT_EQ(run.exit_code, 0) << run.output;
       stats[scope] = StatsCounts(json);

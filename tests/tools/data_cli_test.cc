@@ -1,9 +1,5 @@
 // `seer gen`, `seer prep`, `seer check` through the real binary (env SEER_BINARY):
 // exit codes, one-line error text, and no dataset.json left behind on failure.
-#include <stdlib.h>
-#include <sys/wait.h>
-
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -30,13 +26,7 @@ bool Exists(const std::string& path) { return FileExists(path); }
 
 void WriteText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
-// Error lines: exactly one line, "seer <cmd>: error: ...".
-void ExpectOneLineError(const CommandRun& run, const std::string& command, const std::string& text) {
-  EXPECT_NE(run.exit_code, 0) << run.output;
-  EXPECT_EQ(run.output.rfind("seer " + command + ": error: ", 0), 0u) << run.output;
-  EXPECT_NE(run.output.find(text), std::string::npos) << run.output;
-  EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line: " << run.output;
-}
+using seer::testing::ExpectOneLineError;
 
 TEST(DataCliTest, GenThenCheckDeep) {
   std::string dir = MakeTempDir() + "/ds";

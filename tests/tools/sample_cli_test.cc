@@ -1,12 +1,5 @@
 // `seer ncache build` and `seer sample` through the real binary (env SEER_BINARY).
-#include <stdlib.h>
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -18,23 +11,23 @@
 namespace {
 
 using seer::testing::CliRun;
-
-CliRun Seer(const std::string& args) { return seer::testing::RunSeer(args); }
-
-std::string Slurp(const std::string& path) { return seer::testing::ReadFileBytes(path); }
+using seer::testing::ReadFileBytes;
+using seer::testing::RunSeer;
 
 class SampleCliTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (std::getenv("SEER_BINARY") == nullptr) return;
-    root_ = ::testing::TempDir() + "/seer_sample_cli_XXXXXX";
-    if (mkdtemp(root_.data()) == nullptr) return;
-    const CliRun gen = Seer("gen --nodes 3000 --avg-degree 12 --train-fraction 0.3 --seed 5 --quiet --out " +
-                         root_ + "/g");
+    if (!seer::testing::HaveSeerBinary()) return;
+    root_ = seer::testing::MakeSuiteTempDir("seer_sample_cli");
+    const CliRun gen = RunSeer("gen --nodes 3000 --avg-degree 12 --train-fraction 0.3 --seed 5 --quiet --out " +
+                               root_ + "/g");
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
   }
+  static void TearDownTestSuite() {
+    if (!root_.empty()) seer::testing::RemoveTempDir(root_);
+  }
   void SetUp() override {
-    if (std::getenv("SEER_BINARY") == nullptr) GTEST_SKIP() << "SEER_BINARY not set";
+    if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
   }
   static std::string root_;
 };
@@ -42,21 +35,21 @@ std::string SampleCliTest::root_;
 
 TEST_F(SampleCliTest, TracesAreIdenticalAcrossThreadsCacheAndSpill) {
   const std::string g = root_ + "/g";
-  const CliRun build = Seer("ncache build " + g + " --budget 30% --quiet");
+  const CliRun build = RunSeer("ncache build " + g + " --budget 30% --quiet");
   ASSERT_EQ(build.exit_code, 0) << build.output;
   EXPECT_NE(build.output.find("cached"), std::string::npos) << build.output;
   const std::string common = " --fanouts 5,4 --batch-size 128 --superbatch 3 --epochs 2 --seed 3";
-  const CliRun a = Seer("sample " + g + " --out " + root_ + "/ta --threads 1" + common);
+  const CliRun a = RunSeer("sample " + g + " --out " + root_ + "/ta --threads 1" + common);
   ASSERT_EQ(a.exit_code, 0) << a.output;
   for (const char* key : {"sampled nodes", "unique nodes", "edges", "ncache hit", "blocks read",
                           "read,", " s\n"}) {
     EXPECT_NE(a.output.find(key), std::string::npos) << key << "\n" << a.output;
   }
-  const CliRun b = Seer("sample " + g + " --out " + root_ + "/tb --threads 4 --ncache --trace-budget 0 " +
+  const CliRun b = RunSeer("sample " + g + " --out " + root_ + "/tb --threads 4 --ncache --trace-budget 0 " +
                      "--runtime-dir " + root_ + "/rt" + common);
   ASSERT_EQ(b.exit_code, 0) << b.output;
   EXPECT_NE(b.output.find("spilled"), std::string::npos);
-  const CliRun c = Seer("sample " + g + " --out " + root_ + "/tc --threads 2 --ncache-budget 100% --io pread" +
+  const CliRun c = RunSeer("sample " + g + " --out " + root_ + "/tc --threads 2 --ncache-budget 100% --io pread" +
                      common);
   ASSERT_EQ(c.exit_code, 0) << c.output;
   EXPECT_NE(c.output.find("ncache hit 100.0%"), std::string::npos) << c.output;
@@ -67,10 +60,10 @@ TEST_F(SampleCliTest, TracesAreIdenticalAcrossThreadsCacheAndSpill) {
   ASSERT_GT(ra->num_superbatches(), 2);
   for (int64_t i = 0; i < ra->num_superbatches(); ++i) {
     const std::string file = std::filesystem::path(ra->info(i).path).filename();
-    const std::string bytes = Slurp(ra->info(i).path);
+    const std::string bytes = ReadFileBytes(ra->info(i).path);
     ASSERT_FALSE(bytes.empty());
-    EXPECT_EQ(bytes, Slurp(root_ + "/tb/" + file)) << file;
-    EXPECT_EQ(bytes, Slurp(root_ + "/tc/" + file)) << file;
+    EXPECT_EQ(bytes, ReadFileBytes(root_ + "/tb/" + file)) << file;
+    EXPECT_EQ(bytes, ReadFileBytes(root_ + "/tc/" + file)) << file;
   }
   // Spill files are consumed and removed.
   EXPECT_FALSE(std::filesystem::exists(root_ + "/rt") &&
@@ -78,19 +71,19 @@ TEST_F(SampleCliTest, TracesAreIdenticalAcrossThreadsCacheAndSpill) {
 }
 
 TEST_F(SampleCliTest, ErrorsAreOneLineWithExitCode) {
-  const CliRun missing = Seer("sample " + root_ + "/nope --out " + root_ + "/tx");
+  const CliRun missing = RunSeer("sample " + root_ + "/nope --out " + root_ + "/tx");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.output.find("seer sample: error:"), std::string::npos) << missing.output;
   EXPECT_NE(missing.output.find(root_ + "/nope"), std::string::npos) << missing.output;
-  const CliRun again = Seer("sample " + root_ + "/g --out " + root_ + "/ty --epochs 1");
+  const CliRun again = RunSeer("sample " + root_ + "/g --out " + root_ + "/ty --epochs 1");
   ASSERT_EQ(again.exit_code, 0) << again.output;
-  const CliRun refuse = Seer("sample " + root_ + "/g --out " + root_ + "/ty --epochs 1");
+  const CliRun refuse = RunSeer("sample " + root_ + "/g --out " + root_ + "/ty --epochs 1");
   EXPECT_EQ(refuse.exit_code, 1);
   EXPECT_NE(refuse.output.find("--force"), std::string::npos) << refuse.output;
-  const CliRun tiny = Seer("ncache build " + root_ + "/g --budget 100 --out " + root_ + "/nc --quiet");
+  const CliRun tiny = RunSeer("ncache build " + root_ + "/g --budget 100 --out " + root_ + "/nc --quiet");
   EXPECT_EQ(tiny.exit_code, 1);
   EXPECT_NE(tiny.output.find("per-node table"), std::string::npos) << tiny.output;
-  const CliRun help = Seer("sample --help");
+  const CliRun help = RunSeer("sample --help");
   for (const char* flag : {"--fanouts", "--batch-size", "--superbatch", "--epochs", "--seed",
                            "--threads", "--ncache-budget", "--trace-budget", "--runtime-dir", "--io"}) {
     EXPECT_NE(help.output.find(flag), std::string::npos) << flag;

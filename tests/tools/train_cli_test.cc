@@ -1,10 +1,6 @@
 // `seer train` / `seer predict` through the real binary (env SEER_BINARY): accuracy vs
 // the features-only baseline, metrics JSON lines, predictions as .npy, one-line errors,
 // corrupt checkpoints, and peak RSS against the memory budget.
-#include <stdlib.h>
-#include <sys/wait.h>
-
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -35,12 +31,7 @@ double ValueAfter(const std::string& output, const std::string& key) {
   return std::stod(output.substr(pos + key.size() + 2));
 }
 
-void ExpectOneLineError(const CommandRun& run, const std::string& command, const std::string& text) {
-  EXPECT_NE(run.exit_code, 0) << run.output;
-  EXPECT_EQ(run.output.rfind("seer " + command + ": error: ", 0), 0u) << run.output;
-  EXPECT_NE(run.output.find(text), std::string::npos) << run.output;
-  EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line: " << run.output;
-}
+using seer::testing::ExpectOneLineError;
 
 TEST(TrainCliTest, HelpListsEveryFlagWithDefaults) {
   CommandRun help = Seer("train --help");

@@ -1,0 +1,200 @@
+#include "cache/replay_grid.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "cache/degrees.h"
+#include "storage/base/byte_size.h"
+#include "storage/base/progress.h"
+#include "storage/base/unique_fd.h"
+#include "storage/io/direct_reader.h"
+
+namespace seer {
+namespace {
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+bool AllDigits(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+Result<int64_t> FeatureBlockBytes(const Dataset& dataset) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(dataset.PathOf(dataset_files::kFeatures), O_RDONLY));
+  return DirectIoAlignment(fd.get());
+}
+
+}  // namespace
+
+int64_t CacheCapacity::Rows(int64_t num_nodes, int64_t row_bytes) const {
+  switch (unit) {
+    case Unit::kPercentOfNodes:
+      return static_cast<int64_t>(std::floor(percent / 100.0 * static_cast<double>(num_nodes)));
+    case Unit::kRows:
+      return count;
+    case Unit::kBytes:
+      return row_bytes > 0 ? count / row_bytes : 0;
+  }
+  return 0;
+}
+
+Result<CacheCapacity> ParseCacheCapacity(const std::string& text) {
+  if (text.empty()) return InvalidArgument("empty capacity");
+  CacheCapacity c;
+  c.text = text;
+  if (text.back() == '%') {
+    char* end = nullptr;
+    c.unit = CacheCapacity::Unit::kPercentOfNodes;
+    c.percent = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() - 1 || !(c.percent >= 0) || c.percent > 100) {
+      return InvalidArgument(fmt::format("bad capacity '{}' (expected a percentage 0-100%)", text));
+    }
+    return c;
+  }
+  if (AllDigits(text)) {
+    c.unit = CacheCapacity::Unit::kRows;
+    c.count = std::stoll(text);
+    return c;
+  }
+  std::string bytes_text = text;
+  if (bytes_text.back() == 'B' && bytes_text.size() > 1 &&
+      std::isdigit(static_cast<unsigned char>(bytes_text[bytes_text.size() - 2]))) {
+    bytes_text.pop_back();  // "4096B"
+  }
+  auto bytes = ParseBytes(bytes_text);
+  if (!bytes.ok()) {
+    return InvalidArgument(fmt::format("bad capacity '{}' (expected 5%, a row count, or bytes like 512M)", text));
+  }
+  c.unit = CacheCapacity::Unit::kBytes;
+  c.count = *bytes;
+  return c;
+}
+
+Result<std::vector<CacheCapacity>> ParseCacheCapacities(const std::string& comma_list) {
+  std::vector<CacheCapacity> out;
+  for (const std::string& item : SplitComma(comma_list)) {
+    SEER_ASSIGN_OR_RETURN(CacheCapacity c, ParseCacheCapacity(item));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<std::vector<PolicyKind>> ParsePolicyKinds(const std::string& comma_list) {
+  std::vector<PolicyKind> out;
+  for (const std::string& item : SplitComma(comma_list)) {
+    SEER_ASSIGN_OR_RETURN(PolicyKind kind, ParsePolicyKind(item));
+    out.push_back(kind);
+  }
+  return out;
+}
+
+Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, RecordedTrace trace,
+                                      const ReplayGridOptions& options, const std::string& trace_name) {
+  if (options.presc_epochs < 1) return InvalidArgument("presc epochs must be at least 1");
+  ReplayGrid grid;
+  grid.dataset_ = &dataset;
+  grid.options_ = options;
+  const DatasetManifest& m = dataset.manifest();
+  grid.row_bytes_ = m.feature_row_bytes();
+  for (PolicyKind kind : options.policies) {
+    if (std::find(grid.policies_.begin(), grid.policies_.end(), kind) == grid.policies_.end()) {
+      grid.policies_.push_back(kind);
+    }
+  }
+  for (const CacheCapacity& c : options.capacities) {
+    grid.capacity_rows_.push_back(std::min(c.Rows(m.num_nodes, grid.row_bytes_), m.num_nodes));
+  }
+  std::sort(grid.capacity_rows_.begin(), grid.capacity_rows_.end());
+  grid.capacity_rows_.erase(std::unique(grid.capacity_rows_.begin(), grid.capacity_rows_.end()),
+                            grid.capacity_rows_.end());
+  if (grid.policies_.empty() || grid.capacity_rows_.empty()) {
+    return InvalidArgument("no policies or no capacities given");
+  }
+  grid.block_bytes_ = options.block_bytes;
+  if (grid.block_bytes_ <= 0) {
+    SEER_ASSIGN_OR_RETURN(grid.block_bytes_, FeatureBlockBytes(dataset));
+  }
+
+  grid.trace_ = std::move(trace);
+  for (const auto& batches : grid.trace_.superbatches) {
+    grid.per_superbatch_.push_back(MakeIdSpans(batches));
+    grid.whole_.insert(grid.whole_.end(), grid.per_superbatch_.back().begin(), grid.per_superbatch_.back().end());
+  }
+  for (const IdSpan& b : grid.whole_) {
+    grid.accesses_ += b.size;
+    for (int64_t p = 0; p < b.size; ++p) {
+      if (b.data[p] < 0 || b.data[p] >= m.num_nodes) {
+        return Corrupt(fmt::format("{}: node id {} outside the dataset's {} nodes (trace of another dataset?)",
+                                   trace_name, b.data[p], m.num_nodes));
+      }
+    }
+  }
+  return grid;
+}
+
+// The node ranking of static-degree (out-degree) and presc (visits in the first
+// presc_epochs epochs of the trace), long enough for the largest capacity.
+Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
+  const int64_t max_capacity = capacity_rows_.back();
+  if (kind == PolicyKind::kStaticDegree) {
+    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(*dataset_));
+    return RankNodesByScore(degrees, max_capacity);
+  }
+  if (kind != PolicyKind::kPresc) return std::vector<int64_t>{};
+  const auto& epochs = trace_.epochs;
+  const int64_t first_epoch = epochs.empty() ? 0 : *std::min_element(epochs.begin(), epochs.end());
+  std::vector<IdSpan> presc_batches;
+  for (size_t k = 0; k < per_superbatch_.size(); ++k) {
+    if (epochs[k] < first_epoch + options_.presc_epochs) {
+      presc_batches.insert(presc_batches.end(), per_superbatch_[k].begin(), per_superbatch_[k].end());
+    }
+  }
+  return RankNodesByScore(CountVisits(presc_batches, dataset_->manifest().num_nodes), max_capacity);
+}
+
+Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
+  SimulationOptions sim;
+  sim.num_nodes = dataset_->manifest().num_nodes;
+  sim.row_bytes = row_bytes_;
+  sim.block_bytes = block_bytes_;
+  const std::vector<std::vector<IdSpan>> whole_trace = {whole_};
+  std::vector<PolicyStats> results;
+  ProgressReporter progress("stats", static_cast<int64_t>(policies_.size() * capacity_rows_.size()), "runs",
+                            options_.show_progress);
+  for (PolicyKind kind : policies_) {
+    PolicyOptions policy_options;
+    SEER_ASSIGN_OR_RETURN(policy_options.ranking, Ranking(kind));
+    policy_options.planner.device = options_.planner;
+    for (int64_t capacity : capacity_rows_) {
+      if (kind == PolicyKind::kNone && capacity != capacity_rows_.front()) continue;
+      policy_options.capacity_rows = capacity;
+      SEER_ASSIGN_OR_RETURN(std::unique_ptr<CachePolicy> policy, MakeCachePolicy(kind, policy_options));
+      const bool lower_bound = kind == PolicyKind::kBelady && options_.belady_scope == BeladyScope::kTrace;
+      SEER_ASSIGN_OR_RETURN(PolicyStats stats,
+                            SimulatePolicy(*policy, lower_bound ? whole_trace : per_superbatch_, sim));
+      results.push_back(std::move(stats));
+      progress.Add(1);
+    }
+  }
+  progress.Finish();
+  return results;
+}
+
+}  // namespace seer

@@ -1,0 +1,166 @@
+#include "inspector/sample_run.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "storage/base/json_file.h"
+#include "storage/dataset/dataset.h"
+
+namespace seer {
+namespace {
+
+std::string DefaultRuntimeDir(const std::string& dataset_dir) {
+  std::filesystem::path p = std::filesystem::absolute(dataset_dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return (p.parent_path() / "seer-runtime").string();
+}
+
+Status CheckOptions(const SampleRunOptions& o) {
+  if (o.epochs < 0) return InvalidArgument(fmt::format("epochs must be >= 0, got {}", o.epochs));
+  if (o.queue_depth < 1) return InvalidArgument(fmt::format("queue depth must be >= 1, got {}", o.queue_depth));
+  if (o.split != "train" && o.split != "valid" && o.split != "test") {
+    return InvalidArgument("split must be train, valid or test, got '" + o.split + "'");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Topology>> OpenTopology(const Dataset& dataset, const SampleRunOptions& o) {
+  SEER_ASSIGN_OR_RETURN(int64_t ncache_budget, ParseNeighborCacheBudget(o.ncache_budget, dataset.manifest()));
+  if (o.use_saved_ncache && ncache_budget != 0) {
+    return InvalidArgument("a saved neighbor cache (--ncache) and an ncache budget (--ncache-budget) are exclusive");
+  }
+  TopologyOptions topo;
+  topo.reader.mode = o.io;
+  topo.reader.queue_depth = o.queue_depth;
+  topo.ncache_budget_bytes = ncache_budget;
+  if (o.use_saved_ncache) topo.ncache_dir = NeighborCache::DefaultDir(dataset);
+  topo.show_progress = o.show_progress;
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology, Topology::Open(dataset, topo));
+  if (o.use_saved_ncache) SEER_RETURN_IF_ERROR(topology->ncache().Validate(topology->indptr()));
+  return topology;
+}
+
+Result<SuperbatchSampler> MakeSampler(const Dataset& dataset, const Topology& topology, const SampleRunOptions& o) {
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, dataset.LoadSplit(o.split));
+  if (seeds.empty()) return InvalidArgument("split '" + o.split + "' of " + o.dataset_dir + " is empty");
+  SuperbatchOptions options;
+  options.batch_size = o.batch_size;
+  options.superbatch_size = o.superbatch;
+  options.num_threads = o.num_threads;
+  options.sampler.fanouts = o.fanouts;
+  options.sampler.seed = o.seed;
+  return SuperbatchSampler::Create(topology.view(), std::move(seeds), options);
+}
+
+Result<TraceDirectoryWriter> MakeTraceWriter(const SampleRunOptions& o) {
+  TraceRunInfo run;
+  run.dataset_dir = std::filesystem::absolute(o.dataset_dir).lexically_normal().string();
+  run.fanouts = o.fanouts;
+  run.batch_size = o.batch_size;
+  run.superbatch = o.superbatch;
+  run.epochs = o.epochs;
+  run.seed = o.seed;
+  return TraceDirectoryWriter::Create(o.out_dir, run, o.force);
+}
+
+// One JSON object per superbatch, appended to a file (none when the path is empty).
+class SuperbatchLog {
+ public:
+  static Result<SuperbatchLog> Open(const std::string& path) {
+    SuperbatchLog log;
+    if (path.empty()) return log;
+    log.path_ = path;
+    log.file_.reset(std::fopen(path.c_str(), "a"));
+    if (log.file_ == nullptr) return ErrnoStatus(errno, "open", path);
+    return log;
+  }
+
+  Status Write(const SuperbatchStats& s) {
+    if (file_ == nullptr) return Status::Ok();
+    const Json line = {{"epoch", s.epoch},
+                       {"superbatch", s.superbatch_index},
+                       {"batches", s.sample.batches},
+                       {"sampled_nodes", s.sample.sampled_nodes},
+                       {"unique_nodes", s.unique_nodes},
+                       {"edges", s.sample.edges},
+                       {"ncache_lookups", s.sample.neighbor_lookups},
+                       {"ncache_hits", s.sample.ncache_hits},
+                       {"topology_requests", s.sample.topology_requests},
+                       {"blocks_read", s.sample.reads.device_reads},
+                       {"bytes_read", s.sample.reads.device_bytes},
+                       {"seconds", s.seconds}};
+    const std::string text = line.dump() + "\n";
+    if (std::fwrite(text.data(), 1, text.size(), file_.get()) != text.size() || std::fflush(file_.get()) != 0) {
+      return ErrnoStatus(errno, "write", path_);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  struct Closer {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::string path_;
+  std::unique_ptr<std::FILE, Closer> file_;
+};
+
+// Moves every trace waiting in `store` to `writer`, in order.
+Status Drain(TraceStore& store, TraceDirectoryWriter& writer) {
+  while (!store.empty()) {
+    SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, store.Pop());
+    SEER_RETURN_IF_ERROR(writer.Add(trace));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SampleRunSummary> RunSampling(const SampleRunOptions& o, const SampleRunObserver& observer) {
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(o.dataset_dir));
+  SEER_RETURN_IF_ERROR(CheckOptions(o));
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology, OpenTopology(dataset, o));
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, MakeSampler(dataset, *topology, o));
+  SEER_ASSIGN_OR_RETURN(TraceDirectoryWriter writer, MakeTraceWriter(o));
+  SampleRunPlan plan;
+  plan.num_seeds = sampler.num_seeds();
+  plan.num_batches = sampler.num_batches();
+  plan.num_superbatches = sampler.num_superbatches();
+  plan.io_mode = topology->indices().mode();
+  plan.direct_io = topology->indices().direct();
+  plan.ncache_enabled = topology->ncache().enabled();
+  plan.ncache = topology->ncache().stats();
+  plan.runtime_dir = o.runtime_dir.empty() ? DefaultRuntimeDir(o.dataset_dir) : o.runtime_dir;
+  TraceStore store(o.trace_budget_bytes, plan.runtime_dir);
+  SEER_ASSIGN_OR_RETURN(SuperbatchLog log, SuperbatchLog::Open(o.jsonl_path));
+  if (observer.on_start) observer.on_start(plan);
+  const auto start = std::chrono::steady_clock::now();  // the sampling, not the set-up
+
+  SampleRunSummary summary;
+  for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
+    for (int64_t k = 0; k < sampler.num_superbatches(); ++k) {
+      SuperbatchStats s;
+      SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(epoch, k, &s));
+      summary.total.Add(s.sample);
+      ++summary.superbatches;
+      if (observer.on_superbatch) observer.on_superbatch(s);
+      SEER_RETURN_IF_ERROR(log.Write(s));
+      SEER_RETURN_IF_ERROR(store.Push(std::move(trace)));
+    }
+    SEER_RETURN_IF_ERROR(Drain(store, writer));
+  }
+  SEER_RETURN_IF_ERROR(writer.Close());
+  ::rmdir(plan.runtime_dir.c_str());  // only succeeds when empty and ours to tidy; errors ignored
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.traces = store.stats();
+  return summary;
+}
+
+}  // namespace seer

@@ -1,0 +1,80 @@
+// RunSampling: the inspector on its own, as `seer sample` runs it. Samples `epochs`
+// epochs of superbatches of one split of a dataset (SuperbatchSampler, same traces for
+// any thread count) and writes them to a trace directory (TraceDirectoryWriter, the
+// input of `seer stats`); optionally one JSON line per superbatch to `jsonl_path`.
+//
+// Memory: an epoch's traces wait in a TraceStore (RAM up to trace_budget_bytes, then
+// files under runtime_dir) and are written out in order at the end of the epoch;
+// spilled files are removed as they are read, and runtime_dir itself when it is left
+// empty. Blocks until done; single-threaded apart from the sampler's workers. The
+// observer's callbacks run on the calling thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cache/neighbor_cache.h"
+#include "inspector/superbatch_driver.h"
+#include "inspector/trace_store.h"
+#include "storage/base/status.h"
+#include "storage/io/block_reader.h"
+
+namespace seer {
+
+// The options of `seer sample` (tools/sample_command.cc binds its flags to these
+// fields, so --help prints these defaults).
+struct SampleRunOptions {
+  std::string dataset_dir;
+  std::string out_dir;                      // trace directory to write
+  std::vector<int> fanouts = {10, 10, 10};  // hop 1 first; -1 = all neighbors
+  int64_t batch_size = 1000;
+  int64_t superbatch = 100;                 // batches per superbatch (S)
+  int64_t epochs = 1;
+  uint64_t seed = 0;
+  int num_threads = 0;                      // 0 = all cores
+  std::string split = "train";              // train | valid | test
+  // In-memory neighbor cache built first: bytes ("512M") or a percentage of the
+  // topology ("25%"); "0" = none. Exclusive with use_saved_ncache (DATASET/ncache).
+  std::string ncache_budget = "0";
+  bool use_saved_ncache = false;
+  int64_t trace_budget_bytes = int64_t{1} << 30;
+  std::string runtime_dir;                  // "" = <dataset parent>/seer-runtime
+  IoMode io = IoMode::kAuto;                // topology reads
+  int queue_depth = 64;                     // reads in flight per sampling thread
+  std::string jsonl_path;                   // "" = none; lines are appended
+  bool force = false;                       // overwrite an existing trace directory
+  bool show_progress = true;                // neighbor-cache build progress on stderr
+};
+
+// What the run is about to do, known once the dataset and topology are open.
+struct SampleRunPlan {
+  int64_t num_seeds = 0;         // of the split
+  int64_t num_batches = 0;       // per epoch
+  int64_t num_superbatches = 0;  // per epoch
+  IoMode io_mode = IoMode::kAuto;  // as resolved by the reader
+  bool direct_io = true;
+  bool ncache_enabled = false;
+  NeighborCacheStats ncache;
+  std::string runtime_dir;
+};
+
+struct SampleRunSummary {
+  int64_t superbatches = 0;
+  SampleStats total;
+  double seconds = 0;
+  TraceStoreStats traces;
+};
+
+struct SampleRunObserver {
+  std::function<void(const SampleRunPlan&)> on_start;
+  // After each superbatch is sampled (stats.epoch, stats.superbatch_index set).
+  std::function<void(const SuperbatchStats&)> on_superbatch;
+};
+
+// Errors name the file (dataset, trace directory, JSONL file) or the option at fault.
+Result<SampleRunSummary> RunSampling(const SampleRunOptions& options,
+                                     const SampleRunObserver& observer = {});
+
+}  // namespace seer
