@@ -11,7 +11,7 @@
 
 namespace seer {
 
-Json EpochReport::ToJsonValue() const {
+Json EpochReport::ToJsonObject() const {
   Json j = {{"type", "epoch"},
             {"epoch", epoch},
             {"batches", batches},
@@ -40,7 +40,7 @@ Json EpochReport::ToJsonValue() const {
   return j;
 }
 
-std::string EpochReport::ToJson() const { return ToJsonValue().dump(); }
+std::string EpochReport::ToJson() const { return ToJsonObject().dump(); }
 
 std::string EpochReport::Summary() const {
   const std::string acc =
@@ -60,7 +60,7 @@ std::string EpochReport::Summary() const {
       topology_reads.device_reads);
 }
 
-Json RunDescription::ToJsonValue() const {
+Json RunDescription::ToJsonObject() const {
   Json j = {{"type", "start"},
             {"budget_bytes", split.budget_bytes},
             {"table_bytes", split.table_bytes},
@@ -81,7 +81,7 @@ Json RunDescription::ToJsonValue() const {
   return j;
 }
 
-Json RunOutcome::ToJsonValue() const {
+Json RunOutcome::ToJsonObject() const {
   return {{"type", "final"},
           {"best_valid_accuracy", best_valid_accuracy},
           {"best_epoch", best_epoch},
@@ -106,7 +106,7 @@ Result<std::unique_ptr<EpochReporter>> EpochReporter::Open(const Options& option
     if (metrics == nullptr) return ErrnoStatus(errno, "open metrics file", options.metrics_path);
   }
   std::unique_ptr<EpochReporter> reporter(new EpochReporter(options, metrics));
-  SEER_RETURN_IF_ERROR(reporter->WriteLine(run.ToJsonValue()));
+  SEER_RETURN_IF_ERROR(reporter->WriteLine(run.ToJsonObject()));
   return reporter;
 }
 
@@ -170,12 +170,12 @@ void EpochReporter::BreakProgressLine() {
 Status EpochReporter::EndEpoch(const EpochReport& report) {
   BreakProgressLine();
   if (!options_.quiet) std::fprintf(stderr, "%s\n", report.Summary().c_str());
-  return WriteLine(report.ToJsonValue());
+  return WriteLine(report.ToJsonObject());
 }
 
 Status EpochReporter::Finish(const RunOutcome& outcome) {
   BreakProgressLine();
-  SEER_RETURN_IF_ERROR(WriteLine(outcome.ToJsonValue()));
+  SEER_RETURN_IF_ERROR(WriteLine(outcome.ToJsonObject()));
   if (metrics_ != nullptr) {
     const int closed = std::fclose(metrics_);
     metrics_ = nullptr;

@@ -40,7 +40,7 @@ struct EpochReport {
   GatherStats gather;
   int64_t ncache_lookups = 0, ncache_hits = 0;
   ReadStats topology_reads;
-  Json ToJsonValue() const;          // the metrics file's "epoch" line
+  Json ToJsonObject() const;          // the metrics file's "epoch" line
   std::string ToJson() const;        // ... as one line of text
   std::string Summary() const;       // multi-line human summary
 };
@@ -56,7 +56,7 @@ struct RunDescription {
   bool direct = true;
   int64_t batches_per_superbatch = 0;
   double ncache_share = -1;          // recorded only when >= 0
-  Json ToJsonValue() const;
+  Json ToJsonObject() const;
 };
 
 // What the "final" line and the closing stderr lines report.
@@ -69,7 +69,7 @@ struct RunOutcome {
   double seconds = 0;
   bool stopped_early = false;
   int64_t budget_bytes = 0;          // for the closing line
-  Json ToJsonValue() const;
+  Json ToJsonObject() const;
 };
 
 // "1h02m", "3m07s", "42s"; "?" for a negative or infinite time.
