@@ -376,18 +376,10 @@ Status Run(BenchConfig& c) {
   return Status::Ok();
 }
 
-int Main(int argc, char** argv) {
-  BenchConfig config;
-  if (std::optional<int> exit_code = ParseFlags(argc, argv, &config)) return *exit_code;
-  Status st = Run(config);
-  if (!st.ok()) {
-    fmt::print(stderr, "direct_reader_bench: {}\n", st.ToString());
-    return 1;
-  }
-  return 0;
-}
-
 }  // namespace
 }  // namespace seer
 
-int main(int argc, char** argv) { return seer::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return seer::bench::BenchMain<seer::BenchConfig>(argc, argv, seer::ParseFlags, seer::Run,
+                                                   "direct_reader_bench: ");
+}

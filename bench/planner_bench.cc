@@ -240,12 +240,5 @@ Status Run(const BenchConfig& c) {
 }  // namespace seer
 
 int main(int argc, char** argv) {
-  seer::BenchConfig config;
-  if (std::optional<int> exit_code = seer::ParseFlags(argc, argv, &config)) return *exit_code;
-  seer::Status st = seer::Run(config);
-  if (!st.ok()) {
-    fmt::print(stderr, "{}\n", st.ToString());
-    return 1;
-  }
-  return 0;
+  return seer::bench::BenchMain<seer::BenchConfig>(argc, argv, seer::ParseFlags, seer::Run, "");
 }

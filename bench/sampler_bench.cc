@@ -283,18 +283,10 @@ Status Run(const BenchConfig& c) {
   return bench::WriteReport(c.json_path, ReportOf(c, in, ceiling_reads_per_s, rows));
 }
 
-int Main(int argc, char** argv) {
-  BenchConfig config;
-  if (std::optional<int> exit_code = ParseFlags(argc, argv, &config)) return *exit_code;
-  Status st = Run(config);
-  if (!st.ok()) {
-    fmt::print(stderr, "sampler_bench: error: {}\n", st.message());
-    return 1;
-  }
-  return 0;
-}
-
 }  // namespace
 }  // namespace seer
 
-int main(int argc, char** argv) { return seer::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return seer::bench::BenchMain<seer::BenchConfig>(argc, argv, seer::ParseFlags, seer::Run,
+                                                   "sampler_bench: error: ");
+}
