@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
+#include "cli_suite.h"
 
 #include "executor/train_loop.h"
 #include "inspector/trace_store.h"
@@ -92,27 +93,17 @@ std::map<std::string, CacheCounts> StatsCounts(const std::string& json_path) {
   return out;
 }
 
-class ConsistencyCliTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!seer::testing::HaveSeerBinary()) return;
-    root_ = seer::testing::MakeSuiteTempDir("seer_consistency");
+class ConsistencyCliTest : public seer::testing::CliSuite<ConsistencyCliTest> {
+ public:
+  static constexpr const char* kPrefix = "seer_consistency";
+  static void Prepare(const std::string& root) {
     const CliRun gen = RunSeer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3 "
-                               "--quiet --out " + root_ + "/g");
+                               "--quiet --out " + root + "/g");
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    const CliRun sample = RunSeer("sample " + root_ + "/g --out " + root_ + "/t " + kShared + " --quiet");
+    const CliRun sample = RunSeer("sample " + root + "/g --out " + root + "/t " + kShared + " --quiet");
     ASSERT_EQ(sample.exit_code, 0) << sample.output;
   }
-  static void TearDownTestSuite() {
-    if (!root_.empty()) seer::testing::RemoveTempDir(root_);
-  }
-  void SetUp() override {
-    if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
-    ASSERT_FALSE(root_.empty());
-  }
-  static std::string root_;
 };
-std::string ConsistencyCliTest::root_;
 
 TEST_F(ConsistencyCliTest, TrainSeesTheBatchesSampleRecorded) {
   auto reader = TraceDirectoryReader::Open(root_ + "/t");

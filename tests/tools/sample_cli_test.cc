@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
+#include "cli_suite.h"
 
 #include "inspector/trace_store.h"
 
@@ -14,24 +15,15 @@ using seer::testing::CliRun;
 using seer::testing::ReadFileBytes;
 using seer::testing::RunSeer;
 
-class SampleCliTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!seer::testing::HaveSeerBinary()) return;
-    root_ = seer::testing::MakeSuiteTempDir("seer_sample_cli");
+class SampleCliTest : public seer::testing::CliSuite<SampleCliTest> {
+ public:
+  static constexpr const char* kPrefix = "seer_sample_cli";
+  static void Prepare(const std::string& root) {
     const CliRun gen = RunSeer("gen --nodes 3000 --avg-degree 12 --train-fraction 0.3 --seed 5 --quiet --out " +
-                               root_ + "/g");
+                               root + "/g");
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
   }
-  static void TearDownTestSuite() {
-    if (!root_.empty()) seer::testing::RemoveTempDir(root_);
-  }
-  void SetUp() override {
-    if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
-  }
-  static std::string root_;
 };
-std::string SampleCliTest::root_;
 
 TEST_F(SampleCliTest, TracesAreIdenticalAcrossThreadsCacheAndSpill) {
   const std::string g = root_ + "/g";

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
+#include "cli_suite.h"
 
 #include "storage/base/json_file.h"
 
@@ -22,27 +23,18 @@ Json ReadJson(const std::string& path) {
   return doc.ok() ? *doc : Json::object();
 }
 
-class StatsCliTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    if (!seer::testing::HaveSeerBinary()) return;
-    root_ = seer::testing::MakeSuiteTempDir("seer_stats_cli");
+class StatsCliTest : public seer::testing::CliSuite<StatsCliTest> {
+ public:
+  static constexpr const char* kPrefix = "seer_stats_cli";
+  static void Prepare(const std::string& root) {
     const CliRun gen = RunSeer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3 "
-                               "--quiet --out " + root_ + "/g");
+                               "--quiet --out " + root + "/g");
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    const CliRun sample = RunSeer("sample " + root_ + "/g --out " + root_ + "/t --batch-size 100 --superbatch 4 " +
+    const CliRun sample = RunSeer("sample " + root + "/g --out " + root + "/t --batch-size 100 --superbatch 4 " +
                                   "--epochs 2 --fanouts 5,5 --quiet");
     ASSERT_EQ(sample.exit_code, 0) << sample.output;
   }
-  static void TearDownTestSuite() {
-    if (!root_.empty()) seer::testing::RemoveTempDir(root_);
-  }
-  void SetUp() override {
-    if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
-  }
-  static std::string root_;
 };
-std::string StatsCliTest::root_;
 
 TEST_F(StatsCliTest, ReportsEveryPolicyWithBeladyAsLowerBound) {
   const std::string json = root_ + "/stats.json", svg = root_ + "/stats.svg";
