@@ -103,10 +103,14 @@ TEST_F(ReplayGridDatasetTest, BeladyOverTheWholeTraceIsTheLowerBound) {
     EXPECT_EQ(s.accesses, grid->num_accesses());
     EXPECT_EQ(s.bytes_read, s.blocks_read * 512);
     if (s.policy == "belady") belady[s.capacity_rows] = s.misses;
-    if (s.policy == "none") EXPECT_EQ(s.misses, s.accesses);
+    if (s.policy == "none") {
+      EXPECT_EQ(s.misses, s.accesses);
+    }
   }
   for (const PolicyStats& s : *results) {
-    if (s.policy != "none") EXPECT_GE(s.misses, belady.at(s.capacity_rows)) << s.policy << " at " << s.capacity_rows;
+    if (s.policy != "none") {
+      EXPECT_GE(s.misses, belady.at(s.capacity_rows)) << s.policy << " at " << s.capacity_rows;
+    }
   }
   // A cache holding every node misses nothing after its fill under Belady.
   EXPECT_EQ(belady.at(kNodes), 0);

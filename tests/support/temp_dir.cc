@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <mutex>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -19,14 +20,30 @@ std::mutex& RegistryMutex() {
   return mutex;
 }
 
-std::vector<std::string>& Registry() {
-  static std::vector<std::string> dirs;
-  return dirs;
-}
-
 bool KeepTestDirs() {
   const char* keep = std::getenv("SEER_KEEP_TEST_DIRS");
   return keep != nullptr && *keep != '\0' && *keep != '0';
+}
+
+// Directories made while a test runs (removed when it ends) and those made outside any
+// test, e.g. in SetUpTestSuite (removed when the program ends).
+std::vector<std::string>& Registry(bool made_in_test) {
+  static std::vector<std::string> test_dirs, program_dirs;
+  return made_in_test ? test_dirs : program_dirs;
+}
+
+int RemoveAll(std::vector<std::string> dirs) {
+  if (KeepTestDirs()) {
+    for (const auto& dir : dirs) std::fprintf(stderr, "kept test dir %s\n", dir.c_str());
+    return 0;
+  }
+  int removed = 0;
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    removed += ec ? 0 : 1;
+  }
+  return removed;
 }
 
 }  // namespace
@@ -51,8 +68,9 @@ bool RemoveTempDir(const std::string& dir) {
 
 std::string MakeTempDir(const std::string& prefix) {
   std::string pattern = MakeSuiteTempDir(prefix);
+  const bool in_test = ::testing::UnitTest::GetInstance()->current_test_info() != nullptr;
   std::lock_guard<std::mutex> lock(RegistryMutex());
-  Registry().push_back(pattern);
+  Registry(in_test).push_back(pattern);
   return pattern;
 }
 
@@ -60,15 +78,21 @@ int RemoveRegisteredTempDirs() {
   std::vector<std::string> dirs;
   {
     std::lock_guard<std::mutex> lock(RegistryMutex());
-    dirs.swap(Registry());
+    dirs.swap(Registry(/*made_in_test=*/true));
   }
-  if (KeepTestDirs()) {
-    for (const auto& dir : dirs) std::fprintf(stderr, "kept test dir %s\n", dir.c_str());
-    return 0;
+  return RemoveAll(std::move(dirs));
+}
+
+int RemoveAllRegisteredTempDirs() {
+  std::vector<std::string> dirs;
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    dirs.swap(Registry(/*made_in_test=*/false));
+    auto& test_dirs = Registry(/*made_in_test=*/true);
+    dirs.insert(dirs.end(), test_dirs.begin(), test_dirs.end());
+    test_dirs.clear();
   }
-  int removed = 0;
-  for (const auto& dir : dirs) removed += RemoveTempDir(dir) ? 1 : 0;
-  return removed;
+  return RemoveAll(std::move(dirs));
 }
 
 }  // namespace seer::testing

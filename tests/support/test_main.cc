@@ -9,7 +9,7 @@ namespace {
 class TempDirCleanup : public ::testing::EmptyTestEventListener {
   void OnTestEnd(const ::testing::TestInfo&) override { seer::testing::RemoveRegisteredTempDirs(); }
   void OnTestProgramEnd(const ::testing::UnitTest&) override {
-    seer::testing::RemoveRegisteredTempDirs();  // dirs made outside a test (suite setup)
+    seer::testing::RemoveAllRegisteredTempDirs();  // incl. dirs made outside a test
   }
 };
 
