@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
-#include <cstdio>
+#include <iomanip>
+#include <sstream>
 #include <string>
 
 #include "kernels/device.h"
@@ -28,10 +29,12 @@ std::string DescribeDevice() {
   if (count == 0) return "none (no CUDA device)";
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s (sm_%d%d, %.1f GiB)", prop.name, prop.major, prop.minor,
-                static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024));
-  return buf;
+  // fmt is not used in device code (nvcc); a stream gives the same "%.1f GiB".
+  std::ostringstream out;
+  out << prop.name << " (sm_" << prop.major << prop.minor << ", " << std::fixed
+      << std::setprecision(1) << static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024 * 1024)
+      << " GiB)";
+  return out.str();
 }
 
 }  // namespace seer::kernels
