@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
 
@@ -15,16 +17,21 @@ Result<LabelTable> LabelTable::Load(const Dataset& dataset, std::vector<int64_t>
   LabelTable table;
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  const std::string path = dataset.PathOf(dataset_files::kLabels);
+  const int64_t num_nodes = dataset.manifest().num_nodes;
+  if (!nodes.empty() && (nodes.front() < 0 || nodes.back() >= num_nodes)) {  // sorted: the extremes
+    const int64_t bad = nodes.front() < 0 ? nodes.front() : nodes.back();
+    return InvalidArgument(fmt::format("{}: node id {} is out of range [0, {})", path, bad, num_nodes));
+  }
   table.ids_ = std::move(nodes);
   table.labels_.resize(table.ids_.size(), -1);
-  const std::string path = dataset.PathOf(dataset_files::kLabels);
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
   constexpr int64_t kChunk = 1 << 18;  // labels per read
   std::vector<int32_t> chunk;
   size_t i = 0;
   while (i < table.ids_.size()) {
     const int64_t begin = table.ids_[i] / kChunk * kChunk;
-    const int64_t end = std::min(dataset.manifest().num_nodes, begin + kChunk);
+    const int64_t end = std::min(num_nodes, begin + kChunk);
     chunk.resize(static_cast<size_t>(end - begin));
     SEER_RETURN_IF_ERROR(PreadFull(fd.get(), chunk.data(), (end - begin) * 4, begin * 4, path));
     while (i < table.ids_.size() && table.ids_[i] < end) {

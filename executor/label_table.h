@@ -15,7 +15,8 @@ namespace seer {
 class LabelTable {
  public:
   LabelTable() = default;
-  // The labels of `nodes` (duplicates allowed; ids must be in [0, num_nodes)).
+  // The labels of `nodes` (duplicates allowed). An id outside [0, num_nodes) is an
+  // InvalidArgument error naming it (ids come from split files and user lists).
   static Result<LabelTable> Load(const Dataset& dataset, std::vector<int64_t> nodes);
   // The labels of the union of several node sets (train, valid, test).
   static Result<LabelTable> LoadAll(const Dataset& dataset, const std::vector<const std::vector<int64_t>*>& sets);

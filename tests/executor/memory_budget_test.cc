@@ -1,7 +1,9 @@
-// The memory split's model reservation (executor/memory_budget.h): the footprint
-// estimate against what libtorch really allocates during a training step (a counting
-// CPU allocator installed in front of c10's), the parameter count against ModelRunner's,
-// and where the split takes the model's bytes from.
+// The memory split (executor/memory_budget.h): the split stays within the budget and
+// honours the per-cache overrides and the neighbor cache's share; the batch-size
+// estimate; the model reservation — the footprint estimate against what libtorch really
+// allocates during a training step (a counting CPU allocator installed in front of
+// c10's), the parameter count against ModelRunner's, and where the split takes the
+// model's bytes from.
 #include "executor/memory_budget.h"
 
 #include <c10/core/CPUAllocator.h>
@@ -355,6 +357,102 @@ TEST(MemoryBudgetTest, PhasesComposeToTheSplit) {
   EXPECT_EQ(whole->trace_bytes, s.trace_bytes);
   EXPECT_EQ(whole->ncache_bytes, s.ncache_bytes);
   EXPECT_EQ(whole->fcache_rows, std::min(r.num_nodes, s.fcache_bytes / r.feature_row_bytes));
+}
+
+
+// ---- the split without a model --------------------------------------------------
+
+// 1,000,003 nodes of 100 float32 features (400 B rows), batches of 100, fan-outs 10,10,
+// a 256 MiB budget; no model reserved.
+MemoryBudgetRequest MillionNodeRequest() {
+  MemoryBudgetRequest r;
+  r.budget_bytes = 256 << 20;
+  r.num_nodes = 1000003;
+  r.feature_dim = 100;
+  r.feature_row_bytes = 400;
+  r.batch_size = 100;
+  r.fanouts = {10, 10};
+  return r;
+}
+
+TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
+  MemoryBudgetRequest r = MillionNodeRequest();
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NEAR(s->estimated_batch_rows, 11100, 100);  // 11100 draws from 1M nodes: few repeats
+  EXPECT_EQ(s->staging_bytes, s->estimated_batch_rows * 2 * 400);  // float32: no raw buffer
+  EXPECT_EQ(s->table_bytes, 8 * (1000003 + 1) + 4 * 1000003);
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes, r.budget_bytes);
+  EXPECT_GT(s->fcache_rows, 0);
+  EXPECT_EQ(s->fcache_bytes, s->fcache_rows * 400);
+  EXPECT_NE(s->ToString().find("feature cache"), std::string::npos);
+
+  r.fcache_budget_bytes = 40000;  // exactly 100 rows
+  r.ncache_budget_bytes = 0;
+  s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->fcache_rows, 100);
+  EXPECT_EQ(s->ncache_bytes, 0);
+
+  r.fcache_budget_bytes = int64_t{1} << 40;  // more than the budget
+  EXPECT_EQ(SplitMemoryBudget(r).status().code(), StatusCode::kResourceExhausted);
+
+  // Tables fit but the staging of a huge batch does not: refused, naming the staging.
+  r.fcache_budget_bytes = -1;
+  r.batch_size = 1000;
+  r.fanouts = {10, 10, 10};
+  s = SplitMemoryBudget(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("staging"), std::string::npos) << s.status().message();
+}
+
+TEST(MemoryBudgetTest, CacheSplitSharesTheCacheMemory) {
+  MemoryBudgetRequest r = MillionNodeRequest();  // 400 MB of features: more than the caches can hold
+  r.ncache_share = 0;
+  auto none = SplitMemoryBudget(r);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->ncache_bytes, 0);
+  const int64_t caches = none->fcache_bytes + 400;  // fcache_bytes is rounded down to rows
+  for (double share : {0.25, 0.5, 0.75}) {
+    r.ncache_share = share;
+    auto s = SplitMemoryBudget(r);
+    ASSERT_TRUE(s.ok());
+    EXPECT_NEAR(static_cast<double>(s->ncache_bytes), share * none->fcache_bytes, 401) << share;
+    EXPECT_LE(s->ncache_bytes + s->fcache_bytes, caches) << share;
+    EXPECT_GT(s->ncache_bytes + s->fcache_bytes, caches - 800) << share;
+  }
+  r.ncache_share = 1;
+  auto all = SplitMemoryBudget(r);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->fcache_rows, 0);
+  // A share too small for the neighbor cache's 8 B/node table goes to the features.
+  r.ncache_share = 0.001;
+  auto tiny = SplitMemoryBudget(r);
+  ASSERT_TRUE(tiny.ok());
+  EXPECT_EQ(tiny->ncache_bytes, 0);
+  EXPECT_EQ(tiny->fcache_rows, none->fcache_rows);
+}
+
+TEST(MemoryBudgetTest, RefusesBudgetBelowPerNodeTables) {
+  MemoryBudgetRequest r;
+  r.budget_bytes = 10 << 20;
+  r.num_nodes = 1 << 20;  // 12 MiB of tables
+  r.feature_dim = 8;
+  r.feature_row_bytes = 32;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(s.status().message().find("per-node tables"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find("--memory-budget"), std::string::npos);
+}
+
+TEST(MemoryBudgetTest, BatchEstimateIsCappedByNodes) {
+  EXPECT_EQ(EstimateBatchRows(int64_t{1} << 40, 10, {2, 3}), 10 + 20 + 60);
+  EXPECT_EQ(EstimateBatchRows(50, 10, {10, 10}), 50);  // 1110 draws from 50 nodes
+  EXPECT_EQ(EstimateBatchRows(0, 10, {10}), 0);
+  // 111000 draws from 100000 nodes: 100000 (1 - e^-1.11) = 67044 distinct.
+  EXPECT_NEAR(EstimateBatchRows(100000, 1000, {10, 10}), 67044, 2);
+  EXPECT_EQ(EstimateBatchRows(100000, 1000, {}), 1000);
 }
 
 }  // namespace

@@ -1,0 +1,136 @@
+// The executor's feature-cache policies (executor/cache_policy.h): the LRU adapter's
+// changesets against a brute-force LRU, applied to a real FeatureCache; the static
+// policies' one-time top-K fill.
+#include "executor/cache_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "cache/feature_cache.h"
+
+namespace seer {
+namespace {
+
+// Brute-force LRU over whole batches: the K most recent of C ∪ ids, recency = (batch,
+// position in the batch) — cache/policies.h's definition.
+std::set<int64_t> BruteLru(std::map<int64_t, std::pair<int64_t, int64_t>>& last_use,
+                           const std::vector<int64_t>& ids, int64_t batch, int64_t k) {
+  for (size_t p = 0; p < ids.size(); ++p) last_use[ids[p]] = {batch, static_cast<int64_t>(p)};
+  std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> order;
+  for (auto& [v, t] : last_use) order.push_back({t, v});
+  std::sort(order.rbegin(), order.rend());
+  std::set<int64_t> keep;
+  for (int64_t i = 0; i < std::min<int64_t>(k, static_cast<int64_t>(order.size())); ++i) keep.insert(order[i].second);
+  for (auto it = last_use.begin(); it != last_use.end();) it = keep.count(it->first) ? std::next(it) : last_use.erase(it);
+  return keep;
+}
+
+// The executor's adapter over cache/policies.h's LRU: the first superbatch installs the
+// first K distinct nodes (fill), then the carried state and the changesets follow a
+// brute-force LRU across superbatches and apply cleanly to a FeatureCache.
+TEST(CachePolicyTest, LruChangesetsMatchBruteForceAndApplyCleanly) {
+  const uint64_t seed = 20240611;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (int64_t capacity : {1, 7, 40}) {
+    PolicyOptions po;
+    po.capacity_rows = capacity;
+    auto made = MakeCachePolicy(PolicyKind::kLru, po);
+    ASSERT_TRUE(made.ok());
+    SuperbatchCachePlanner policy(std::move(made).value());
+    FeatureCacheOptions co;
+    co.num_nodes = 100;
+    co.capacity_rows = capacity;
+    co.row_bytes = 0;
+    auto cache = FeatureCache::Create(co);
+    ASSERT_TRUE(cache.ok());
+    std::map<int64_t, std::pair<int64_t, int64_t>> last_use;
+    int64_t batch_no = 0;
+    for (int sb = 0; sb < 3; ++sb) {
+      SuperbatchTrace trace;
+      for (int b = 0; b < 5; ++b) {
+        BatchTrace bt;
+        std::set<int64_t> seen;
+        const int n = static_cast<int>(rng() % 25);  // includes empty batches
+        while (static_cast<int>(seen.size()) < n) {
+          const int64_t v = static_cast<int64_t>(rng() % 100);
+          if (seen.insert(v).second) bt.node_ids.push_back(v);
+        }
+        trace.batches.push_back(bt);
+      }
+      auto plan = policy.Plan(trace);
+      ASSERT_TRUE(plan.ok());
+      ASSERT_TRUE(plan->changesets);
+      if (sb == 0) {
+        // Initial fill: the first K distinct nodes of the superbatch, first-seen = least recent.
+        std::vector<int64_t> expected_fill;
+        for (const BatchTrace& bt : trace.batches) {
+          for (int64_t v : bt.node_ids) {
+            if (static_cast<int64_t>(expected_fill.size()) < capacity &&
+                std::find(expected_fill.begin(), expected_fill.end(), v) == expected_fill.end()) {
+              expected_fill.push_back(v);
+            }
+          }
+        }
+        expected_fill.resize(static_cast<size_t>(capacity), kFreeSlot);
+        ASSERT_EQ(plan->fill_slots, expected_fill);
+        for (size_t s = 0; s < expected_fill.size(); ++s) {
+          if (expected_fill[s] == kFreeSlot) continue;
+          cache->Install(static_cast<int32_t>(s), expected_fill[s], nullptr);
+          last_use[expected_fill[s]] = {0, static_cast<int64_t>(s)};
+        }
+      } else {
+        EXPECT_TRUE(plan->fill_slots.empty());
+      }
+      for (size_t i = 0; i < trace.batches.size(); ++i) {
+        const auto& ids = trace.batches[i].node_ids;
+        auto cs = plan->changesets->Get(static_cast<int64_t>(i));
+        ASSERT_TRUE(cs.ok());
+        int64_t misses = 0;
+        for (int64_t v : ids) misses += cache->SlotOf(v) < 0;
+        EXPECT_EQ(cs->num_misses, misses);
+        ASSERT_NO_THROW(cache->Apply(*cs, ids.data(), static_cast<int64_t>(ids.size()), nullptr));
+        const std::set<int64_t> expected = BruteLru(last_use, ids, ++batch_no, capacity);
+        std::set<int64_t> actual;
+        for (int64_t v : cache->SlotContents()) if (v != kFreeSlot) actual.insert(v);
+        EXPECT_EQ(actual, expected) << "capacity " << capacity << " batch " << batch_no;
+      }
+      // The adapter's carried state is the cache's content.
+      EXPECT_EQ(policy.slots(), cache->SlotContents());
+    }
+  }
+}
+
+TEST(CachePolicyTest, StaticPoliciesFillTopKOnceAndNeverChange) {
+  PolicyOptions po;
+  po.capacity_rows = 3;
+  po.ranking = RankNodesByScore({5, 9, 9, 1, 7}, 3);
+  EXPECT_EQ(po.ranking, (std::vector<int64_t>{1, 2, 4}));  // by score, ties by lower id
+  EXPECT_EQ(RankNodesByScore({5, 9}, 10), (std::vector<int64_t>{1, 0}));
+  EXPECT_TRUE(RankNodesByScore({}, 3).empty());
+  EXPECT_FALSE(ParsePolicyKind("belady-ish").ok());
+  auto made = MakeCachePolicy(PolicyKind::kStaticDegree, po);
+  ASSERT_TRUE(made.ok());
+  SuperbatchCachePlanner policy(std::move(made).value());
+  SuperbatchTrace trace;
+  trace.batches.resize(2);
+  trace.batches[0].node_ids = {0, 3};
+  auto first = policy.Plan(trace);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->fill_slots, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_FALSE(first->changesets);
+  auto second = policy.Plan(trace);
+  ASSERT_TRUE(second.ok());
+  EXPECT_TRUE(second->fill_slots.empty());
+  EXPECT_EQ(policy.slots(), (std::vector<int64_t>{1, 2, 4}));
+}
+
+}  // namespace
+}  // namespace seer
