@@ -1,6 +1,6 @@
 // RunTraining and RunPrediction: the list of steps. Each step is a piece with its own
-// contract (see the list at the top of train_loop.h); what is left here is the
-// executor's side of the epoch loop (TrainingExecutor) and the glue between the pieces.
+// contract (see the list at the top of train_loop.h); what is left here is the glue
+// between the pieces.
 #include "executor/train_loop.h"
 
 #include <malloc.h>
@@ -24,6 +24,7 @@
 #include "executor/evaluation.h"
 #include "executor/label_table.h"
 #include "executor/superbatch_pipeline.h"
+#include "executor/training_executor.h"
 #include "kernels/device.h"
 #include "storage/base/file_io.h"
 #include "storage/base/process_memory.h"
@@ -136,11 +137,7 @@ Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
 }
 
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
-struct Samplers {
-  std::optional<SuperbatchSampler> train, valid, test;
-};
-
-Result<Samplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds) {
+Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds) {
   SuperbatchOptions options;
   options.batch_size = o.batch_size;
   options.superbatch_size = BatchesPerSuperbatch(o);
@@ -148,7 +145,7 @@ Result<Samplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const
   options.sampler.fanouts = o.fanouts;
   options.sampler.seed = o.seed;
   const TopologyView view = data.topology().view();
-  Samplers s;
+  TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
   s.train.emplace(std::move(train));
   options.shuffle = false;
@@ -223,210 +220,6 @@ std::vector<std::pair<int64_t, int64_t>> MakeSchedule(const TrainPosition& from,
   return schedule;
 }
 
-// What the executor thread needs to train and evaluate.
-struct TrainContext {
-  const TrainOptions& options;
-  DataPath& data;
-  const LabelTable& labels;
-  Samplers& samplers;
-  ModelRunner* model;  // null with --no-train
-  const Checkpointer& checkpointer;
-  EpochReporter& reporter;
-};
-
-// The executor's side of the epoch loop: trains on the batches the pipeline delivers,
-// accounts them in the epoch's report, and at the end of every superbatch and epoch
-// checkpoints, evaluates and reports. Executor thread only.
-class TrainingExecutor {
- public:
-  TrainingExecutor(const TrainContext& ctx, TrainPosition start, TrainSummary* summary)
-      : ctx_(ctx), position_(start), summary_(summary), epoch_start_(Clock::now()) {}
-
-  // Until the pipeline runs dry or --stop-after superbatches have run.
-  Status Run(SuperbatchPipeline& pipeline);
-  const TrainPosition& position() const { return position_; }
-
- private:
-  EpochReport& BeginBatch(const GatheredBatch& g, double waited);
-  Status TrainBatch(const BatchTrace& batch, const float* rows, EpochReport& r, double* loss);
-  Status EndSuperbatch(const GatheredBatch& g, SuperbatchPipeline& pipeline, bool* stop);
-  Status EndEpoch(int64_t epoch);
-  Status EvaluateEpoch(int64_t epoch, EpochReport& r);
-
-  TrainContext ctx_;
-  TrainPosition position_;
-  TrainSummary* summary_;
-  std::optional<EpochReport> report_;
-  // An epoch's wall time runs from the end of the previous one (or the pipeline start),
-  // so time spent waiting for the first superbatch's sampling and plan is included.
-  Clock::time_point epoch_start_;
-  double loss_sum_ = 0;
-  int64_t loss_batches_ = 0, correct_ = 0, labeled_ = 0;
-  int64_t done_batches_ = 0, done_seeds_ = 0, executed_superbatches_ = 0;
-  std::vector<int32_t> seed_labels_;
-};
-
-Status TrainingExecutor::Run(SuperbatchPipeline& pipeline) {
-  const SuperbatchSampler& sampler = *ctx_.samplers.train;
-  while (true) {
-    const auto wait_start = Clock::now();
-    std::optional<GatheredBatch> g = pipeline.Next();
-    const double waited = Since(wait_start);
-    if (!g) return Status::Ok();
-    EpochReport& r = BeginBatch(*g, waited);
-    const PlannedSuperbatch& p = g->superbatch->planned;
-    const BatchTrace& batch = g->batch();
-    if (ctx_.options.batch_hook) {
-      ctx_.options.batch_hook(batch, g->rows.data(), static_cast<int64_t>(batch.node_ids.size()),
-                              ctx_.data.manifest().feature_dim);
-    }
-    double loss = 0;
-    SEER_RETURN_IF_ERROR(TrainBatch(batch, g->rows.data(), r, &loss));
-    ++r.batches;
-    r.seeds += batch.num_seeds;
-    ++done_batches_;
-    done_seeds_ += batch.num_seeds;
-    pipeline.Recycle(std::move(g->rows));
-    ProgressPoint point;
-    point.epoch = p.epoch;
-    point.epochs = ctx_.options.epochs;
-    point.superbatch = p.index;
-    point.superbatches = sampler.num_superbatches();
-    point.batch = batch.batch_index;
-    point.batches_per_epoch = sampler.num_batches();
-    point.done_batches = done_batches_;
-    point.done_seeds = done_seeds_;
-    point.loss = loss_batches_ ? loss_sum_ / loss_batches_ : loss;
-    point.hit_ratio = (r.gather.hits + g->hits_so_far) / std::max<double>(1.0, r.gather.rows + g->rows_so_far);
-    ctx_.reporter.Progress(point);
-    if (!g->last) continue;
-    bool stop = false;
-    SEER_RETURN_IF_ERROR(EndSuperbatch(*g, pipeline, &stop));
-    if (stop) return Status::Ok();
-  }
-}
-
-// The epoch's report (started on its first batch), with the batch's waiting time and,
-// on a superbatch's first batch, the superbatch's sampling and planning.
-EpochReport& TrainingExecutor::BeginBatch(const GatheredBatch& g, double waited) {
-  const PlannedSuperbatch& p = g.superbatch->planned;
-  if (!report_) {
-    report_.emplace();
-    report_->epoch = p.epoch;
-    loss_sum_ = 0;
-    loss_batches_ = correct_ = labeled_ = 0;
-  }
-  EpochReport& r = *report_;
-  r.stall_seconds += waited;
-  if (g.index == 0) {
-    r.inspect_seconds += p.sample_stats.seconds;
-    r.plan_seconds += p.plan.seconds;
-    r.ncache_lookups += p.sample_stats.sample.neighbor_lookups;
-    r.ncache_hits += p.sample_stats.sample.ncache_hits;
-    r.topology_reads.Add(p.sample_stats.sample.reads);
-  }
-  return r;
-}
-
-Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, EpochReport& r, double* loss) {
-  if (ctx_.model == nullptr) return Status::Ok();
-  seed_labels_.resize(static_cast<size_t>(batch.num_seeds));
-  for (int64_t s = 0; s < batch.num_seeds; ++s) {
-    seed_labels_[static_cast<size_t>(s)] = ctx_.labels.Get(batch.node_ids[static_cast<size_t>(s)]);
-  }
-  const auto compute_start = Clock::now();
-  StepResult step;
-  try {
-    step = ctx_.model->TrainStep(batch, rows, seed_labels_.data());
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
-  }
-  r.compute_seconds += Since(compute_start);
-  *loss = step.loss;
-  if (step.num_labeled > 0) {
-    loss_sum_ += step.loss;
-    ++loss_batches_;
-    correct_ += step.num_correct;
-    labeled_ += step.num_labeled;
-  }
-  ++position_.global_step;
-  if (ctx_.options.step_hook) ctx_.options.step_hook(batch.epoch, batch.batch_index, step.loss);
-  return Status::Ok();
-}
-
-// The superbatch's last batch is trained: its gather stats are complete. Ends the epoch
-// or checkpoints when due; *stop after --stop-after superbatches.
-Status TrainingExecutor::EndSuperbatch(const GatheredBatch& g, SuperbatchPipeline& pipeline, bool* stop) {
-  const ExecutingSuperbatch& sb = *g.superbatch;
-  const PlannedSuperbatch& p = sb.planned;
-  EpochReport& r = *report_;
-  r.gather.Add(sb.gather);
-  r.gather_seconds += sb.gather.gather_seconds;
-  r.io_wait_seconds += sb.gather.io_seconds;
-  r.cache_update_seconds += sb.gather.update_seconds;
-  r.transfer_seconds += sb.gather.convert_seconds;
-  pipeline.SuperbatchDone();
-  ++executed_superbatches_;
-  const bool epoch_done = p.index + 1 == ctx_.samplers.train->num_superbatches();
-  if (epoch_done) {
-    SEER_RETURN_IF_ERROR(EndEpoch(p.epoch));
-    pipeline.EpochDone(p.epoch);
-  } else {
-    position_.epoch = p.epoch;
-    position_.next_superbatch = p.index + 1;
-    if (ctx_.checkpointer.DueAfterSuperbatch(executed_superbatches_)) {
-      SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
-    }
-  }
-  const int64_t stop_after = ctx_.options.stop_after_superbatches;
-  if (stop_after >= 0 && executed_superbatches_ >= stop_after) {
-    if (!epoch_done) SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
-    summary_->stopped_early = true;
-    *stop = true;
-  }
-  return Status::Ok();
-}
-
-Status TrainingExecutor::EndEpoch(int64_t epoch) {
-  EpochReport& r = *report_;
-  r.train_loss = loss_batches_ ? loss_sum_ / loss_batches_ : 0;
-  r.train_accuracy = labeled_ ? static_cast<double>(correct_) / labeled_ : 0;
-  SEER_RETURN_IF_ERROR(EvaluateEpoch(epoch, r));
-  r.seconds = Since(epoch_start_);
-  epoch_start_ = Clock::now();
-  SEER_RETURN_IF_ERROR(ctx_.reporter.EndEpoch(r));
-  summary_->epochs.push_back(r);
-  position_.epoch = epoch + 1;
-  position_.next_superbatch = 0;
-  report_.reset();
-  return ctx_.checkpointer.Save(ctx_.model, position_);
-}
-
-// Valid and test accuracy after the last epoch and every --eval-every epochs; a better
-// validation accuracy snapshots the weights.
-Status TrainingExecutor::EvaluateEpoch(int64_t epoch, EpochReport& r) {
-  const TrainOptions& o = ctx_.options;
-  const bool last = epoch + 1 == o.epochs;
-  if (ctx_.model == nullptr || !(last || (o.eval_every > 0 && (epoch + 1) % o.eval_every == 0))) return Status::Ok();
-  const auto eval_start = Clock::now();
-  EvalResult valid, test;
-  if (ctx_.samplers.valid) {
-    SEER_ASSIGN_OR_RETURN(valid, EvaluateSplit(*ctx_.samplers.valid, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
-  }
-  if (ctx_.samplers.test) {
-    SEER_ASSIGN_OR_RETURN(test, EvaluateSplit(*ctx_.samplers.test, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
-  }
-  r.valid_accuracy = valid.accuracy;
-  r.test_accuracy = test.accuracy;
-  if (valid.accuracy > position_.best_valid_accuracy) {
-    position_.best_valid_accuracy = valid.accuracy;
-    position_.best_epoch = epoch;
-    ctx_.model->SnapshotBest();
-  }
-  r.eval_seconds = Since(eval_start);
-  return Status::Ok();
-}
-
 // After the last epoch: the best-validation model's test accuracy, and --save-model.
 Status FinishModel(const TrainContext& ctx, const TrainPosition& position, TrainSummary* summary) {
   if (ctx.model == nullptr || summary->stopped_early) return Status::Ok();
@@ -493,7 +286,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   // Seeds, labels, samplers, the runtime directory and the feature-cache policy.
   SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(*data, pilot));
-  SEER_ASSIGN_OR_RETURN(Samplers samplers, MakeSamplers(o, *data, seeds));
+  SEER_ASSIGN_OR_RETURN(TrainingSamplers samplers, MakeSamplers(o, *data, seeds));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<RuntimeDir> runtime_dir, RuntimeDir::Create(o.runtime_dir));
   const int64_t trace_budget = o.trace_budget_bytes >= 0 ? o.trace_budget_bytes : data->split().trace_bytes;
   CachePolicySpec policy_spec;
@@ -525,12 +318,14 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   reporter->StartProgress(pipeline_options.schedule.empty() ? 0
                                                             : samplers.train->num_batches() * (o.epochs - position.epoch));
   const TrainContext ctx{o, *data, seeds.labels, samplers, model.get(), checkpointer, *reporter};
-  TrainingExecutor executor(ctx, position, &summary);
+  TrainingExecutor executor(ctx, position);
   std::unique_ptr<SuperbatchPipeline> pipeline =
       SuperbatchPipeline::Start(TrainingStages(*samplers.train, policy, data->gatherer()), pipeline_options);
   const Status run_status = executor.Run(*pipeline);
   SEER_RETURN_IF_ERROR(pipeline->Stop());
   SEER_RETURN_IF_ERROR(run_status);
+  summary.epochs = executor.epochs();
+  summary.stopped_early = executor.stopped_early();
 
   // The best model's test accuracy, the summary and the final metrics line.
   SEER_RETURN_IF_ERROR(FinishModel(ctx, executor.position(), &summary));

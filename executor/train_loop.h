@@ -42,6 +42,7 @@
 //   executor/label_table.h         labels of the train/valid/test nodes
 //   executor/cache_policy.h        the feature-cache policy (incl. PreSC pre-sampling)
 //   executor/superbatch_pipeline.h the inspector, planner and gather threads
+//   executor/training_executor.h   the executor thread: train, checkpoint, evaluate, report
 //   executor/evaluation.h          valid/test accuracy through the shared cache
 #pragma once
 

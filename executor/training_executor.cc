@@ -1,0 +1,180 @@
+// The executor thread's loop; see training_executor.h for the contract.
+#include "executor/training_executor.h"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <utility>
+
+#include "executor/evaluation.h"
+
+namespace seer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+Status TrainingExecutor::Run(SuperbatchPipeline& pipeline) {
+  const SuperbatchSampler& sampler = *ctx_.samplers.train;
+  while (true) {
+    const auto wait_start = Clock::now();
+    std::optional<GatheredBatch> g = pipeline.Next();
+    const double waited = Since(wait_start);
+    if (!g) return Status::Ok();
+    EpochReport& r = BeginBatch(*g, waited);
+    const PlannedSuperbatch& p = g->superbatch->planned;
+    const BatchTrace& batch = g->batch();
+    if (ctx_.options.batch_hook) {
+      ctx_.options.batch_hook(batch, g->rows.data(), static_cast<int64_t>(batch.node_ids.size()),
+                              ctx_.data.manifest().feature_dim);
+    }
+    double loss = 0;
+    SEER_RETURN_IF_ERROR(TrainBatch(batch, g->rows.data(), r, &loss));
+    ++r.batches;
+    r.seeds += batch.num_seeds;
+    ++done_batches_;
+    done_seeds_ += batch.num_seeds;
+    pipeline.Recycle(std::move(g->rows));
+    ProgressPoint point;
+    point.epoch = p.epoch;
+    point.epochs = ctx_.options.epochs;
+    point.superbatch = p.index;
+    point.superbatches = sampler.num_superbatches();
+    point.batch = batch.batch_index;
+    point.batches_per_epoch = sampler.num_batches();
+    point.done_batches = done_batches_;
+    point.done_seeds = done_seeds_;
+    point.loss = loss_batches_ ? loss_sum_ / loss_batches_ : loss;
+    point.hit_ratio = (r.gather.hits + g->hits_so_far) / std::max<double>(1.0, r.gather.rows + g->rows_so_far);
+    ctx_.reporter.Progress(point);
+    if (!g->last) continue;
+    bool stop = false;
+    SEER_RETURN_IF_ERROR(EndSuperbatch(*g, pipeline, &stop));
+    if (stop) return Status::Ok();
+  }
+}
+
+// The epoch's report (started on its first batch), with the batch's waiting time and,
+// on a superbatch's first batch, the superbatch's sampling and planning.
+EpochReport& TrainingExecutor::BeginBatch(const GatheredBatch& g, double waited) {
+  const PlannedSuperbatch& p = g.superbatch->planned;
+  if (!report_) {
+    report_.emplace();
+    report_->epoch = p.epoch;
+    loss_sum_ = 0;
+    loss_batches_ = correct_ = labeled_ = 0;
+  }
+  EpochReport& r = *report_;
+  r.stall_seconds += waited;
+  if (g.index == 0) {
+    r.inspect_seconds += p.sample_stats.seconds;
+    r.plan_seconds += p.plan.seconds;
+    r.ncache_lookups += p.sample_stats.sample.neighbor_lookups;
+    r.ncache_hits += p.sample_stats.sample.ncache_hits;
+    r.topology_reads.Add(p.sample_stats.sample.reads);
+  }
+  return r;
+}
+
+Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, EpochReport& r, double* loss) {
+  if (ctx_.model == nullptr) return Status::Ok();
+  seed_labels_.resize(static_cast<size_t>(batch.num_seeds));
+  for (int64_t s = 0; s < batch.num_seeds; ++s) {
+    seed_labels_[static_cast<size_t>(s)] = ctx_.labels.Get(batch.node_ids[static_cast<size_t>(s)]);
+  }
+  const auto compute_start = Clock::now();
+  StepResult step;
+  try {
+    step = ctx_.model->TrainStep(batch, rows, seed_labels_.data());
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
+  }
+  r.compute_seconds += Since(compute_start);
+  *loss = step.loss;
+  if (step.num_labeled > 0) {
+    loss_sum_ += step.loss;
+    ++loss_batches_;
+    correct_ += step.num_correct;
+    labeled_ += step.num_labeled;
+  }
+  ++position_.global_step;
+  if (ctx_.options.step_hook) ctx_.options.step_hook(batch.epoch, batch.batch_index, step.loss);
+  return Status::Ok();
+}
+
+// The superbatch's last batch is trained: its gather stats are complete. Ends the epoch
+// or checkpoints when due; *stop after --stop-after superbatches.
+Status TrainingExecutor::EndSuperbatch(const GatheredBatch& g, SuperbatchPipeline& pipeline, bool* stop) {
+  const ExecutingSuperbatch& sb = *g.superbatch;
+  const PlannedSuperbatch& p = sb.planned;
+  EpochReport& r = *report_;
+  r.gather.Add(sb.gather);
+  r.gather_seconds += sb.gather.gather_seconds;
+  r.io_wait_seconds += sb.gather.io_seconds;
+  r.cache_update_seconds += sb.gather.update_seconds;
+  r.transfer_seconds += sb.gather.convert_seconds;
+  pipeline.SuperbatchDone();
+  ++executed_superbatches_;
+  const bool epoch_done = p.index + 1 == ctx_.samplers.train->num_superbatches();
+  if (epoch_done) {
+    SEER_RETURN_IF_ERROR(EndEpoch(p.epoch));
+    pipeline.EpochDone(p.epoch);
+  } else {
+    position_.epoch = p.epoch;
+    position_.next_superbatch = p.index + 1;
+    if (ctx_.checkpointer.DueAfterSuperbatch(executed_superbatches_)) {
+      SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
+    }
+  }
+  const int64_t stop_after = ctx_.options.stop_after_superbatches;
+  if (stop_after >= 0 && executed_superbatches_ >= stop_after) {
+    if (!epoch_done) SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
+    stopped_early_ = true;
+    *stop = true;
+  }
+  return Status::Ok();
+}
+
+Status TrainingExecutor::EndEpoch(int64_t epoch) {
+  EpochReport& r = *report_;
+  r.train_loss = loss_batches_ ? loss_sum_ / loss_batches_ : 0;
+  r.train_accuracy = labeled_ ? static_cast<double>(correct_) / labeled_ : 0;
+  SEER_RETURN_IF_ERROR(EvaluateEpoch(epoch, r));
+  r.seconds = Since(epoch_start_);
+  epoch_start_ = Clock::now();
+  SEER_RETURN_IF_ERROR(ctx_.reporter.EndEpoch(r));
+  epochs_.push_back(r);
+  position_.epoch = epoch + 1;
+  position_.next_superbatch = 0;
+  report_.reset();
+  return ctx_.checkpointer.Save(ctx_.model, position_);
+}
+
+// Valid and test accuracy after the last epoch and every --eval-every epochs; a better
+// validation accuracy snapshots the weights.
+Status TrainingExecutor::EvaluateEpoch(int64_t epoch, EpochReport& r) {
+  const TrainOptions& o = ctx_.options;
+  const bool last = epoch + 1 == o.epochs;
+  if (ctx_.model == nullptr || !(last || (o.eval_every > 0 && (epoch + 1) % o.eval_every == 0))) return Status::Ok();
+  const auto eval_start = Clock::now();
+  EvalResult valid, test;
+  if (ctx_.samplers.valid) {
+    SEER_ASSIGN_OR_RETURN(valid, EvaluateSplit(*ctx_.samplers.valid, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
+  }
+  if (ctx_.samplers.test) {
+    SEER_ASSIGN_OR_RETURN(test, EvaluateSplit(*ctx_.samplers.test, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
+  }
+  r.valid_accuracy = valid.accuracy;
+  r.test_accuracy = test.accuracy;
+  if (valid.accuracy > position_.best_valid_accuracy) {
+    position_.best_valid_accuracy = valid.accuracy;
+    position_.best_epoch = epoch;
+    ctx_.model->SnapshotBest();
+  }
+  r.eval_seconds = Since(eval_start);
+  return Status::Ok();
+}
+
+}  // namespace seer
