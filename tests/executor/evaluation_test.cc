@@ -11,64 +11,44 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "executor/data_path.h"
 #include "storage/base/file_io.h"
 #include "training_fixture.h"
 
 namespace seer {
 namespace {
 
+using seer::testing::MakeSampler;
 using seer::testing::MakeSyntheticGraph;
+using seer::testing::OpenDataPath;
 using seer::testing::ReadAllFeatures;
+using seer::testing::SmallRun;
 
 constexpr int64_t kNodes = 1501, kDim = 11;
 
 struct EvalSetup {
+  TrainOptions options;
   std::unique_ptr<DataPath> data;
   std::vector<int64_t> seeds;  // the test split
   std::unique_ptr<ModelRunner> model;
+  std::optional<SuperbatchSampler> sampler;  // over `seeds`, no shuffle
 };
 
 EvalSetup OpenSetup(const std::string& dir) {
   EvalSetup s;
-  MemoryBudgetRequest request;
-  request.budget_bytes = 16 << 20;
-  request.batch_size = 32;
-  request.fanouts = {4, 3};
-  DataIoOptions io;
-  io.direct = false;
-  io.quiet = true;
-  auto data = DataPath::Open(dir, request, io, /*pilot=*/nullptr);
-  EXPECT_TRUE(data.ok()) << data.status().ToString();
-  if (!data.ok()) return s;
-  s.data = std::move(data).value();
+  s.options = SmallRun(dir);
+  s.data = OpenDataPath(s.options);
+  if (!s.data) return s;
   auto seeds = s.data->dataset().LoadSplit("test");
   EXPECT_TRUE(seeds.ok()) << seeds.status().ToString();
   s.seeds = std::move(seeds).value();
-  ModelConfig config;
-  config.in_dim = kDim;
-  config.hidden = 8;
-  config.num_classes = s.data->manifest().num_classes;
-  config.num_layers = 2;
-  s.model = ModelRunner::Create(config, 0.01, /*seed=*/5, /*use_cuda=*/false);
+  s.model = seer::testing::SmallModel(s.data->manifest(), /*seed=*/5);
+  s.sampler = MakeSampler(*s.data, s.seeds, s.options, /*shuffle=*/false);
   return s;
-}
-
-SuperbatchSampler EvalSampler(const DataPath& data, const std::vector<int64_t>& seeds) {
-  SuperbatchOptions options;
-  options.batch_size = 32;
-  options.superbatch_size = 3;
-  options.num_threads = 2;
-  options.shuffle = false;
-  options.sampler.fanouts = {4, 3};
-  options.sampler.seed = 9;
-  auto sampler = SuperbatchSampler::Create(data.topology().view(), seeds, options);
-  EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
-  return std::move(sampler).value();
 }
 
 std::vector<int32_t> ReadLabelsBin(const std::string& dir) {
@@ -81,7 +61,7 @@ std::vector<int32_t> ReadLabelsBin(const std::string& dir) {
 TEST(EvaluationTest, AccuracyIsTheModelsPredictionsCountedAgainstLabelsBin) {
   const std::string dir = MakeSyntheticGraph("eval", kNodes, FeatureDtype::kFloat16, kDim);
   EvalSetup s = OpenSetup(dir);
-  ASSERT_TRUE(s.data && s.model);
+  ASSERT_TRUE(s.data && s.model && s.sampler);
   ASSERT_GT(s.seeds.size(), 100u);
   const std::vector<float> features = ReadAllFeatures(dir, kNodes, kDim, FeatureDtype::kFloat16);
   const std::vector<int32_t> file_labels = ReadLabelsBin(dir);
@@ -105,9 +85,8 @@ TEST(EvaluationTest, AccuracyIsTheModelsPredictionsCountedAgainstLabelsBin) {
     }
     batch_rows += static_cast<int64_t>(batch.node_ids.size());
   };
-  SuperbatchSampler sampler = EvalSampler(*s.data, s.seeds);
   GatherStats stats;
-  auto result = EvaluateSplit(sampler, s.data->gatherer(), *s.model, *labels, false, sink, &stats);
+  auto result = EvaluateSplit(*s.sampler, s.data->gatherer(), *s.model, *labels, false, sink, &stats);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_EQ(mismatched_batches, 0);
   EXPECT_EQ(stats.rows, batch_rows);
@@ -130,10 +109,9 @@ TEST(EvaluationTest, AccuracyIsTheModelsPredictionsCountedAgainstLabelsBin) {
 TEST(EvaluationTest, NoLabeledSeedMeansNoAccuracy) {
   const std::string dir = MakeSyntheticGraph("eval_unlabeled", kNodes, FeatureDtype::kFloat32, kDim);
   EvalSetup s = OpenSetup(dir);
-  ASSERT_TRUE(s.data && s.model);
-  SuperbatchSampler sampler = EvalSampler(*s.data, s.seeds);
+  ASSERT_TRUE(s.data && s.model && s.sampler);
   int64_t seeds_seen = 0;
-  auto result = EvaluateSplit(sampler, s.data->gatherer(), *s.model, LabelTable(), /*want_embeddings=*/true,
+  auto result = EvaluateSplit(*s.sampler, s.data->gatherer(), *s.model, LabelTable(), /*want_embeddings=*/true,
                               [&](const BatchTrace& batch, const int64_t*, const std::vector<float>& embeddings) {
                                 seeds_seen += batch.num_seeds;
                                 EXPECT_EQ(static_cast<int64_t>(embeddings.size()),

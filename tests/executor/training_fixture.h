@@ -1,17 +1,23 @@
 // Fixtures shared by the executor tests that run the data path or a whole training run:
 // a generated graph in a temporary directory (removed after the test), the small
-// TrainOptions every run starts from (CPU, page cache, quiet, 32 MiB budget) and the
-// features.bin oracle.
+// TrainOptions every run starts from (CPU, page cache, quiet, 32 MiB budget), a DataPath
+// and samplers built from those options, a small model, and the features.bin oracle.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "executor/data_path.h"
+#include "executor/model_runner.h"
 #include "executor/train_options.h"
+#include "inspector/superbatch_driver.h"
 #include "storage/base/file_io.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/synthetic_graph.h"
@@ -56,6 +62,49 @@ inline TrainOptions SmallRun(const std::string& dir) {
   o.quiet = true;
   o.show_progress = false;
   return o;
+}
+
+// `o.dataset_dir`'s DataPath with `o`'s budget, batch size and fan-outs (page cache, no
+// pilot batches); null (and a test failure) when it does not open.
+inline std::unique_ptr<DataPath> OpenDataPath(const TrainOptions& o) {
+  MemoryBudgetRequest request;
+  request.budget_bytes = o.memory_budget_bytes;
+  request.batch_size = o.batch_size;
+  request.fanouts = o.fanouts;
+  DataIoOptions io;
+  io.direct = false;
+  io.quiet = true;
+  auto data = DataPath::Open(o.dataset_dir, request, io, /*pilot=*/nullptr);
+  EXPECT_TRUE(data.ok()) << data.status().ToString();
+  return data.ok() ? std::move(data).value() : nullptr;
+}
+
+// A sampler over `seeds` with `o`'s batch size, superbatch, threads, fan-outs and seed
+// (shuffle off for evaluation); empty (and a test failure) when it cannot be created.
+inline std::optional<SuperbatchSampler> MakeSampler(const DataPath& data, const std::vector<int64_t>& seeds,
+                                                    const TrainOptions& o, bool shuffle) {
+  SuperbatchOptions options;
+  options.batch_size = o.batch_size;
+  options.superbatch_size = o.superbatch;
+  options.num_threads = o.num_threads;
+  options.shuffle = shuffle;
+  options.sampler.fanouts = o.fanouts;
+  options.sampler.seed = o.seed;
+  auto sampler = SuperbatchSampler::Create(data.topology().view(), seeds, options);
+  EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
+  if (!sampler.ok()) return std::nullopt;
+  return std::move(sampler).value();
+}
+
+// A freshly initialised 2-layer GraphSAGE (hidden 8) for `m`'s features and classes, on
+// the CPU; the same `seed` gives the same weights.
+inline std::unique_ptr<ModelRunner> SmallModel(const DatasetManifest& m, uint64_t seed) {
+  ModelConfig config;
+  config.in_dim = m.feature_dim;
+  config.hidden = 8;
+  config.num_classes = m.num_classes;
+  config.num_layers = 2;
+  return ModelRunner::Create(config, 0.01, seed, /*use_cuda=*/false);
 }
 
 // Independent oracle for the rows a run hands the model: features.bin read with plain
