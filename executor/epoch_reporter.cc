@@ -154,22 +154,22 @@ void EpochReporter::Progress(const ProgressPoint& p) {
       p.epoch + 1, p.epochs, p.superbatch + 1, p.superbatches, p.batch + 1, p.batches_per_epoch, rate,
       FormatDuration(eta), p.loss, 100 * p.hit_ratio);
   if (tty_) {
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    fmt::print(stderr, "\r\033[K{}", line);
     progress_dirty_ = true;
   } else {
-    std::fprintf(stderr, "%s\n", line.c_str());
+    fmt::print(stderr, "{}\n", line);
   }
   std::fflush(stderr);
 }
 
 void EpochReporter::BreakProgressLine() {
-  if (progress_dirty_) std::fprintf(stderr, "\n");
+  if (progress_dirty_) fmt::print(stderr, "\n");
   progress_dirty_ = false;
 }
 
 Status EpochReporter::EndEpoch(const EpochReport& report) {
   BreakProgressLine();
-  if (!options_.quiet) std::fprintf(stderr, "%s\n", report.Summary().c_str());
+  if (!options_.quiet) fmt::print(stderr, "{}\n", report.Summary());
   return WriteLine(report.ToJsonObject());
 }
 

@@ -427,22 +427,10 @@ class TorchModelRunner final : public ModelRunner {
 }  // namespace
 
 Result<ModelKind> ParseModelKind(const std::string& text) {
-  if (text == "sage") return ModelKind::kSage;
-  if (text == "gcn") return ModelKind::kGcn;
-  if (text == "gat") return ModelKind::kGat;
-  if (text == "mlp") return ModelKind::kMlp;
-  return InvalidArgument("unknown model '" + text + "' (expected sage, gcn, gat or mlp)");
+  return ParseName(kModelKindNames, text, "model");
 }
 
-const char* ModelKindName(ModelKind kind) {
-  switch (kind) {
-    case ModelKind::kSage: return "sage";
-    case ModelKind::kGcn: return "gcn";
-    case ModelKind::kGat: return "gat";
-    case ModelKind::kMlp: return "mlp";
-  }
-  return "?";
-}
+const char* ModelKindName(ModelKind kind) { return NameOf(kModelKindNames, kind); }
 
 std::unique_ptr<ModelRunner> ModelRunner::Create(const ModelConfig& config, double learning_rate,
                                                  uint64_t seed, bool use_cuda) {

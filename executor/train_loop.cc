@@ -255,14 +255,10 @@ RunOutcome Outcome(const TrainOptions& o, const TrainSummary& summary, bool trai
 }  // namespace
 
 Result<PipelineKind> ParsePipelineKind(const std::string& text) {
-  if (text == "superbatch") return PipelineKind::kSuperbatch;
-  if (text == "conventional") return PipelineKind::kConventional;
-  return InvalidArgument("unknown pipeline '" + text + "' (expected superbatch or conventional)");
+  return ParseName(kPipelineKindNames, text, "pipeline");
 }
 
-const char* PipelineKindName(PipelineKind kind) {
-  return kind == PipelineKind::kConventional ? "conventional" : "superbatch";
-}
+const char* PipelineKindName(PipelineKind kind) { return NameOf(kPipelineKindNames, kind); }
 
 Result<TrainSummary> RunTraining(const TrainOptions& o) {
   const auto run_start = Clock::now();
