@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     argv[0] = const_cast<char*>("seer");
     ::execv(trainer.c_str(), argv);
     return ReportError(word, "cannot run " + trainer + ": " + std::strerror(errno) +
-                                 " (it is built next to seer by the same build)");
+                                 " (built next to seer when Seer is built with libtorch, -DSEER_WITH_TORCH=ON)");
   }
   return RunCli(argc, argv,
                 {RegisterGenCommand, RegisterPrepCommand, RegisterCheckCommand,
