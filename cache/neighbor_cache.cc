@@ -275,14 +275,7 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
   std::filesystem::create_directories(dir, ec);
   if (ec) return ErrnoStatus(ec.value(), "create directory", dir);
   const std::string manifest_path = dir + "/" + kManifestName;
-  if (::access(manifest_path.c_str(), F_OK) == 0) {
-    if (!force) {
-      return Status(StatusCode::kAlreadyExists,
-                    manifest_path + " exists: refusing to overwrite the neighbor cache (use --force)");
-    }
-    if (::unlink(manifest_path.c_str()) != 0) return ErrnoStatus(errno, "remove", manifest_path);
-    SEER_RETURN_IF_ERROR(SyncDirectory(dir));
-  }
+  SEER_RETURN_IF_ERROR(RemoveManifestBeforeRewrite(manifest_path, force, "the neighbor cache"));
   {
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter table, AtomicFileWriter::Create(dir + "/" + kTableName));
     SEER_RETURN_IF_ERROR(table.AppendValues(bits_.data(), static_cast<int64_t>(bits_.size())));

@@ -368,14 +368,7 @@ Result<TraceDirectoryWriter> TraceDirectoryWriter::Create(const std::string& dir
                                                           bool force) {
   SEER_RETURN_IF_ERROR(MakeDirectories(dir));
   const std::string manifest = dir + "/" + kTraceManifest;
-  if (::access(manifest.c_str(), F_OK) == 0) {
-    if (!force) {
-      return Status(StatusCode::kAlreadyExists,
-                    manifest + " exists: refusing to overwrite a trace directory (use --force)");
-    }
-    if (::unlink(manifest.c_str()) != 0) return ErrnoStatus(errno, "remove", manifest);
-    SEER_RETURN_IF_ERROR(SyncDirectory(dir));
-  }
+  SEER_RETURN_IF_ERROR(RemoveManifestBeforeRewrite(manifest, force, "a trace directory"));
   return TraceDirectoryWriter(dir, std::move(info));
 }
 

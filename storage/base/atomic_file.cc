@@ -109,4 +109,16 @@ Status SyncDirectory(const std::string& dir) {
   return Status::Ok();
 }
 
+Status RemoveManifestBeforeRewrite(const std::string& manifest_path, bool force,
+                                   const std::string& what) {
+  if (::access(manifest_path.c_str(), F_OK) != 0) return Status::Ok();
+  if (!force) {
+    return Status(StatusCode::kAlreadyExists,
+                  manifest_path + " exists: refusing to overwrite " + what + " (use --force)");
+  }
+  if (::unlink(manifest_path.c_str()) != 0) return ErrnoStatus(errno, "remove", manifest_path);
+  const size_t slash = manifest_path.find_last_of('/');
+  return SyncDirectory(slash == std::string::npos ? "." : manifest_path.substr(0, slash));
+}
+
 }  // namespace seer

@@ -58,4 +58,12 @@ Status WriteFileAtomically(const std::string& path, const std::string& data);
 // fsync a directory (after renames inside it).
 Status SyncDirectory(const std::string& dir);
 
+// Before rewriting a directory whose manifest is written last (a neighbor cache, a trace
+// directory): when `manifest_path` exists, refuse with kAlreadyExists "<path> exists:
+// refusing to overwrite <what> (use --force)" unless `force`, in which case the manifest
+// is removed (and the removal synced) first, so a crash mid-rewrite never leaves an old
+// manifest describing new, half-written files.
+Status RemoveManifestBeforeRewrite(const std::string& manifest_path, bool force,
+                                   const std::string& what);
+
 }  // namespace seer

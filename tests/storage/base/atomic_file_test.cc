@@ -15,6 +15,20 @@
 namespace seer {
 namespace {
 
+TEST(AtomicFileTest, ManifestIsKeptWithoutForceAndRemovedWithIt) {
+  const std::string dir = testing::MakeTempDir("manifest");
+  const std::string manifest = dir + "/thing.json";
+  // No manifest yet: nothing to refuse.
+  EXPECT_TRUE(RemoveManifestBeforeRewrite(manifest, /*force=*/false, "the thing").ok());
+  ASSERT_TRUE(WriteFileAtomically(manifest, "{}").ok());
+  const Status refused = RemoveManifestBeforeRewrite(manifest, /*force=*/false, "the thing");
+  EXPECT_EQ(refused.code(), StatusCode::kAlreadyExists);
+  EXPECT_EQ(refused.message(), manifest + " exists: refusing to overwrite the thing (use --force)");
+  EXPECT_TRUE(std::filesystem::exists(manifest));
+  EXPECT_TRUE(RemoveManifestBeforeRewrite(manifest, /*force=*/true, "the thing").ok());
+  EXPECT_FALSE(std::filesystem::exists(manifest));
+}
+
 TEST(AtomicFileWriterTest, NothingAppearsUntilClose) {
   std::string dir = testing::MakeTempDir("atomic_file");
   std::string path = dir + "/out.bin";
