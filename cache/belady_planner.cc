@@ -139,7 +139,7 @@ Result<Changeset> ChangesetStore::Get(int64_t i) const {
   auto take = [&p](auto* vec, int64_t n) {
     using T = typename std::remove_pointer_t<decltype(vec)>::value_type;
     vec->resize(static_cast<size_t>(n));
-    std::memcpy(vec->data(), p, static_cast<size_t>(n) * sizeof(T));
+    if (n > 0) std::memcpy(vec->data(), p, static_cast<size_t>(n) * sizeof(T));  // data() may be null
     p += n * static_cast<int64_t>(sizeof(T));
   };
   take(&c.in_ids, n_in);

@@ -42,7 +42,8 @@ function(seer_apply_build_options target)
     $<$<AND:$<BOOL:${SEER_WERROR}>,$<COMPILE_LANGUAGE:CXX>>:-Werror>)
   if(SEER_SANITIZE)
     target_compile_options(${target} PRIVATE
-      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${SEER_SANITIZE} -fno-omit-frame-pointer>)
-    target_link_options(${target} PUBLIC -fsanitize=${SEER_SANITIZE})
+      $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${SEER_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer>)
+    # A sanitizer report fails the test that triggered it (no recovery).
+    target_link_options(${target} PUBLIC -fsanitize=${SEER_SANITIZE} -fno-sanitize-recover=all)
   endif()
 endfunction()

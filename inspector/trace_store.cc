@@ -158,14 +158,14 @@ Result<SuperbatchTrace> ParseTrace(const char* data, int64_t size_bytes, const s
     }
     if (need != record_bytes) return corrupt(record, "record size does not match its counts");
     b.node_ids.resize(static_cast<size_t>(num_nodes));
-    std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
+    if (num_nodes > 0) std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
     pos += 8 * num_nodes;
     for (LayerBlock& l : b.blocks) {
       l.row_ptr.resize(static_cast<size_t>(l.num_dst + 1));
       std::memcpy(l.row_ptr.data(), data + pos, static_cast<size_t>(8 * (l.num_dst + 1)));
       const int64_t row_ptr_at = pos;
       pos += 8 * (l.num_dst + 1);
-      std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
+      if (!l.col_idx.empty()) std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
       if (l.row_ptr[0] != 0 || l.row_ptr.back() != static_cast<int64_t>(l.col_idx.size())) {
         return corrupt(row_ptr_at, "row_ptr does not span col_idx");
       }
