@@ -15,9 +15,9 @@ Status RunGuarded(const char* stage, const std::function<Status()>& body) {
     return Status(StatusCode::kResourceExhausted, name + " stage: out of memory (" + e.what() + ")");
   } catch (const std::exception& e) {
     // c10::Error and every other library exception: a broken contract inside the stage.
-    return Status(StatusCode::kInvalidArgument, name + " stage failed: " + e.what());
+    return Status(StatusCode::kInternal, name + " stage failed: " + e.what());
   } catch (...) {
-    return Status(StatusCode::kInvalidArgument, name + " stage failed: unknown exception");
+    return Status(StatusCode::kInternal, name + " stage failed: unknown exception");
   }
 }
 

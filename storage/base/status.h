@@ -27,6 +27,7 @@ enum class StatusCode {
   kUnsupported,      // the environment refuses a feature (io_uring, O_DIRECT)
   kAlreadyExists,    // refusing to overwrite
   kResourceExhausted,// a memory budget cannot be met
+  kInternal,         // a broken contract caught at a thread boundary (an unexpected exception)
 };
 
 class [[nodiscard]] Status {

@@ -160,6 +160,9 @@ TEST(SuperbatchPipelineTest, AnyFailureInAnyStageBecomesAStatusNamingIt) {
         if (fault == Fault::kStatusError) {
           EXPECT_EQ(status.code(), StatusCode::kIoError);
         }
+        if (fault == Fault::kStdException || fault == Fault::kC10Error) {
+          EXPECT_EQ(status.code(), StatusCode::kInternal);
+        }
       });
     }
   }
