@@ -84,13 +84,8 @@ Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr
   view.indptr = &indptr;
   view.indices = indices;
   view.index_dtype = ds.manifest().index_dtype;
-  SuperbatchOptions options;
-  options.batch_size = pilot.batch_size;
-  options.superbatch_size = pilot.batches;
-  options.num_threads = pilot.num_threads;
-  options.shuffle = false;
-  options.sampler.fanouts = pilot.fanouts;
-  options.sampler.seed = pilot.seed;
+  const SuperbatchOptions options = MakeSuperbatchOptions(pilot.batch_size, pilot.batches, pilot.num_threads,
+                                                         pilot.fanouts, pilot.seed, /*shuffle=*/false);
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(view, std::move(seeds), options));
   SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, 0));
   RecordBatchShapes(trace, pilot.fanouts.size(), request);

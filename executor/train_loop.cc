@@ -138,12 +138,8 @@ Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
 
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
 Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds) {
-  SuperbatchOptions options;
-  options.batch_size = o.batch_size;
-  options.superbatch_size = BatchesPerSuperbatch(o);
-  options.num_threads = o.num_threads;
-  options.sampler.fanouts = o.fanouts;
-  options.sampler.seed = o.seed;
+  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, BatchesPerSuperbatch(o), o.num_threads,
+                                                   o.fanouts, o.seed, /*shuffle=*/true);
   const TopologyView view = data.topology().view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
@@ -387,13 +383,8 @@ Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts,
                        const DistinctNodes& distinct, std::vector<int64_t>* classes, std::vector<float>* embeddings,
                        double* accuracy) {
   SEER_ASSIGN_OR_RETURN(LabelTable labels, LabelTable::Load(data.dataset(), distinct.ids));
-  SuperbatchOptions sb;
-  sb.batch_size = o.batch_size;
-  sb.superbatch_size = o.superbatch;
-  sb.num_threads = o.num_threads;
-  sb.shuffle = false;
-  sb.sampler.fanouts = fanouts;
-  sb.sampler.seed = o.seed;
+  const SuperbatchOptions sb =
+      MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, fanouts, o.seed, /*shuffle=*/false);
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(data.topology().view(), distinct.ids, sb));
   const int64_t dim = model.embedding_dim();
   classes->assign(distinct.ids.size(), -1);

@@ -51,13 +51,9 @@ Result<std::unique_ptr<Topology>> OpenTopology(const Dataset& dataset, const Sam
 Result<SuperbatchSampler> MakeSampler(const Dataset& dataset, const Topology& topology, const SampleRunOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, dataset.LoadSplit(o.split));
   if (seeds.empty()) return InvalidArgument("split '" + o.split + "' of " + o.dataset_dir + " is empty");
-  SuperbatchOptions options;
-  options.batch_size = o.batch_size;
-  options.superbatch_size = o.superbatch;
-  options.num_threads = o.num_threads;
-  options.sampler.fanouts = o.fanouts;
-  options.sampler.seed = o.seed;
-  return SuperbatchSampler::Create(topology.view(), std::move(seeds), options);
+  return SuperbatchSampler::Create(
+      topology.view(), std::move(seeds),
+      MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, o.fanouts, o.seed, /*shuffle=*/true));
 }
 
 Result<TraceDirectoryWriter> MakeTraceWriter(const SampleRunOptions& o) {

@@ -70,6 +70,21 @@ struct SuperbatchOptions {
   SamplerOptions sampler;
 };
 
+// The options every caller fills the same way: `batches` per superbatch, fan-outs
+// (hop 1 first) and the sampling seed, the rest of SamplerOptions at its defaults.
+inline SuperbatchOptions MakeSuperbatchOptions(int64_t batch_size, int64_t batches, int num_threads,
+                                               const std::vector<int>& fanouts, uint64_t seed,
+                                               bool shuffle) {
+  SuperbatchOptions options;
+  options.batch_size = batch_size;
+  options.superbatch_size = batches;
+  options.num_threads = num_threads;
+  options.shuffle = shuffle;
+  options.sampler.fanouts = fanouts;
+  options.sampler.seed = seed;
+  return options;
+}
+
 // What one Sample() call did.
 struct SuperbatchStats {
   int64_t epoch = 0;

@@ -83,13 +83,8 @@ inline std::unique_ptr<DataPath> OpenDataPath(const TrainOptions& o) {
 // (shuffle off for evaluation); empty (and a test failure) when it cannot be created.
 inline std::optional<SuperbatchSampler> MakeSampler(const DataPath& data, const std::vector<int64_t>& seeds,
                                                     const TrainOptions& o, bool shuffle) {
-  SuperbatchOptions options;
-  options.batch_size = o.batch_size;
-  options.superbatch_size = o.superbatch;
-  options.num_threads = o.num_threads;
-  options.shuffle = shuffle;
-  options.sampler.fanouts = o.fanouts;
-  options.sampler.seed = o.seed;
+  const SuperbatchOptions options =
+      MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, o.fanouts, o.seed, shuffle);
   auto sampler = SuperbatchSampler::Create(data.topology().view(), seeds, options);
   EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
   if (!sampler.ok()) return std::nullopt;
