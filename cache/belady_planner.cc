@@ -550,6 +550,34 @@ Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
   return PlanBeladyCpu(initial_slots, batches, acc, options);
 }
 
+Status VectorBatchIdSource::Rewind() {
+  next_ = 0;
+  return Status::Ok();
+}
+
+Result<IdSpan> VectorBatchIdSource::Next() {
+  if (next_ >= batches_.size()) {
+    return InvalidArgument(fmt::format("batch source: read past the last of {} batches", batches_.size()));
+  }
+  return batches_[next_++];
+}
+
+Result<BeladyPlan> PlanBeladyStreaming(const std::vector<int64_t>& initial_slots,
+                                       BatchIdSource& source,
+                                       const BeladyPlannerOptions& options) {
+  // Simple first implementation: copy the batches and plan in RAM.
+  SEER_RETURN_IF_ERROR(source.Rewind());
+  const int64_t num_batches = source.num_batches();
+  std::vector<std::vector<int64_t>> copies(static_cast<size_t>(num_batches));
+  for (int64_t b = 0; b < num_batches; ++b) {
+    SEER_ASSIGN_OR_RETURN(IdSpan span, source.Next());
+    copies[static_cast<size_t>(b)].assign(span.data, span.data + span.size);
+  }
+  BeladyPlannerOptions cpu = options;
+  cpu.device = PlannerDevice::kCpu;
+  return PlanBelady(initial_slots, MakeIdSpans(copies), cpu);
+}
+
 std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows) {
   std::vector<int64_t> slots = EmptyCacheState(capacity_rows);
   std::unordered_set<int64_t> seen;

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -125,10 +126,21 @@ const char* PlannerDeviceName(PlannerDevice device);
 // kAuto -> kGpu when built with CUDA and a device is present, else kCpu.
 PlannerDevice ResolvePlannerDevice(PlannerDevice device);
 
+// Static per-node score for the tie rule among rows with no further use in the
+// superbatch (higher = more worth keeping). Fills scores[k] = score(ids[k]) for k < n.
+using NodeScoreFn = std::function<void(const int64_t* ids, int64_t n, uint32_t* scores)>;
+
 struct BeladyPlannerOptions {
   PlannerDevice device = PlannerDevice::kAuto;
   int64_t changeset_budget_bytes = ChangesetStore::kUnlimited;
   std::string spill_dir;  // "" = never spill
+  // Fills scores[k] = score(ids[k]) for k < n; empty = every score 0 (the old rule).
+  std::function<void(const int64_t* ids, int64_t n, uint32_t* scores)> node_scores;
+  // PlanBeladyStreaming: the sort buffer budget for the next-use computation. When all
+  // accesses fit, the in-RAM path is used (same output).
+  int64_t working_memory_bytes = int64_t{256} << 20;
+  // PlanBeladyStreaming: where sorted runs and next-use files spill ("" = keep in RAM).
+  std::string runtime_dir;
 };
 
 struct BeladyPlan {
@@ -146,6 +158,40 @@ struct BeladyPlan {
 Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
                               const std::vector<IdSpan>& batches,
                               const BeladyPlannerOptions& options = {});
+
+// A superbatch's per-batch unique ids, front to back, read one batch at a time (e.g.
+// from a trace on the runtime directory). The planner may read the batches twice
+// (Rewind), so a source must give the same ids each pass.
+class BatchIdSource {
+ public:
+  virtual ~BatchIdSource() = default;
+  virtual int64_t num_batches() const = 0;
+  virtual Status Rewind() = 0;        // back to batch 0
+  virtual Result<IdSpan> Next() = 0;  // the next batch's ids; valid until the next call
+};
+
+// A BatchIdSource over spans held in RAM (borrowed; they must outlive the source).
+class VectorBatchIdSource : public BatchIdSource {
+ public:
+  explicit VectorBatchIdSource(std::vector<IdSpan> batches) : batches_(std::move(batches)) {}
+  int64_t num_batches() const override { return static_cast<int64_t>(batches_.size()); }
+  Status Rewind() override;
+  Result<IdSpan> Next() override;
+
+ private:
+  std::vector<IdSpan> batches_;
+  size_t next_ = 0;
+};
+
+// The same plan as PlanBelady (byte-identical changesets and final state, CPU rule),
+// with RAM O(capacity rows + one batch + working_memory_bytes) instead of O(accesses):
+// next uses come from an external sort whose runs spill to options.runtime_dir, and the
+// forward pass reads one batch at a time from `source`. Changesets go to the
+// ChangesetStore under options.changeset_budget_bytes / spill_dir. Errors as PlanBelady,
+// plus source errors and runtime-file I/O errors (named file and offset). Always CPU.
+Result<BeladyPlan> PlanBeladyStreaming(const std::vector<int64_t>& initial_slots,
+                                       BatchIdSource& source,
+                                       const BeladyPlannerOptions& options = {});
 
 // The optimal prefetch (DESIGN.md "Fair comparison"): the K nodes whose first use in
 // `batches` comes earliest (ties: lower id), in slots 0.. in that order; the rest free.
