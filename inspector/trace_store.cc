@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "inspector/trace_record_format.h"
+#include "inspector/trace_stream.h"
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
@@ -21,16 +23,6 @@
 namespace seer {
 
 namespace {
-
-int64_t RecordBytes(const BatchTrace& b) {
-  int64_t bytes = 8 * (kTraceRecordHeaderWords + 3 * static_cast<int64_t>(b.blocks.size()));
-  bytes += 8 * static_cast<int64_t>(b.node_ids.size());
-  for (const LayerBlock& l : b.blocks) {
-    bytes += 8 * (l.num_dst + 1);
-    bytes += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
-  }
-  return bytes;
-}
 
 class WordWriter {
  public:
@@ -52,36 +44,9 @@ class WordWriter {
 
 void SerializeTo(const SuperbatchTrace& trace, int64_t total_bytes, char* out) {
   WordWriter w(out);
-  w.Word(static_cast<int64_t>(kTraceFileMagic));
-  w.Word(kTraceFileVersion);
-  w.Word(trace.epoch);
-  w.Word(trace.superbatch_index);
-  w.Word(static_cast<int64_t>(trace.batches.size()));
-  w.Word(total_bytes);
-  w.Word(0);
-  w.Word(0);
-  for (const BatchTrace& b : trace.batches) {
-    w.Word(RecordBytes(b));
-    w.Word(b.epoch);
-    w.Word(b.batch_index);
-    w.Word(b.num_seeds);
-    w.Word(static_cast<int64_t>(b.node_ids.size()));
-    w.Word(static_cast<int64_t>(b.blocks.size()));
-    for (const LayerBlock& l : b.blocks) {
-      w.Word(l.num_dst);
-      w.Word(l.num_src);
-      w.Word(static_cast<int64_t>(l.col_idx.size()));
-    }
-    w.Bytes(b.node_ids.data(), 8 * static_cast<int64_t>(b.node_ids.size()));
-    for (const LayerBlock& l : b.blocks) {
-      if (static_cast<int64_t>(l.row_ptr.size()) != l.num_dst + 1) {
-        throw std::logic_error("SerializeTrace: row_ptr size != num_dst + 1");
-      }
-      w.Bytes(l.row_ptr.data(), 8 * static_cast<int64_t>(l.row_ptr.size()));
-      w.Bytes(l.col_idx.data(), 4 * static_cast<int64_t>(l.col_idx.size()));
-      w.PadTo8();
-    }
-  }
+  trace_format::WriteFileHeader(w, trace.epoch, trace.superbatch_index,
+                                static_cast<int64_t>(trace.batches.size()), total_bytes);
+  for (const BatchTrace& b : trace.batches) trace_format::WriteRecord(w, b);
   if (w.pos() != total_bytes) throw std::logic_error("SerializeTrace: size mismatch");
 }
 
@@ -89,7 +54,7 @@ void SerializeTo(const SuperbatchTrace& trace, int64_t total_bytes, char* out) {
 
 int64_t SerializedTraceBytes(const SuperbatchTrace& trace) {
   int64_t bytes = 8 * kTraceFileHeaderWords;
-  for (const BatchTrace& b : trace.batches) bytes += RecordBytes(b);
+  for (const BatchTrace& b : trace.batches) bytes += trace_format::RecordBytes(b);
   return bytes;
 }
 
@@ -128,55 +93,9 @@ Result<SuperbatchTrace> ParseTrace(const char* data, int64_t size_bytes, const s
   pos = 8 * kTraceFileHeaderWords;
   trace.batches.resize(static_cast<size_t>(num_batches));
   for (BatchTrace& b : trace.batches) {
-    const int64_t record = pos;
-    if (size_bytes - pos < 8 * kTraceRecordHeaderWords) return corrupt(pos, "truncated record");
-    const int64_t record_bytes = word(pos);
-    b.epoch = word(pos + 8);
-    b.batch_index = word(pos + 16);
-    b.num_seeds = word(pos + 24);
-    const int64_t num_nodes = word(pos + 32);
-    const int64_t num_layers = word(pos + 40);
-    if (record_bytes <= 0 || record_bytes % 8 != 0 || record_bytes > size_bytes - pos ||
-        num_nodes < 0 || num_layers < 0 || num_layers > record_bytes / 24 || b.num_seeds < 0 ||
-        b.num_seeds > num_nodes) {
-      return corrupt(pos, "bad batch record header");
-    }
-    pos += 8 * kTraceRecordHeaderWords;
-    b.blocks.resize(static_cast<size_t>(num_layers));
-    int64_t need = 8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes;
-    for (LayerBlock& l : b.blocks) {
-      l.num_dst = word(pos);
-      l.num_src = word(pos + 8);
-      const int64_t num_edges = word(pos + 16);
-      if (l.num_dst < 0 || l.num_src < l.num_dst || l.num_src > num_nodes || num_edges < 0 ||
-          num_edges > record_bytes) {
-        return corrupt(pos, "bad layer header");
-      }
-      l.col_idx.resize(static_cast<size_t>(num_edges));
-      need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
-      pos += 24;
-    }
-    if (need != record_bytes) return corrupt(record, "record size does not match its counts");
-    b.node_ids.resize(static_cast<size_t>(num_nodes));
-    if (num_nodes > 0) std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
-    pos += 8 * num_nodes;
-    for (LayerBlock& l : b.blocks) {
-      l.row_ptr.resize(static_cast<size_t>(l.num_dst + 1));
-      std::memcpy(l.row_ptr.data(), data + pos, static_cast<size_t>(8 * (l.num_dst + 1)));
-      const int64_t row_ptr_at = pos;
-      pos += 8 * (l.num_dst + 1);
-      if (!l.col_idx.empty()) std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
-      if (l.row_ptr[0] != 0 || l.row_ptr.back() != static_cast<int64_t>(l.col_idx.size())) {
-        return corrupt(row_ptr_at, "row_ptr does not span col_idx");
-      }
-      for (size_t d = 0; d + 1 < l.row_ptr.size(); ++d) {
-        if (l.row_ptr[d] > l.row_ptr[d + 1]) return corrupt(row_ptr_at, "row_ptr decreases");
-      }
-      for (int32_t c : l.col_idx) {
-        if (c < 0 || c >= l.num_src) return corrupt(pos, "col_idx entry outside [0, num_src)");
-      }
-      pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
-    }
+    int64_t record_bytes = 0;
+    SEER_RETURN_IF_ERROR(ParseTraceRecord(data + pos, size_bytes - pos, pos, path, &b, &record_bytes));
+    pos += record_bytes;
   }
   if (pos != size_bytes) return corrupt(pos, "trailing bytes after the last record");
   return trace;

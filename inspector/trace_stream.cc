@@ -1,0 +1,441 @@
+#include "inspector/trace_stream.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "inspector/trace_record_format.h"
+#include "inspector/trace_store.h"
+#include "storage/base/file_io.h"
+
+namespace seer {
+
+// ---- The inspector's constant -----------------------------------------------------------
+
+int64_t TraceChunkBatches(int num_threads) {
+  int threads = num_threads > 0 ? num_threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(threads, 1);
+  return std::max<int64_t>(4, 2 * static_cast<int64_t>(threads));
+}
+
+StreamingInspectorParts StreamingInspectorPartsFor(int64_t batch_trace_bytes, int num_threads) {
+  const int64_t t = std::max<int64_t>(0, batch_trace_bytes);
+  int threads = num_threads > 0 ? num_threads : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(threads, 1);
+  StreamingInspectorParts p;
+  p.sampling = (TraceChunkBatches(num_threads) + kSamplerScratchPerTrace * threads) * t;
+  p.writer = kTraceIoBufferBytes;
+  p.readers = 2 * (kTraceIoBufferBytes + t);
+  p.gather = kGatherBatchesInFlight * t;
+  p.changesets = kChangesetStoresInFlight * kChangesetRamBytes;
+  return p;
+}
+
+int64_t StreamingInspectorBytes(int64_t batch_trace_bytes, int num_threads) {
+  return StreamingInspectorPartsFor(batch_trace_bytes, num_threads).total();
+}
+
+int64_t TraceRecordBytes(const BatchTrace& batch) { return trace_format::RecordBytes(batch); }
+
+// ---- Parsing one record -----------------------------------------------------------------
+
+Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
+                        BatchTrace* out, int64_t* record_bytes_out) {
+  auto corrupt = [&](int64_t local, const std::string& what) {
+    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(file_offset + local) + ": " +
+                   what);
+  };
+  auto word = [&](int64_t at) {
+    int64_t v;
+    std::memcpy(&v, data + at, 8);
+    return v;
+  };
+  BatchTrace& b = *out;
+  if (avail < 8 * kTraceRecordHeaderWords) return corrupt(0, "truncated record");
+  const int64_t record_bytes = word(0);
+  b.epoch = word(8);
+  b.batch_index = word(16);
+  b.num_seeds = word(24);
+  const int64_t num_nodes = word(32);
+  const int64_t num_layers = word(40);
+  if (record_bytes <= 0 || record_bytes % 8 != 0 || record_bytes > avail || num_nodes < 0 || num_layers < 0 ||
+      num_layers > record_bytes / 24 || b.num_seeds < 0 || b.num_seeds > num_nodes) {
+    return corrupt(0, "bad batch record header");
+  }
+  int64_t pos = 8 * kTraceRecordHeaderWords;
+  b.blocks.resize(static_cast<size_t>(num_layers));
+  int64_t need = 8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes;
+  for (LayerBlock& l : b.blocks) {
+    l.num_dst = word(pos);
+    l.num_src = word(pos + 8);
+    const int64_t num_edges = word(pos + 16);
+    if (l.num_dst < 0 || l.num_src < l.num_dst || l.num_src > num_nodes || num_edges < 0 ||
+        num_edges > record_bytes) {
+      return corrupt(pos, "bad layer header");
+    }
+    l.col_idx.resize(static_cast<size_t>(num_edges));
+    need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
+    pos += 24;
+  }
+  if (need != record_bytes) return corrupt(0, "record size does not match its counts");
+  b.node_ids.resize(static_cast<size_t>(num_nodes));
+  if (num_nodes > 0) std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
+  pos += 8 * num_nodes;
+  for (LayerBlock& l : b.blocks) {
+    l.row_ptr.resize(static_cast<size_t>(l.num_dst + 1));
+    std::memcpy(l.row_ptr.data(), data + pos, static_cast<size_t>(8 * (l.num_dst + 1)));
+    const int64_t row_ptr_at = pos;
+    pos += 8 * (l.num_dst + 1);
+    if (!l.col_idx.empty()) std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
+    if (l.row_ptr[0] != 0 || l.row_ptr.back() != static_cast<int64_t>(l.col_idx.size())) {
+      return corrupt(row_ptr_at, "row_ptr does not span col_idx");
+    }
+    for (size_t d = 0; d + 1 < l.row_ptr.size(); ++d) {
+      if (l.row_ptr[d] > l.row_ptr[d + 1]) return corrupt(row_ptr_at, "row_ptr decreases");
+    }
+    for (int32_t c : l.col_idx) {
+      if (c < 0 || c >= l.num_src) return corrupt(pos, "col_idx entry outside [0, num_src)");
+    }
+    pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
+  }
+  *record_bytes_out = record_bytes;
+  return Status::Ok();
+}
+
+namespace {
+
+// Checks a record header only (what the index and NextIds need): sizes consistent with
+// the layer counts. Returns the record's size and its node count.
+Status CheckRecordHeader(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
+                         int64_t* record_bytes, int64_t* num_nodes_out) {
+  auto corrupt = [&](int64_t local, const std::string& what) {
+    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(file_offset + local) + ": " +
+                   what);
+  };
+  auto word = [&](int64_t at) {
+    int64_t v;
+    std::memcpy(&v, data + at, 8);
+    return v;
+  };
+  if (avail < 8 * kTraceRecordHeaderWords) return corrupt(0, "truncated record");
+  const int64_t bytes = word(0);
+  const int64_t num_seeds = word(24);
+  const int64_t num_nodes = word(32);
+  const int64_t num_layers = word(40);
+  if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || num_nodes < 0 || num_layers < 0 ||
+      num_layers > bytes / 24 || num_seeds < 0 || num_seeds > num_nodes) {
+    return corrupt(0, "bad batch record header");
+  }
+  if (8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes > bytes) {
+    return corrupt(0, "record size does not match its counts");
+  }
+  *record_bytes = bytes;
+  *num_nodes_out = num_nodes;
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ---- TraceFile -----------------------------------------------------------------------------
+
+TraceFile::TraceFile(TraceFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      epoch_(other.epoch_),
+      superbatch_index_(other.superbatch_index_),
+      offsets_(std::move(other.offsets_)),
+      largest_record_(other.largest_record_),
+      owned_(std::exchange(other.owned_, false)) {}
+
+TraceFile& TraceFile::operator=(TraceFile&& other) noexcept {
+  if (this != &other) {
+    if (owned_) ::unlink(path_.c_str());
+    path_ = std::move(other.path_);
+    epoch_ = other.epoch_;
+    superbatch_index_ = other.superbatch_index_;
+    offsets_ = std::move(other.offsets_);
+    largest_record_ = other.largest_record_;
+    owned_ = std::exchange(other.owned_, false);
+  }
+  return *this;
+}
+
+TraceFile::~TraceFile() {
+  if (owned_) ::unlink(path_.c_str());
+}
+
+void TraceFile::Remove() {
+  if (!path_.empty()) ::unlink(path_.c_str());
+  owned_ = false;
+  path_.clear();
+  offsets_.clear();
+}
+
+Result<TraceFile> TraceFile::Open(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, "open trace file", path);
+  SEER_ASSIGN_OR_RETURN(const int64_t size, FileSizeBytes(fd.get(), path));
+  auto corrupt = [&](int64_t offset, const std::string& what) {
+    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(offset) + ": " + what);
+  };
+  int64_t header[kTraceFileHeaderWords] = {};
+  if (size < 8 * kTraceFileHeaderWords) return corrupt(0, "shorter than the file header");
+  SEER_RETURN_IF_ERROR(PreadFull(fd.get(), header, sizeof(header), 0, path));
+  if (static_cast<uint64_t>(header[0]) != kTraceFileMagic) return corrupt(0, "bad magic");
+  if (header[1] != kTraceFileVersion) return corrupt(8, "unsupported version " + std::to_string(header[1]));
+  if (header[5] != size) {
+    return corrupt(40, "header says " + std::to_string(header[5]) + " bytes, file has " + std::to_string(size));
+  }
+  const int64_t num_batches = header[4];
+  if (num_batches < 0 || num_batches > size / 8) return corrupt(32, "bad batch count");
+  TraceFile file;
+  file.path_ = path;
+  file.epoch_ = header[2];
+  file.superbatch_index_ = header[3];
+  file.offsets_.reserve(static_cast<size_t>(num_batches) + 1);
+  int64_t pos = 8 * kTraceFileHeaderWords;
+  for (int64_t i = 0; i < num_batches; ++i) {
+    int64_t head[kTraceRecordHeaderWords] = {};
+    const int64_t avail = size - pos;
+    if (avail < 8 * kTraceRecordHeaderWords) return corrupt(pos, "truncated record");
+    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), head, sizeof(head), pos, path));
+    const int64_t bytes = head[0];
+    if (bytes <= 0 || bytes % 8 != 0 || bytes > avail) return corrupt(pos, "bad batch record header");
+    file.offsets_.push_back(pos);
+    file.largest_record_ = std::max(file.largest_record_, bytes);
+    pos += bytes;
+  }
+  if (pos != size) return corrupt(pos, "trailing bytes after the last record");
+  file.offsets_.push_back(pos);
+  return file;
+}
+
+// ---- TraceFileWriter ---------------------------------------------------------------------
+
+namespace {
+constexpr int64_t kDirectAlignment = 4096;
+
+// Word/Bytes/PadTo8 onto the writer (trace_record_format.h's sink), stopping at the first error.
+class WriterSink {
+ public:
+  explicit WriterSink(std::function<Status(const void*, int64_t)> put) : put_(std::move(put)) {}
+  void Word(int64_t v) { Bytes(&v, 8); }
+  void Bytes(const void* data, int64_t n) {
+    if (!status_.ok() || n <= 0) return;
+    status_ = put_(data, n);
+    pos_ += n;
+  }
+  void PadTo8() {
+    static const char zeros[8] = {};
+    if (pos_ % 8 != 0) Bytes(zeros, 8 - pos_ % 8);
+  }
+  Status status() const { return status_; }
+
+ private:
+  std::function<Status(const void*, int64_t)> put_;
+  Status status_;
+  int64_t pos_ = 0;
+};
+
+// Header words into a fixed byte array.
+class HeaderSink {
+ public:
+  explicit HeaderSink(char* out) : out_(out) {}
+  void Word(int64_t v) {
+    std::memcpy(out_ + pos_, &v, 8);
+    pos_ += 8;
+  }
+
+ private:
+  char* out_;
+  int64_t pos_ = 0;
+};
+}  // namespace
+
+// A positioned write; a file system that accepted O_DIRECT at open but refuses the write
+// (EINVAL) gets the same write buffered from then on.
+Status TraceFileWriter::WriteAt(const void* data, int64_t n, int64_t offset) {
+  Status st = PwriteFull(fd_.get(), data, n, offset, path_);
+  if (!st.ok() && direct_ && st.sys_errno() == EINVAL) {
+    const int flags = ::fcntl(fd_.get(), F_GETFL);
+    if (flags >= 0 && ::fcntl(fd_.get(), F_SETFL, flags & ~O_DIRECT) == 0) {
+      direct_ = false;
+      st = PwriteFull(fd_.get(), data, n, offset, path_);
+    }
+  }
+  return st;
+}
+
+Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, int64_t epoch, int64_t superbatch_index,
+                                                bool direct) {
+  TraceFileWriter w;
+  w.path_ = path;
+  w.epoch_ = epoch;
+  w.superbatch_index_ = superbatch_index;
+  int fd = -1;
+  if (direct) {
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+    w.direct_ = fd >= 0;
+  }
+  if (fd < 0 && (!direct || errno == EINVAL)) {  // tmpfs and friends refuse O_DIRECT
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  if (fd < 0) return ErrnoStatus(errno, "create trace file", path);
+  w.fd_ = UniqueFd(fd);
+  w.finished_ = false;
+  w.buffer_ = AlignedBuffer(static_cast<size_t>(kTraceIoBufferBytes), kDirectAlignment);
+  char header[8 * kTraceFileHeaderWords] = {};
+  HeaderSink sink(header);
+  trace_format::WriteFileHeader(sink, epoch, superbatch_index, 0, 0);  // patched by Finish
+  std::memcpy(w.buffer_.data(), header, sizeof(header));
+  w.used_ = sizeof(header);
+  w.size_ = sizeof(header);
+  return w;
+}
+
+TraceFileWriter::~TraceFileWriter() {
+  if (!finished_ && !path_.empty()) {
+    fd_ = UniqueFd();
+    ::unlink(path_.c_str());
+  }
+}
+
+Status TraceFileWriter::FlushFull() {
+  // The buffer is full: one aligned write of all of it.
+  if (flushed_ == 0) {
+    first_block_ = AlignedBuffer(static_cast<size_t>(kDirectAlignment), kDirectAlignment);
+    std::memcpy(first_block_.data(), buffer_.data(), static_cast<size_t>(kDirectAlignment));
+  }
+  SEER_RETURN_IF_ERROR(WriteAt(buffer_.data(), used_, flushed_));
+  flushed_ += used_;
+  used_ = 0;
+  return Status::Ok();
+}
+
+Status TraceFileWriter::Put(const void* data, int64_t n) {
+  const char* src = static_cast<const char*>(data);
+  while (n > 0) {
+    const int64_t take = std::min(n, kTraceIoBufferBytes - used_);
+    std::memcpy(buffer_.data() + used_, src, static_cast<size_t>(take));
+    used_ += take;
+    size_ += take;
+    src += take;
+    n -= take;
+    if (used_ == kTraceIoBufferBytes) SEER_RETURN_IF_ERROR(FlushFull());
+  }
+  return Status::Ok();
+}
+
+Status TraceFileWriter::Append(const BatchTrace& batch) {
+  if (finished_) throw std::logic_error("TraceFileWriter::Append after Finish");
+  const int64_t start = size_;
+  WriterSink sink([this](const void* d, int64_t n) { return Put(d, n); });
+  trace_format::WriteRecord(sink, batch);
+  SEER_RETURN_IF_ERROR(sink.status());
+  offsets_.push_back(start);
+  largest_record_ = std::max(largest_record_, size_ - start);
+  return Status::Ok();
+}
+
+Result<TraceFile> TraceFileWriter::Finish(bool sync) {
+  if (finished_) throw std::logic_error("TraceFileWriter::Finish twice");
+  char header[8 * kTraceFileHeaderWords] = {};
+  HeaderSink sink(header);
+  trace_format::WriteFileHeader(sink, epoch_, superbatch_index_, static_cast<int64_t>(offsets_.size()), size_);
+  if (flushed_ == 0) std::memcpy(buffer_.data(), header, sizeof(header));
+  // The tail: O_DIRECT writes whole aligned blocks (zero padding, truncated below).
+  const int64_t tail = direct_ ? AlignUp(used_, kDirectAlignment) : used_;
+  std::memset(buffer_.data() + used_, 0, static_cast<size_t>(tail - used_));
+  if (tail > 0) SEER_RETURN_IF_ERROR(WriteAt(buffer_.data(), tail, flushed_));
+  if (flushed_ > 0) {
+    if (direct_) {
+      std::memcpy(first_block_.data(), header, sizeof(header));
+      SEER_RETURN_IF_ERROR(WriteAt(first_block_.data(), kDirectAlignment, 0));
+    } else {
+      SEER_RETURN_IF_ERROR(WriteAt(header, sizeof(header), 0));
+    }
+  }
+  if (::ftruncate(fd_.get(), size_) != 0) return ErrnoStatus(errno, "truncate trace file", path_, size_);
+  if (sync && ::fdatasync(fd_.get()) != 0) return ErrnoStatus(errno, "fdatasync", path_);
+  SEER_RETURN_IF_ERROR(fd_.Close(path_));
+  finished_ = true;
+  buffer_ = AlignedBuffer();
+  first_block_ = AlignedBuffer();
+  TraceFile file;
+  file.path_ = path_;
+  file.epoch_ = epoch_;
+  file.superbatch_index_ = superbatch_index_;
+  file.offsets_ = std::move(offsets_);
+  file.offsets_.push_back(size_);
+  file.largest_record_ = largest_record_;
+  file.owned_ = true;
+  return file;
+}
+
+// ---- TraceRecordReader -------------------------------------------------------------------
+
+Result<TraceRecordReader> TraceRecordReader::Open(const TraceFile& file, int64_t read_ahead_bytes) {
+  TraceRecordReader r;
+  r.file_ = &file;
+  r.fd_ = UniqueFd(::open(file.path().c_str(), O_RDONLY | O_CLOEXEC));
+  if (!r.fd_.valid()) return ErrnoStatus(errno, "open trace file", file.path());
+  (void)::posix_fadvise(r.fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  r.read_ahead_ = std::max<int64_t>(read_ahead_bytes, 4096);
+  return r;
+}
+
+Result<const char*> TraceRecordReader::Load() {
+  if (done()) throw std::logic_error("TraceRecordReader: read past the last record");
+  const int64_t begin = file_->record_offset(next_);
+  const int64_t end = file_->record_offset(next_ + 1);
+  if (begin < window_begin_ || end > window_end_) {
+    // Refill from the record's start: the read-ahead, or the record when it is larger.
+    const int64_t want = std::min(std::max(read_ahead_, end - begin), file_->file_bytes() - begin);
+    buffer_.EnsureCapacity(static_cast<size_t>(want));
+    SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), want, begin, file_->path()));
+    window_begin_ = begin;
+    window_end_ = begin + want;
+    // What was read is consumed once: keep the page cache from growing with S.
+    (void)::posix_fadvise(fd_.get(), begin, want, POSIX_FADV_DONTNEED);
+  }
+  return buffer_.data() + (begin - window_begin_);
+}
+
+Status TraceRecordReader::Next(BatchTrace* out) {
+  SEER_ASSIGN_OR_RETURN(const char* data, Load());
+  const int64_t begin = file_->record_offset(next_);
+  const int64_t expected = file_->record_offset(next_ + 1) - begin;
+  int64_t bytes = 0;
+  SEER_RETURN_IF_ERROR(ParseTraceRecord(data, expected, begin, file_->path(), out, &bytes));
+  if (bytes != expected) {
+    return Corrupt(file_->path() + ": trace file corrupt at byte offset " + std::to_string(begin) +
+                   ": record size differs from the index");
+  }
+  ++next_;
+  return Status::Ok();
+}
+
+Result<const int64_t*> TraceRecordReader::NextIds(int64_t* num_ids) {
+  SEER_ASSIGN_OR_RETURN(const char* data, Load());
+  const int64_t begin = file_->record_offset(next_);
+  const int64_t expected = file_->record_offset(next_ + 1) - begin;
+  int64_t bytes = 0, num_nodes = 0;
+  SEER_RETURN_IF_ERROR(CheckRecordHeader(data, expected, begin, file_->path(), &bytes, &num_nodes));
+  if (bytes != expected) {
+    return Corrupt(file_->path() + ": trace file corrupt at byte offset " + std::to_string(begin) +
+                   ": record size differs from the index");
+  }
+  int64_t num_layers;
+  std::memcpy(&num_layers, data + 40, 8);
+  ++next_;
+  *num_ids = num_nodes;
+  return reinterpret_cast<const int64_t*>(data + 8 * (kTraceRecordHeaderWords + 3 * num_layers));
+}
+
+}  // namespace seer
