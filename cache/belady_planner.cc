@@ -4,17 +4,18 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
+#include <memory>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <queue>
 #include <unordered_set>
+#include <string>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 
 #include "kernels/belady_gpu.h"
 #include "kernels/device.h"
@@ -165,112 +166,539 @@ PlannerDevice ResolvePlannerDevice(PlannerDevice device) {
 }
 
 // ---- CPU planner ----------------------------------------------------------------------
+//
+// Two passes over the batches. Pass 1 computes, for every access, where the same node is
+// accessed next (NextRef) by sorting (node, e, position) records, e = batch + 1 and e = 0
+// for C0 (position = slot), so the first use of every cached node comes out of the same
+// sort. Records are collected in access order into a run buffer; a full buffer is sorted
+// (LSD radix sort of packed 64-bit keys) and, when the whole superbatch does not fit in
+// the working memory, written to a runs file in the runtime directory; the runs are then
+// merged and each NextRef is appended to the file segment of its batch range. Pass 2
+// (BeladyForward) reads the batches again, one at a time, with their NextRefs.
 
 namespace {
 
-// Flattened accesses: access g (global position) belongs to batch BatchOf(g).
-struct Accesses {
-  std::vector<int64_t> offsets;  // num_batches + 1
-  int64_t total = 0;
-  int64_t BatchOf(int64_t g) const {
-    return static_cast<int64_t>(std::upper_bound(offsets.begin(), offsets.end(), g) -
-                                offsets.begin()) - 1;
+// The next access to the same node: batch `batch` (num_batches = none in this
+// superbatch), position `pos` in it.
+struct NextRef {
+  int32_t batch;
+  int32_t pos;
+};
+
+int BitWidth(uint64_t max_value) { return max_value == 0 ? 0 : 64 - __builtin_clzll(max_value); }
+
+// A sorted access record: node, e (batch + 1; 0 = C0), position (slot for C0).
+struct AccessRecord {
+  int64_t node;
+  int32_t e;
+  int32_t pos;
+};
+
+// How a run's records are stored: packed into one word (node | e - first_e | pos) when
+// the widths fit in 64 bits, else two words (node, (e - first_e) << 32 | pos).
+struct RunLayout {
+  bool packed = true;
+  int pos_bits = 0;
+  int e_bits = 0;
+  int32_t first_e = 0;
+  int words_per_record() const { return packed ? 1 : 2; }
+  AccessRecord Decode(const uint64_t* w) const {
+    if (packed) {
+      const uint64_t pos_mask = pos_bits == 0 ? 0 : (~uint64_t{0} >> (64 - pos_bits));
+      const uint64_t e_mask = e_bits == 0 ? 0 : (~uint64_t{0} >> (64 - e_bits));
+      const int shift = pos_bits + e_bits;
+      return AccessRecord{shift == 64 ? 0 : static_cast<int64_t>(w[0] >> shift),
+                          first_e + static_cast<int32_t>((w[0] >> pos_bits) & e_mask),
+                          static_cast<int32_t>(w[0] & pos_mask)};
+    }
+    return AccessRecord{static_cast<int64_t>(w[0]), first_e + static_cast<int32_t>(w[1] >> 32),
+                        static_cast<int32_t>(w[1] & 0xffffffffu)};
   }
 };
 
-// next_g[g] = global position of the next access to the same node, -1 if none; also the
-// distinct nodes (ascending) with their first access. Sorting (node, position) pairs is
-// O(T log T) with memory proportional to T, whatever the node id range; when
-// id << bits(T) fits in 64 bits the pair is packed into one word (the common case).
-struct NextUse {
-  std::vector<int64_t> next_g;
-  std::vector<std::pair<int64_t, int64_t>> first_access;  // (node, g), ascending node
+// LSD radix sort of keys on their low `bits` bits (11-bit digits; digits on which all keys
+// agree are skipped). `tmp` is scratch of the same size.
+void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int bits) {
+  constexpr int kDigit = 11;
+  constexpr size_t kBuckets = size_t{1} << kDigit;
+  const size_t n = keys->size();
+  if (n < 2 || bits == 0) return;
+  if (n < 256) {
+    std::sort(keys->begin(), keys->end());
+    return;
+  }
+  tmp->resize(n);
+  const int passes = (bits + kDigit - 1) / kDigit;
+  std::vector<size_t> hist(static_cast<size_t>(passes) * kBuckets, 0);
+  const uint64_t* k = keys->data();
+  for (size_t t = 0; t < n; ++t) {
+    uint64_t v = k[t];
+    for (int p = 0; p < passes; ++p, v >>= kDigit) ++hist[static_cast<size_t>(p) * kBuckets + (v & (kBuckets - 1))];
+  }
+  uint64_t* src = keys->data();
+  uint64_t* dst = tmp->data();
+  for (int p = 0; p < passes; ++p) {
+    size_t* h = hist.data() + static_cast<size_t>(p) * kBuckets;
+    const int shift = p * kDigit;
+    if (h[(src[0] >> shift) & (kBuckets - 1)] == n) continue;  // one digit value: no-op pass
+    size_t sum = 0;
+    for (size_t d = 0; d < kBuckets; ++d) {
+      const size_t c = h[d];
+      h[d] = sum;
+      sum += c;
+    }
+    for (size_t t = 0; t < n; ++t) {
+      const uint64_t v = src[t];
+      dst[h[(v >> shift) & (kBuckets - 1)]++] = v;
+    }
+    std::swap(src, dst);
+  }
+  if (src != keys->data()) keys->swap(*tmp);
+}
+
+// One sorted run in RAM.
+struct SortedRun {
+  RunLayout layout;
+  std::vector<uint64_t> words;
+  int64_t num_records() const { return static_cast<int64_t>(words.size()) / layout.words_per_record(); }
 };
 
-Result<NextUse> ComputeNextUse(const std::vector<IdSpan>& batches, const Accesses& acc) {
-  const int64_t total = acc.total;
-  NextUse out;
-  out.next_g.assign(static_cast<size_t>(total), -1);
-  if (total == 0) return out;
+// Pass-1 buffer: the accesses of consecutive batches (and, for the first run, C0), in
+// access order, until Seal() sorts them into a run.
+class RunBuilder {
+ public:
+  void Reset(int32_t first_e) {
+    first_e_ = first_e;
+    next_e_ = first_e;
+    ids_.clear();
+    pos_of_c0_.clear();
+    batch_sizes_.clear();
+    max_id_ = 0;
+    max_pos_ = 0;
+  }
+  // C0 as e = 0: position = slot. Only for the first run, before any batch.
+  void AddInitialSlots(const std::vector<int64_t>& slots) {
+    for (size_t s = 0; s < slots.size(); ++s) {
+      if (slots[s] == kFreeSlot) continue;
+      ids_.push_back(slots[s]);
+      pos_of_c0_.push_back(static_cast<int32_t>(s));
+      max_id_ = std::max(max_id_, slots[s]);
+      max_pos_ = std::max<int64_t>(max_pos_, static_cast<int64_t>(s));
+    }
+    batch_sizes_.assign(1, static_cast<int64_t>(pos_of_c0_.size()));
+    next_e_ = 1;
+  }
+  // Appends a batch (e = next_e_). kInvalidArgument for a negative id.
+  Status AddBatch(const IdSpan& ids, int64_t batch_index) {
+    for (int64_t p = 0; p < ids.size; ++p) {
+      const int64_t v = ids.data[p];
+      if (v < 0) {
+        return InvalidArgument(fmt::format("Belady planner: negative node id {} in batch {} (position {})",
+                                           v, batch_index, p));
+      }
+      max_id_ = std::max(max_id_, v);
+    }
+    ids_.insert(ids_.end(), ids.data, ids.data + ids.size);
+    max_pos_ = std::max<int64_t>(max_pos_, ids.size - 1);
+    batch_sizes_.push_back(ids.size);
+    ++next_e_;
+    return Status::Ok();
+  }
+  int64_t size() const { return static_cast<int64_t>(ids_.size()); }
+  int32_t num_e() const { return next_e_ - first_e_; }
 
-  std::atomic<int64_t> max_id{0};
-  std::atomic<bool> negative{false};
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, batches.size()), [&](const auto& r) {
-    int64_t local_max = 0;
-    bool neg = false;
-    for (size_t b = r.begin(); b != r.end(); ++b) {
-      for (int64_t p = 0; p < batches[b].size; ++p) {
-        local_max = std::max(local_max, batches[b].data[p]);
-        neg |= batches[b].data[p] < 0;
+  // Sorts the buffered accesses by (node, e, position) into `run` (its words buffer is
+  // reused); `scratch` is the radix sort's scratch.
+  void Seal(SortedRun* run, std::vector<uint64_t>* scratch) {
+    RunLayout& L = run->layout;
+    L.first_e = first_e_;
+    L.pos_bits = BitWidth(static_cast<uint64_t>(std::max<int64_t>(0, max_pos_)));
+    L.e_bits = BitWidth(static_cast<uint64_t>(std::max(0, num_e() - 1)));
+    const int id_bits = BitWidth(static_cast<uint64_t>(max_id_));
+    L.packed = id_bits + L.e_bits + L.pos_bits <= 64;
+    const int shift = L.pos_bits + L.e_bits;
+    auto& w = run->words;
+    w.resize(ids_.size() * static_cast<size_t>(L.words_per_record()));
+    size_t g = 0;
+    for (size_t b = 0; b < batch_sizes_.size(); ++b) {
+      const uint64_t e_rel = b;
+      const bool c0 = first_e_ == 0 && b == 0;
+      for (int64_t p = 0; p < batch_sizes_[b]; ++p, ++g) {
+        const uint64_t pos = c0 ? static_cast<uint64_t>(pos_of_c0_[static_cast<size_t>(p)]) : static_cast<uint64_t>(p);
+        const uint64_t node = static_cast<uint64_t>(ids_[g]);
+        if (L.packed) {
+          w[g] = (shift == 64 ? 0 : node << shift) | (e_rel << L.pos_bits) | pos;
+        } else {
+          w[2 * g] = node;
+          w[2 * g + 1] = (e_rel << 32) | pos;
+        }
       }
     }
-    int64_t cur = max_id.load();
-    while (local_max > cur && !max_id.compare_exchange_weak(cur, local_max)) {
+    ids_.clear();
+    if (L.packed) {
+      RadixSort(&w, scratch, id_bits + shift);
+    } else {
+      std::vector<std::pair<uint64_t, uint64_t>> pairs(g);
+      for (size_t t = 0; t < g; ++t) pairs[t] = {w[2 * t], w[2 * t + 1]};
+      std::sort(pairs.begin(), pairs.end());
+      for (size_t t = 0; t < g; ++t) std::tie(w[2 * t], w[2 * t + 1]) = pairs[t];
     }
-    if (neg) negative = true;
-  });
-  if (negative) return InvalidArgument("Belady planner: negative node id in a batch");
-
-  int g_bits = 1;
-  while ((int64_t{1} << g_bits) < total) ++g_bits;
-  int id_bits = 1;
-  while (id_bits < 63 && (int64_t{1} << id_bits) <= max_id.load()) ++id_bits;
-
-  // Sorted (node, g) sequence, accessed through two small lambdas.
-  std::vector<uint64_t> packed;
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  const bool use_packed = id_bits + g_bits <= 64;
-  auto fill = [&](auto&& put) {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, batches.size()), [&](const auto& r) {
-      for (size_t b = r.begin(); b != r.end(); ++b) {
-        const int64_t base = acc.offsets[b];
-        for (int64_t p = 0; p < batches[b].size; ++p) put(base + p, batches[b].data[p]);
-      }
-    });
-  };
-  if (use_packed) {
-    packed.resize(static_cast<size_t>(total));
-    fill([&](int64_t g, int64_t v) {
-      packed[static_cast<size_t>(g)] = (static_cast<uint64_t>(v) << g_bits) | static_cast<uint64_t>(g);
-    });
-    tbb::parallel_sort(packed.begin(), packed.end());
-  } else {
-    pairs.resize(static_cast<size_t>(total));
-    fill([&](int64_t g, int64_t v) { pairs[static_cast<size_t>(g)] = {v, g}; });
-    tbb::parallel_sort(pairs.begin(), pairs.end());
   }
-  const uint64_t g_mask = g_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << g_bits) - 1;
-  auto node_at = [&](int64_t t) -> int64_t {
-    return use_packed ? static_cast<int64_t>(packed[static_cast<size_t>(t)] >> g_bits)
-                      : pairs[static_cast<size_t>(t)].first;
-  };
-  auto g_at = [&](int64_t t) -> int64_t {
-    return use_packed ? static_cast<int64_t>(packed[static_cast<size_t>(t)] & g_mask)
-                      : pairs[static_cast<size_t>(t)].second;
-  };
 
-  std::atomic<int64_t> duplicate_g{-1};
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, total), [&](const auto& r) {
-    for (int64_t t = r.begin(); t != r.end(); ++t) {
-      if (t + 1 < total && node_at(t + 1) == node_at(t)) {
-        const int64_t g = g_at(t), g_next = g_at(t + 1);
-        if (acc.BatchOf(g) == acc.BatchOf(g_next)) duplicate_g = g_next;
-        out.next_g[static_cast<size_t>(g)] = g_next;
+ private:
+  int32_t first_e_ = 0;
+  int32_t next_e_ = 0;
+  std::vector<int64_t> ids_;
+  std::vector<int32_t> pos_of_c0_;
+  std::vector<int64_t> batch_sizes_;
+  int64_t max_id_ = 0;
+  int64_t max_pos_ = 0;
+};
+
+// A runtime file removed by the destructor.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  Status Create(const std::string& dir, const std::string& stem) {
+    std::string pattern = dir + "/" + stem + "-XXXXXX";
+    std::vector<char> name(pattern.begin(), pattern.end());
+    name.push_back('\0');
+    const int fd = ::mkstemp(name.data());
+    if (fd < 0) return ErrnoStatus(errno, "create planner runtime file", pattern);
+    fd_ = UniqueFd(fd);
+    path_ = name.data();
+    return Status::Ok();
+  }
+  // Appends at the end; returns the offset written at.
+  Result<int64_t> Append(const void* data, int64_t bytes) {
+    const int64_t at = size_;
+    SEER_RETURN_IF_ERROR(PwriteFull(fd_.get(), data, bytes, at, path_));
+    size_ += bytes;
+    return at;
+  }
+  Status Read(void* dest, int64_t bytes, int64_t offset) const {
+    return PreadFull(fd_.get(), dest, bytes, offset, path_);
+  }
+  int64_t size() const { return size_; }
+  bool valid() const { return fd_.valid(); }
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+  int64_t size_ = 0;
+};
+
+// A run written to the runs file: [offset, offset + words * 8).
+struct RunOnDisk {
+  RunLayout layout;
+  int64_t offset_bytes = 0;
+  int64_t num_words = 0;
+};
+
+// Reads one on-disk run through a buffer of `buffer_words`.
+class RunCursor {
+ public:
+  RunCursor(const TempFile* file, const RunOnDisk& run, int64_t buffer_words)
+      : file_(file), run_(run),
+        buffer_words_(std::max<int64_t>(buffer_words - buffer_words % 2, 2)) {}
+  // Advances to the next record; false at the end.
+  Result<bool> Next(AccessRecord* out) {
+    const int wpr = run_.layout.words_per_record();
+    if (at_ + wpr > static_cast<int64_t>(buffer_.size())) {
+      const int64_t left = run_.num_words - consumed_;
+      if (left <= 0) return false;
+      const int64_t take = std::min(left, buffer_words_);
+      buffer_.resize(static_cast<size_t>(take));
+      SEER_RETURN_IF_ERROR(file_->Read(buffer_.data(), take * 8, run_.offset_bytes + consumed_ * 8));
+      consumed_ += take;
+      at_ = 0;
+    }
+    *out = run_.layout.Decode(buffer_.data() + at_);
+    at_ += wpr;
+    return true;
+  }
+
+ private:
+  const TempFile* file_;
+  RunOnDisk run_;
+  int64_t buffer_words_;
+  std::vector<uint64_t> buffer_;
+  int64_t at_ = 0;
+  int64_t consumed_ = 0;
+};
+
+// Every access's NextRef, for the forward pass: all in RAM, or spilled by batch range.
+// Batches are read back in order 0..S-1.
+class NextUseTable {
+ public:
+  // Pass 1 over `source` (which it rewinds first).
+  static Result<std::unique_ptr<NextUseTable>> Build(const std::vector<int64_t>& initial_slots,
+                                                     BatchIdSource& source,
+                                                     const BeladyPlannerOptions& options);
+
+  const std::vector<NextRef>& initial_next() const { return initial_next_; }
+  int64_t num_batches() const { return static_cast<int64_t>(offsets_.size()) - 1; }
+  int64_t batch_size(int64_t b) const { return offsets_[static_cast<size_t>(b) + 1] - offsets_[static_cast<size_t>(b)]; }
+  int64_t total() const { return offsets_.back(); }
+  // NextRefs of batch b's accesses, valid until the next call; b ascending.
+  Result<const NextRef*> BatchNext(int64_t b);
+
+ private:
+  // A batch range's NextRef segments in the next-use file.
+  struct Range {
+    int64_t first_batch = 0;
+    int64_t end_batch = 0;
+    std::vector<std::pair<int64_t, int64_t>> segments;  // (offset, bytes)
+  };
+  // Spilled record: index within the range, and the NextRef.
+  struct RangeRecord {
+    uint32_t local;
+    NextRef ref;
+  };
+  static_assert(sizeof(RangeRecord) == 12);
+
+  Status Walk(SortedRun& run);
+  Status MergeRuns(const std::vector<RunOnDisk>& runs, int64_t working_memory_bytes);
+  Status Emit(const AccessRecord& prev, NextRef ref);
+  Status LoadRange(size_t r);
+
+  std::vector<int64_t> offsets_;    // batch -> first access (num_batches + 1)
+  std::vector<NextRef> initial_next_;
+  std::vector<NextRef> in_ram_;     // all accesses (RAM mode) or the loaded range
+  bool spilled_ = false;
+  std::string runtime_dir_;
+  std::unique_ptr<TempFile> runs_file_;
+  std::unique_ptr<TempFile> next_file_;
+  std::vector<Range> ranges_;
+  std::vector<int32_t> range_of_batch_;
+  std::vector<std::vector<RangeRecord>> out_buffers_;
+  size_t out_buffer_records_ = 0;
+  size_t loaded_range_ = SIZE_MAX;
+};
+
+Status DuplicateInBatch(int64_t node, int32_t e, int32_t pos) {
+  return InvalidArgument(fmt::format(
+      "Belady planner: node {} appears twice in batch {} (position {}); batch ids must be unique",
+      node, e - 1, pos));
+}
+
+Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int64_t>& initial_slots,
+                                                          BatchIdSource& source,
+                                                          const BeladyPlannerOptions& options) {
+  auto t = std::make_unique<NextUseTable>();
+  const int64_t num_batches = source.num_batches();
+  if (num_batches < 0 || num_batches >= std::numeric_limits<int32_t>::max() - 1) {
+    return InvalidArgument(fmt::format("Belady planner: {} batches is out of range", num_batches));
+  }
+  const int32_t inf = static_cast<int32_t>(num_batches);
+  t->initial_next_.assign(initial_slots.size(), NextRef{inf, 0});
+  t->offsets_.assign(1, 0);
+  t->runtime_dir_ = options.runtime_dir;
+  const bool may_spill = !options.runtime_dir.empty();
+  // Pass-1 buffer: 8 bytes of ids + 8 of keys + 8 of sort scratch per access.
+  const int64_t run_capacity = may_spill ? std::max<int64_t>(1, options.working_memory_bytes / 24)
+                                         : std::numeric_limits<int64_t>::max();
+  RunBuilder builder;
+  builder.Reset(0);
+  builder.AddInitialSlots(initial_slots);
+  SortedRun run;
+  std::vector<uint64_t> scratch;
+  std::vector<RunOnDisk> on_disk;
+  auto spill = [&]() -> Status {
+    builder.Seal(&run, &scratch);
+    if (!t->runs_file_) {
+      t->runs_file_ = std::make_unique<TempFile>();
+      SEER_RETURN_IF_ERROR(t->runs_file_->Create(options.runtime_dir, "belady-runs"));
+    }
+    RunOnDisk d;
+    d.layout = run.layout;
+    d.num_words = static_cast<int64_t>(run.words.size());
+    SEER_ASSIGN_OR_RETURN(d.offset_bytes, t->runs_file_->Append(run.words.data(), d.num_words * 8));
+    on_disk.push_back(d);
+    return Status::Ok();
+  };
+  SEER_RETURN_IF_ERROR(source.Rewind());
+  for (int64_t b = 0; b < num_batches; ++b) {
+    SEER_ASSIGN_OR_RETURN(IdSpan ids, source.Next());
+    if (ids.size < 0 || ids.size > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgument(fmt::format("Belady planner: batch {} has invalid size {}", b, ids.size));
+    }
+    if (builder.size() > 0 && builder.size() + ids.size > run_capacity) {
+      SEER_RETURN_IF_ERROR(spill());
+      builder.Reset(static_cast<int32_t>(b + 1));
+    }
+    SEER_RETURN_IF_ERROR(builder.AddBatch(ids, b));
+    t->offsets_.push_back(t->offsets_.back() + ids.size);
+  }
+  if (on_disk.empty()) {
+    // Everything fit: one run in RAM, NextRefs of all accesses in RAM.
+    builder.Seal(&run, &scratch);
+    std::vector<uint64_t>().swap(scratch);
+    t->in_ram_.assign(static_cast<size_t>(t->total()), NextRef{inf, 0});
+    SEER_RETURN_IF_ERROR(t->Walk(run));
+    return t;
+  }
+  if (builder.size() > 0 || builder.num_e() > 0) SEER_RETURN_IF_ERROR(spill());
+  std::vector<uint64_t>().swap(run.words);
+  std::vector<uint64_t>().swap(scratch);
+  t->spilled_ = true;
+  SEER_RETURN_IF_ERROR(t->MergeRuns(on_disk, options.working_memory_bytes));
+  return t;
+}
+
+// RAM mode: consecutive records of the same node link each access to the next one.
+Status NextUseTable::Walk(SortedRun& run) {
+  const int wpr = run.layout.words_per_record();
+  const int64_t n = run.num_records();
+  AccessRecord prev{-1, 0, 0};
+  for (int64_t t = 0; t < n; ++t) {
+    const AccessRecord cur = run.layout.Decode(run.words.data() + t * wpr);
+    if (cur.node == prev.node) {
+      if (cur.e == prev.e) return DuplicateInBatch(cur.node, cur.e, cur.pos);
+      const NextRef ref{cur.e - 1, cur.pos};
+      if (prev.e == 0) {
+        initial_next_[static_cast<size_t>(prev.pos)] = ref;
+      } else {
+        in_ram_[static_cast<size_t>(offsets_[static_cast<size_t>(prev.e - 1)] + prev.pos)] = ref;
       }
     }
-  });
-  if (duplicate_g.load() >= 0) {
-    const int64_t g = duplicate_g.load();
-    const int64_t b = acc.BatchOf(g);
-    return InvalidArgument(fmt::format(
-        "Belady planner: node {} appears twice in batch {} (position {}); batch ids must be unique",
-        batches[static_cast<size_t>(b)].data[g - acc.offsets[static_cast<size_t>(b)]], b,
-        g - acc.offsets[static_cast<size_t>(b)]));
+    prev = cur;
   }
-  for (int64_t t = 0; t < total; ++t) {
-    if (t == 0 || node_at(t) != node_at(t - 1)) out.first_access.emplace_back(node_at(t), g_at(t));
+  return Status::Ok();
+}
+
+Status NextUseTable::Emit(const AccessRecord& prev, NextRef ref) {
+  if (prev.e == 0) {
+    initial_next_[static_cast<size_t>(prev.pos)] = ref;
+    return Status::Ok();
   }
-  return out;
+  const int64_t b = prev.e - 1;
+  const size_t r = static_cast<size_t>(range_of_batch_[static_cast<size_t>(b)]);
+  const int64_t local = offsets_[static_cast<size_t>(b)] + prev.pos -
+                        offsets_[static_cast<size_t>(ranges_[r].first_batch)];
+  auto& buf = out_buffers_[r];
+  buf.push_back(RangeRecord{static_cast<uint32_t>(local), ref});
+  if (buf.size() >= out_buffer_records_) {
+    const int64_t bytes = static_cast<int64_t>(buf.size() * sizeof(RangeRecord));
+    SEER_ASSIGN_OR_RETURN(const int64_t at, next_file_->Append(buf.data(), bytes));
+    ranges_[r].segments.emplace_back(at, bytes);
+    buf.clear();
+  }
+  return Status::Ok();
+}
+
+// Spill mode: k-way merge of the runs (ties between runs: the earlier run holds the
+// earlier batches), NextRefs appended to their batch range's segments.
+Status NextUseTable::MergeRuns(const std::vector<RunOnDisk>& runs, int64_t working_memory_bytes) {
+  const int64_t num_batches = this->num_batches();
+  // Ranges: consecutive batches whose NextRefs (8 bytes each) fill at most half the
+  // working memory (a larger batch is a range of its own).
+  const int64_t range_capacity = std::max<int64_t>(1, working_memory_bytes / 2 / 8);
+  range_of_batch_.assign(static_cast<size_t>(num_batches), 0);
+  for (int64_t b = 0; b < num_batches; ++b) {
+    const int64_t start = ranges_.empty() ? 0 : offsets_[static_cast<size_t>(ranges_.back().first_batch)];
+    if (ranges_.empty() || (offsets_[static_cast<size_t>(b) + 1] - start > range_capacity &&
+                            ranges_.back().end_batch > ranges_.back().first_batch)) {
+      ranges_.push_back(Range{b, b, {}});
+    }
+    ranges_.back().end_batch = b + 1;
+    range_of_batch_[static_cast<size_t>(b)] = static_cast<int32_t>(ranges_.size() - 1);
+  }
+  next_file_ = std::make_unique<TempFile>();
+  SEER_RETURN_IF_ERROR(next_file_->Create(runtime_dir_, "belady-next"));
+  const int64_t half = std::max<int64_t>(working_memory_bytes / 2, 1);
+  out_buffer_records_ = static_cast<size_t>(std::max<int64_t>(
+      4096 / static_cast<int64_t>(sizeof(RangeRecord)),
+      half / static_cast<int64_t>(sizeof(RangeRecord)) / static_cast<int64_t>(std::max<size_t>(ranges_.size(), 1))));
+  out_buffers_.assign(ranges_.size(), {});
+  const int64_t read_words = std::max<int64_t>(512, half / 8 / static_cast<int64_t>(runs.size()));
+
+  std::vector<RunCursor> cursors;
+  cursors.reserve(runs.size());
+  for (const RunOnDisk& r : runs) cursors.emplace_back(runs_file_.get(), r, read_words);
+  // Min-heap on (node, run index).
+  std::vector<std::pair<AccessRecord, int32_t>> heap;
+  auto later = [](const std::pair<AccessRecord, int32_t>& a, const std::pair<AccessRecord, int32_t>& b) {
+    return a.first.node != b.first.node ? a.first.node > b.first.node : a.second > b.second;
+  };
+  for (size_t r = 0; r < cursors.size(); ++r) {
+    AccessRecord rec;
+    SEER_ASSIGN_OR_RETURN(const bool more, cursors[r].Next(&rec));
+    if (more) heap.emplace_back(rec, static_cast<int32_t>(r));
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  AccessRecord prev{-1, 0, 0};
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const int32_t r = heap.back().second;
+    // Drain run r while its records stay ahead of every other run.
+    AccessRecord cur = heap.back().first;
+    heap.pop_back();
+    for (;;) {
+      if (cur.node == prev.node) {
+        if (cur.e == prev.e) return DuplicateInBatch(cur.node, cur.e, cur.pos);
+        SEER_RETURN_IF_ERROR(Emit(prev, NextRef{cur.e - 1, cur.pos}));
+      }
+      prev = cur;
+      AccessRecord nxt;
+      SEER_ASSIGN_OR_RETURN(const bool more, cursors[static_cast<size_t>(r)].Next(&nxt));
+      if (!more) break;
+      const std::pair<AccessRecord, int32_t> candidate{nxt, r};
+      if (!heap.empty() && later(candidate, heap.front())) {
+        heap.push_back(candidate);
+        std::push_heap(heap.begin(), heap.end(), later);
+        break;
+      }
+      cur = nxt;
+    }
+  }
+  for (size_t r = 0; r < ranges_.size(); ++r) {
+    auto& buf = out_buffers_[r];
+    if (buf.empty()) continue;
+    const int64_t bytes = static_cast<int64_t>(buf.size() * sizeof(RangeRecord));
+    SEER_ASSIGN_OR_RETURN(const int64_t at, next_file_->Append(buf.data(), bytes));
+    ranges_[r].segments.emplace_back(at, bytes);
+  }
+  std::vector<std::vector<RangeRecord>>().swap(out_buffers_);
+  return Status::Ok();
+}
+
+Status NextUseTable::LoadRange(size_t r) {
+  const Range& range = ranges_[r];
+  const int64_t start = offsets_[static_cast<size_t>(range.first_batch)];
+  const int64_t n = offsets_[static_cast<size_t>(range.end_batch)] - start;
+  in_ram_.assign(static_cast<size_t>(n), NextRef{static_cast<int32_t>(num_batches()), 0});
+  std::vector<RangeRecord> chunk;
+  constexpr int64_t kChunkRecords = (4 << 20) / sizeof(RangeRecord);
+  for (const auto& [offset, bytes] : range.segments) {
+    for (int64_t done = 0; done < bytes;) {
+      const int64_t take = std::min<int64_t>(bytes - done, kChunkRecords * static_cast<int64_t>(sizeof(RangeRecord)));
+      chunk.resize(static_cast<size_t>(take) / sizeof(RangeRecord));
+      SEER_RETURN_IF_ERROR(next_file_->Read(chunk.data(), take, offset + done));
+      for (const RangeRecord& rec : chunk) {
+        if (rec.local >= static_cast<uint64_t>(n)) {
+          return Corrupt(fmt::format("Belady planner: next-use record {} out of range {} at offset {}",
+                                     rec.local, r, offset + done));
+        }
+        in_ram_[rec.local] = rec.ref;
+      }
+      done += take;
+    }
+  }
+  loaded_range_ = r;
+  return Status::Ok();
+}
+
+Result<const NextRef*> NextUseTable::BatchNext(int64_t b) {
+  if (!spilled_) return in_ram_.data() + offsets_[static_cast<size_t>(b)];
+  const size_t r = static_cast<size_t>(range_of_batch_[static_cast<size_t>(b)]);
+  if (r != loaded_range_) SEER_RETURN_IF_ERROR(LoadRange(r));
+  return in_ram_.data() + (offsets_[static_cast<size_t>(b)] - offsets_[static_cast<size_t>(ranges_[r].first_batch)]);
 }
 
 Status ValidateInitialSlots(const std::vector<int64_t>& initial_slots) {
@@ -295,43 +723,93 @@ Status ValidateInitialSlots(const std::vector<int64_t>& initial_slots) {
   return Status::Ok();
 }
 
-// A cached node: its id, the global position of its next access (-1 = none), its slot.
+// A cached node. aux = the position of its next access (finite buckets) or its score
+// (the ∞ bucket).
 struct CachedEntry {
   int64_t node;
-  int64_t next_g;
   int32_t slot;
+  uint32_t aux;
 };
-// Within one next-use bucket the largest id is evicted first: a max-heap on node.
-struct ByNode {
+// Eviction order inside a finite bucket: larger id first (max-heap on node).
+struct FiniteEvictsLater {
   bool operator()(const CachedEntry& a, const CachedEntry& b) const { return a.node < b.node; }
 };
+// Inside the ∞ bucket: lower score first, then larger id.
+struct InfiniteEvictsLater {
+  bool operator()(const CachedEntry& a, const CachedEntry& b) const {
+    return a.aux != b.aux ? a.aux > b.aux : a.node < b.node;
+  }
+};
 
-// The cache as buckets by next-use iteration (index num_batches = ∞). Iteration i drains
-// bucket i (exactly the hits of iteration i), and evictions take from the highest
-// non-empty bucket, so no iteration touches the whole cache.
+// The cache as buckets by next-use batch (index num_batches = ∞). Iteration i takes
+// bucket i (exactly the hits of iteration i); evictions take from the highest non-empty
+// bucket, so no iteration touches the whole cache. A finite bucket becomes a heap only
+// once something is evicted from it (most never are); the ∞ bucket is always a heap.
 class BucketedCache {
  public:
   explicit BucketedCache(int64_t num_batches)
-      : buckets_(static_cast<size_t>(num_batches + 1)),
-        nonempty_((static_cast<size_t>(num_batches) + 64) / 64, 0) {}
+      : inf_(num_batches), buckets_(static_cast<size_t>(num_batches + 1)),
+        is_heap_(static_cast<size_t>(num_batches + 1), 0),
+        nonempty_((static_cast<size_t>(num_batches) + 64) / 64, 0) {
+    is_heap_[static_cast<size_t>(inf_)] = 1;
+  }
 
   void Push(int64_t bucket, const CachedEntry& e) {
     auto& h = buckets_[static_cast<size_t>(bucket)];
     h.push_back(e);
-    std::push_heap(h.begin(), h.end(), ByNode());
+    if (is_heap_[static_cast<size_t>(bucket)]) {
+      if (bucket == inf_) {
+        std::push_heap(h.begin(), h.end(), InfiniteEvictsLater());
+      } else {
+        std::push_heap(h.begin(), h.end(), FiniteEvictsLater());
+      }
+    }
     nonempty_[static_cast<size_t>(bucket) / 64] |= uint64_t{1} << (bucket % 64);
+    top_ = std::max(top_, bucket);
     ++size_;
   }
-  // Removes and returns bucket b's entries (any order).
-  std::vector<CachedEntry> Drain(int64_t b) {
-    std::vector<CachedEntry> out;
-    out.swap(buckets_[static_cast<size_t>(b)]);
+  // Bucket b's entries (any order); Release(b) afterwards. Pushes during the walk must go
+  // to other buckets.
+  const std::vector<CachedEntry>& Peek(int64_t b) const { return buckets_[static_cast<size_t>(b)]; }
+  void Release(int64_t b) {
+    auto& v = buckets_[static_cast<size_t>(b)];
+    size_ -= static_cast<int64_t>(v.size());
+    std::vector<CachedEntry>().swap(v);
     nonempty_[static_cast<size_t>(b) / 64] &= ~(uint64_t{1} << (b % 64));
-    size_ -= static_cast<int64_t>(out.size());
-    return out;
+    if (b == top_) top_ = ScanTop();
   }
   // Highest non-empty bucket, or -1.
-  int64_t TopBucket() const {
+  int64_t TopBucket() const { return top_; }
+  // The entry evicted first from bucket b (b non-empty).
+  const CachedEntry& Top(int64_t b) {
+    auto& h = buckets_[static_cast<size_t>(b)];
+    if (!is_heap_[static_cast<size_t>(b)]) {
+      std::make_heap(h.begin(), h.end(), FiniteEvictsLater());
+      is_heap_[static_cast<size_t>(b)] = 1;
+    }
+    return h.front();
+  }
+  CachedEntry Pop(int64_t b) {
+    Top(b);
+    auto& h = buckets_[static_cast<size_t>(b)];
+    if (b == inf_) {
+      std::pop_heap(h.begin(), h.end(), InfiniteEvictsLater());
+    } else {
+      std::pop_heap(h.begin(), h.end(), FiniteEvictsLater());
+    }
+    CachedEntry e = h.back();
+    h.pop_back();
+    --size_;
+    if (h.empty()) {
+      nonempty_[static_cast<size_t>(b) / 64] &= ~(uint64_t{1} << (b % 64));
+      if (b == top_) top_ = ScanTop();
+    }
+    return e;
+  }
+  int64_t size() const { return size_; }
+
+ private:
+  int64_t ScanTop() const {
     for (int64_t w = static_cast<int64_t>(nonempty_.size()) - 1; w >= 0; --w) {
       if (nonempty_[static_cast<size_t>(w)] != 0) {
         return w * 64 + 63 - __builtin_clzll(nonempty_[static_cast<size_t>(w)]);
@@ -339,136 +817,189 @@ class BucketedCache {
     }
     return -1;
   }
-  const CachedEntry& Top(int64_t b) const { return buckets_[static_cast<size_t>(b)].front(); }
-  CachedEntry Pop(int64_t b) {
-    auto& h = buckets_[static_cast<size_t>(b)];
-    std::pop_heap(h.begin(), h.end(), ByNode());
-    CachedEntry e = h.back();
-    h.pop_back();
-    if (h.empty()) nonempty_[static_cast<size_t>(b) / 64] &= ~(uint64_t{1} << (b % 64));
-    --size_;
-    return e;
-  }
-  int64_t size() const { return size_; }
-
- private:
+  int64_t inf_;
   std::vector<std::vector<CachedEntry>> buckets_;
+  std::vector<char> is_heap_;
   std::vector<uint64_t> nonempty_;
+  int64_t top_ = -1;
   int64_t size_ = 0;
 };
 
-Result<BeladyPlan> PlanBeladyCpu(const std::vector<int64_t>& initial_slots,
-                                 const std::vector<IdSpan>& batches, const Accesses& acc,
-                                 const BeladyPlannerOptions& options) {
-  const int64_t num_batches = static_cast<int64_t>(batches.size());
-  const int64_t capacity = static_cast<int64_t>(initial_slots.size());
-  SEER_ASSIGN_OR_RETURN(NextUse next_use, ComputeNextUse(batches, acc));
-  auto bucket_of = [&](int64_t g) { return g < 0 ? num_batches : acc.BatchOf(g); };
-
-  BeladyPlan plan;
-  plan.changesets = ChangesetStore(options.changeset_budget_bytes, options.spill_dir);
-  plan.final_slots = initial_slots;
-  std::vector<int64_t>& slot_nodes = plan.final_slots;
-  BucketedCache cache(num_batches);
-  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> free_slots;
-  {
+// Pass 2: one iteration per batch, holding only the cache state and the current batch.
+class BeladyForward {
+ public:
+  BeladyForward(const std::vector<int64_t>& initial_slots, const std::vector<NextRef>& initial_next,
+                int64_t num_batches, const BeladyPlannerOptions& options)
+      : num_batches_(num_batches), capacity_(static_cast<int64_t>(initial_slots.size())),
+        scores_fn_(options.node_scores), slot_nodes_(initial_slots), cache_(num_batches) {
+    std::vector<int64_t> occupied;
     std::vector<int32_t> free_list;
-    for (int64_t s = 0; s < capacity; ++s) {
-      const int64_t v = initial_slots[static_cast<size_t>(s)];
-      if (v == kFreeSlot) {
+    for (int64_t s = 0; s < capacity_; ++s) {
+      if (initial_slots[static_cast<size_t>(s)] == kFreeSlot) {
         free_list.push_back(static_cast<int32_t>(s));
-        continue;
+      } else {
+        occupied.push_back(initial_slots[static_cast<size_t>(s)]);
       }
-      auto it = std::lower_bound(next_use.first_access.begin(), next_use.first_access.end(),
-                                 std::make_pair(v, std::numeric_limits<int64_t>::min()));
-      const int64_t first_g =
-          (it != next_use.first_access.end() && it->first == v) ? it->second : -1;
-      cache.Push(bucket_of(first_g), CachedEntry{v, first_g, static_cast<int32_t>(s)});
+    }
+    std::vector<uint32_t> scores(occupied.size(), 0);
+    if (scores_fn_ && !occupied.empty()) scores_fn_(occupied.data(), static_cast<int64_t>(occupied.size()), scores.data());
+    size_t k = 0;
+    for (int64_t s = 0; s < capacity_; ++s) {
+      const int64_t v = initial_slots[static_cast<size_t>(s)];
+      if (v == kFreeSlot) continue;
+      const NextRef ref = initial_next[static_cast<size_t>(s)];
+      cache_.Push(ref.batch, CachedEntry{v, static_cast<int32_t>(s),
+                                         ref.batch == num_batches_ ? scores[k] : static_cast<uint32_t>(ref.pos)});
+      ++k;
     }
     // Ascending order is already a valid min-heap.
-    free_slots = decltype(free_slots)(std::greater<int32_t>(), std::move(free_list));
+    free_slots_ = decltype(free_slots_)(std::greater<int32_t>(), std::move(free_list));
   }
 
-  struct Miss {
-    int64_t bucket;
-    int64_t node;
-    int32_t position;
-  };
-  std::vector<int32_t> hit_slot;
-  std::vector<char> dropped;
-  std::vector<Miss> misses;
-  for (int64_t i = 0; i < num_batches; ++i) {
-    const IdSpan& ids = batches[static_cast<size_t>(i)];
-    const int64_t base = acc.offsets[static_cast<size_t>(i)];
+  Status Step(int64_t i, const IdSpan& ids, const NextRef* next, Changeset* cs) {
     const int64_t n = ids.size;
-    hit_slot.assign(static_cast<size_t>(n), -1);
-    dropped.assign(static_cast<size_t>(n), 0);
-
-    // Hits: exactly the cached entries whose next access is in batch i. Their key moves
+    hit_slot_.assign(static_cast<size_t>(n), -1);
+    if (scores_fn_) {
+      scores_.resize(static_cast<size_t>(n));
+      if (n > 0) scores_fn_(ids.data, n, scores_.data());
+    }
+    auto aux_of = [&](int64_t p) -> uint32_t {
+      const NextRef& r = next[p];
+      if (r.batch != num_batches_) return static_cast<uint32_t>(r.pos);
+      return scores_fn_ ? scores_[static_cast<size_t>(p)] : 0u;
+    };
+    // Hits: exactly the cached entries whose next access is in batch i; their key moves
     // to their following access.
-    for (const CachedEntry& e : cache.Drain(i)) {
-      hit_slot[static_cast<size_t>(e.next_g - base)] = e.slot;
-      const int64_t g = next_use.next_g[static_cast<size_t>(e.next_g)];
-      cache.Push(bucket_of(g), CachedEntry{e.node, g, e.slot});
+    for (const CachedEntry& e : cache_.Peek(i)) {
+      const int64_t p = e.aux;
+      if (p >= n || ids.data[p] != e.node) {
+        return Status(StatusCode::kInternal,
+                      fmt::format("Belady planner: batch {} changed between the two passes (position {})", i, p));
+      }
+      hit_slot_[static_cast<size_t>(p)] = e.slot;
+      cache_.Push(next[p].batch, CachedEntry{e.node, e.slot, aux_of(p)});
     }
-    misses.clear();
+    cache_.Release(i);
+    misses_.clear();
     for (int64_t p = 0; p < n; ++p) {
-      if (hit_slot[static_cast<size_t>(p)] >= 0) continue;
-      misses.push_back(Miss{bucket_of(next_use.next_g[static_cast<size_t>(base + p)]),
-                            ids.data[p], static_cast<int32_t>(p)});
+      if (hit_slot_[static_cast<size_t>(p)] >= 0) continue;
+      const int32_t b = next[p].batch;
+      misses_.push_back(Miss{b, b == num_batches_ ? aux_of(p) : 0u, ids.data[p], static_cast<int32_t>(p)});
     }
-    Changeset cs;
-    cs.num_accesses = n;
-    cs.num_misses = static_cast<int64_t>(misses.size());
+    cs->num_accesses = n;
+    cs->num_misses = static_cast<int64_t>(misses_.size());
 
-    // Cut the `excess` largest keys of C_i ∪ misses. Key (next_use, not cached, id): a miss
-    // beats a cached node of the same next use.
-    int64_t excess = cache.size() + static_cast<int64_t>(misses.size()) - capacity;
+    // Cut the `excess` largest keys of C_i ∪ misses (belady_planner.h's key).
+    int64_t excess = cache_.size() + static_cast<int64_t>(misses_.size()) - capacity_;
     if (excess > 0) {
-      std::sort(misses.begin(), misses.end(), [](const Miss& a, const Miss& b) {
-        return a.bucket != b.bucket ? a.bucket > b.bucket : a.node > b.node;
+      // Misses in cut order: later next use first; among ∞, lower score; then larger id.
+      std::sort(misses_.begin(), misses_.end(), [](const Miss& a, const Miss& b) {
+        if (a.bucket != b.bucket) return a.bucket > b.bucket;
+        if (a.score != b.score) return a.score < b.score;
+        return a.node > b.node;
       });
       size_t m = 0;
-      std::vector<std::pair<int32_t, int64_t>> evicted;  // (slot, node)
+      evicted_.clear();
       for (; excess > 0; --excess) {
-        const int64_t top = cache.TopBucket();
-        if (m < misses.size() && (top < 0 || misses[m].bucket >= top)) {
-          dropped[static_cast<size_t>(misses[m].position)] = 1;
+        const int64_t top = cache_.TopBucket();
+        bool cut_miss;
+        if (m == misses_.size()) {
+          cut_miss = false;
+        } else if (top < 0 || misses_[m].bucket != top) {
+          cut_miss = top < 0 || misses_[m].bucket > top;
+        } else {
+          // Same bucket: a miss loses to a cached node of the same key prefix.
+          cut_miss = top != num_batches_ || misses_[m].score <= cache_.Top(top).aux;
+        }
+        if (cut_miss) {
+          hit_slot_[static_cast<size_t>(misses_[m].position)] = kDropped;
           ++m;
         } else {
-          CachedEntry e = cache.Pop(top);
-          evicted.emplace_back(e.slot, e.node);
-          slot_nodes[static_cast<size_t>(e.slot)] = kFreeSlot;
-          free_slots.push(e.slot);
+          const CachedEntry e = cache_.Pop(top);
+          evicted_.emplace_back(e.slot, e.node);
+          slot_nodes_[static_cast<size_t>(e.slot)] = kFreeSlot;
+          free_slots_.push(e.slot);
         }
       }
-      std::sort(evicted.begin(), evicted.end());
-      cs.out_slots.reserve(evicted.size());
-      cs.out_ids.reserve(evicted.size());
-      for (const auto& [slot, node] : evicted) {
-        cs.out_slots.push_back(slot);
-        cs.out_ids.push_back(node);
+      std::sort(evicted_.begin(), evicted_.end());
+      cs->out_slots.reserve(evicted_.size());
+      cs->out_ids.reserve(evicted_.size());
+      for (const auto& [slot, node] : evicted_) {
+        cs->out_slots.push_back(slot);
+        cs->out_ids.push_back(node);
       }
     }
     // Insert the surviving misses in ascending position into the smallest free slots.
     for (int64_t p = 0; p < n; ++p) {
-      if (hit_slot[static_cast<size_t>(p)] >= 0 || dropped[static_cast<size_t>(p)]) continue;
-      const int32_t slot = free_slots.top();
-      free_slots.pop();
-      const int64_t g = next_use.next_g[static_cast<size_t>(base + p)];
-      cache.Push(bucket_of(g), CachedEntry{ids.data[p], g, slot});
-      slot_nodes[static_cast<size_t>(slot)] = ids.data[p];
-      cs.in_ids.push_back(ids.data[p]);
-      cs.in_positions.push_back(static_cast<int32_t>(p));
-      cs.in_slots.push_back(slot);
+      if (hit_slot_[static_cast<size_t>(p)] != -1) continue;
+      const int32_t slot = free_slots_.top();
+      free_slots_.pop();
+      cache_.Push(next[p].batch, CachedEntry{ids.data[p], slot, aux_of(p)});
+      slot_nodes_[static_cast<size_t>(slot)] = ids.data[p];
+      cs->in_ids.push_back(ids.data[p]);
+      cs->in_positions.push_back(static_cast<int32_t>(p));
+      cs->in_slots.push_back(slot);
     }
+    return Status::Ok();
+  }
+
+  std::vector<int64_t> TakeFinalSlots() { return std::move(slot_nodes_); }
+
+ private:
+  static constexpr int32_t kDropped = -2;  // hit_slot_ mark: a miss cut from the cache
+  struct Miss {
+    int32_t bucket;
+    uint32_t score;  // ∞ bucket only
+    int64_t node;
+    int32_t position;
+  };
+  int64_t num_batches_;
+  int64_t capacity_;
+  const std::function<void(const int64_t*, int64_t, uint32_t*)>& scores_fn_;
+  std::vector<int64_t> slot_nodes_;
+  BucketedCache cache_;
+  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> free_slots_;
+  std::vector<int32_t> hit_slot_;
+  std::vector<uint32_t> scores_;
+  std::vector<Miss> misses_;
+  std::vector<std::pair<int32_t, int64_t>> evicted_;
+};
+
+Result<BeladyPlan> PlanBeladyCpu(const std::vector<int64_t>& initial_slots, BatchIdSource& source,
+                                 const BeladyPlannerOptions& options) {
+  SEER_RETURN_IF_ERROR(ValidateInitialSlots(initial_slots));
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<NextUseTable> table,
+                        NextUseTable::Build(initial_slots, source, options));
+  const int64_t num_batches = table->num_batches();
+  BeladyPlan plan;
+  plan.changesets = ChangesetStore(options.changeset_budget_bytes, options.spill_dir);
+  BeladyForward forward(initial_slots, table->initial_next(), num_batches, options);
+  SEER_RETURN_IF_ERROR(source.Rewind());
+  for (int64_t i = 0; i < num_batches; ++i) {
+    SEER_ASSIGN_OR_RETURN(IdSpan ids, source.Next());
+    if (ids.size != table->batch_size(i)) {
+      return InvalidArgument(fmt::format(
+          "Belady planner: batch {} had {} ids on the first pass and {} on the second", i,
+          table->batch_size(i), ids.size));
+    }
+    SEER_ASSIGN_OR_RETURN(const NextRef* next, table->BatchNext(i));
+    Changeset cs;
+    SEER_RETURN_IF_ERROR(forward.Step(i, ids, next, &cs));
     plan.num_accesses += cs.num_accesses;
     plan.num_misses += cs.num_misses;
     SEER_RETURN_IF_ERROR(plan.changesets.Append(std::move(cs)));
   }
+  plan.final_slots = forward.TakeFinalSlots();
   plan.device_used = PlannerDevice::kCpu;
   return plan;
 }
+
+// Flattened accesses for the GPU input: access g belongs to batch b when
+// offsets[b] <= g < offsets[b + 1].
+struct Accesses {
+  std::vector<int64_t> offsets;  // num_batches + 1
+  int64_t total = 0;
+};
 
 Result<BeladyPlan> PlanBeladyGpu(const std::vector<int64_t>& initial_slots,
                                  const std::vector<IdSpan>& batches, const Accesses& acc,
@@ -482,6 +1013,9 @@ Result<BeladyPlan> PlanBeladyGpu(const std::vector<int64_t>& initial_slots,
   });
   for (int64_t v : flat) {
     if (v < 0) return InvalidArgument("Belady planner: negative node id in a batch");
+  }
+  if (options.node_scores) {
+    return Status(StatusCode::kUnsupported, "GPU planner: node scores (tie rule) are not passed to the device yet");
   }
   kernels::BeladyGpuInput in;
   in.initial_slots = initial_slots.data();
@@ -522,24 +1056,24 @@ Result<BeladyPlan> PlanBeladyGpu(const std::vector<int64_t>& initial_slots,
   return plan;
 }
 
+
 }  // namespace
 
 Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
                               const std::vector<IdSpan>& batches,
                               const BeladyPlannerOptions& options) {
-  SEER_RETURN_IF_ERROR(ValidateInitialSlots(initial_slots));
-  Accesses acc;
-  acc.offsets.resize(batches.size() + 1, 0);
-  for (size_t b = 0; b < batches.size(); ++b) {
-    if (batches[b].size < 0 || batches[b].size > std::numeric_limits<int32_t>::max()) {
-      return InvalidArgument(fmt::format("Belady planner: batch {} has invalid size {}", b, batches[b].size));
-    }
-    acc.offsets[b + 1] = acc.offsets[b] + batches[b].size;
-  }
-  acc.total = acc.offsets.back();
-
   const PlannerDevice device = ResolvePlannerDevice(options.device);
   if (device == PlannerDevice::kGpu) {
+    SEER_RETURN_IF_ERROR(ValidateInitialSlots(initial_slots));
+    Accesses acc;
+    acc.offsets.resize(batches.size() + 1, 0);
+    for (size_t b = 0; b < batches.size(); ++b) {
+      if (batches[b].size < 0 || batches[b].size > std::numeric_limits<int32_t>::max()) {
+        return InvalidArgument(fmt::format("Belady planner: batch {} has invalid size {}", b, batches[b].size));
+      }
+      acc.offsets[b + 1] = acc.offsets[b] + batches[b].size;
+    }
+    acc.total = acc.offsets.back();
     auto gpu = PlanBeladyGpu(initial_slots, batches, acc, options);
     // auto: fall back to the CPU when the GPU path cannot handle this input.
     if (gpu.ok() || options.device == PlannerDevice::kGpu ||
@@ -547,7 +1081,8 @@ Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
       return gpu;
     }
   }
-  return PlanBeladyCpu(initial_slots, batches, acc, options);
+  VectorBatchIdSource source(batches);
+  return PlanBeladyCpu(initial_slots, source, options);
 }
 
 Status VectorBatchIdSource::Rewind() {
@@ -565,17 +1100,7 @@ Result<IdSpan> VectorBatchIdSource::Next() {
 Result<BeladyPlan> PlanBeladyStreaming(const std::vector<int64_t>& initial_slots,
                                        BatchIdSource& source,
                                        const BeladyPlannerOptions& options) {
-  // Simple first implementation: copy the batches and plan in RAM.
-  SEER_RETURN_IF_ERROR(source.Rewind());
-  const int64_t num_batches = source.num_batches();
-  std::vector<std::vector<int64_t>> copies(static_cast<size_t>(num_batches));
-  for (int64_t b = 0; b < num_batches; ++b) {
-    SEER_ASSIGN_OR_RETURN(IdSpan span, source.Next());
-    copies[static_cast<size_t>(b)].assign(span.data, span.data + span.size);
-  }
-  BeladyPlannerOptions cpu = options;
-  cpu.device = PlannerDevice::kCpu;
-  return PlanBelady(initial_slots, MakeIdSpans(copies), cpu);
+  return PlanBeladyCpu(initial_slots, source, options);
 }
 
 std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows) {

@@ -1,5 +1,6 @@
-// The planner against a brute-force Belady oracle that implements DESIGN.md's rule
-// literally (O(S^2) next-use scan, full sort of C_i ∪ ids_i per iteration).
+// The planner against a brute-force Belady oracle that implements the rule of
+// cache/belady_planner.h literally (O(S^2) next-use scan, full sort of C_i ∪ ids_i under
+// the key (0, next use, v ∉ C_i, v) / (1, -score(v), v ∉ C_i, v) per iteration).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <limits>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -29,8 +31,12 @@ struct OraclePlan {
   std::vector<int64_t> final_slots;
 };
 
+// score(v); empty = every score 0.
+using ScoreOf = std::function<uint32_t(int64_t)>;
+
 // Independent oracle: no buckets, no sorting of accesses; next use by scanning forward.
-OraclePlan BruteForceBelady(std::vector<int64_t> slots, const Batches& batches) {
+OraclePlan BruteForceBelady(std::vector<int64_t> slots, const Batches& batches,
+                            const ScoreOf& score = {}) {
   const int64_t capacity = static_cast<int64_t>(slots.size());
   const int64_t num_batches = static_cast<int64_t>(batches.size());
   OraclePlan out;
@@ -46,13 +52,21 @@ OraclePlan BruteForceBelady(std::vector<int64_t> slots, const Batches& batches) 
       }
       return std::numeric_limits<int64_t>::max();
     };
-    std::vector<std::tuple<int64_t, int, int64_t>> keys;
+    std::vector<std::tuple<int, int64_t, int, int64_t>> keys;
     std::set<int64_t> candidates = cached;
     candidates.insert(ids.begin(), ids.end());
-    for (int64_t v : candidates) keys.emplace_back(next_use(v), cached.count(v) ? 0 : 1, v);
+    for (int64_t v : candidates) {
+      const int64_t next = next_use(v);
+      const int not_cached = cached.count(v) ? 0 : 1;
+      if (next != std::numeric_limits<int64_t>::max()) {
+        keys.emplace_back(0, next, not_cached, v);
+      } else {
+        keys.emplace_back(1, -static_cast<int64_t>(score ? score(v) : 0u), not_cached, v);
+      }
+    }
     std::sort(keys.begin(), keys.end());
     std::set<int64_t> kept;
-    for (int64_t k = 0; k < std::min<int64_t>(capacity, keys.size()); ++k) kept.insert(std::get<2>(keys[k]));
+    for (int64_t k = 0; k < std::min<int64_t>(capacity, keys.size()); ++k) kept.insert(std::get<3>(keys[k]));
 
     Changeset cs;
     cs.num_accesses = static_cast<int64_t>(ids.size());
@@ -97,26 +111,55 @@ std::string Describe(const Changeset& c) {
   return s;
 }
 
-// Plans with the CPU planner and compares every changeset and the final state.
-void ExpectMatchesOracle(const std::vector<int64_t>& c0, const Batches& batches,
-                         const std::string& label) {
-  OraclePlan want = BruteForceBelady(c0, batches);
-  BeladyPlannerOptions options;
-  options.device = PlannerDevice::kCpu;
-  auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
-  ASSERT_TRUE(plan.ok()) << label << ": " << plan.status().ToString();
-  ASSERT_EQ(plan->changesets.size(), static_cast<int64_t>(batches.size())) << label;
+// Scores from a table (ids past its end score 0), as the planner's node_scores.
+std::function<void(const int64_t*, int64_t, uint32_t*)> TableScores(std::vector<uint32_t> table) {
+  return [table = std::move(table)](const int64_t* ids, int64_t n, uint32_t* out) {
+    for (int64_t k = 0; k < n; ++k) {
+      out[k] = ids[k] >= 0 && ids[k] < static_cast<int64_t>(table.size()) ? table[ids[k]] : 0u;
+    }
+  };
+}
+
+// Compares a plan with the oracle's: every changeset and the final state.
+void ExpectSamePlan(const BeladyPlan& plan, const OraclePlan& want, const std::string& label) {
+  ASSERT_EQ(plan.changesets.size(), static_cast<int64_t>(want.changesets.size())) << label;
   int64_t misses = 0;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    auto got = plan->changesets.Get(static_cast<int64_t>(i));
+  for (size_t i = 0; i < want.changesets.size(); ++i) {
+    auto got = plan.changesets.Get(static_cast<int64_t>(i));
     ASSERT_TRUE(got.ok());
     ASSERT_TRUE(*got == want.changesets[i])
         << label << " iteration " << i << "\n planner: " << Describe(*got)
         << "\n oracle:  " << Describe(want.changesets[i]);
     misses += want.changesets[i].num_misses;
   }
-  EXPECT_EQ(plan->num_misses, misses) << label;
-  EXPECT_EQ(plan->final_slots, want.final_slots) << label;
+  EXPECT_EQ(plan.num_misses, misses) << label;
+  EXPECT_EQ(plan.final_slots, want.final_slots) << label;
+}
+
+// Plans with the CPU planner (and, when `streaming_dir` is given, with the streaming
+// planner under a tiny working memory, forcing many runs and ranges) and compares every
+// changeset and the final state with the oracle's. `scores` empty = no node scores.
+void ExpectMatchesOracle(const std::vector<int64_t>& c0, const Batches& batches,
+                         const std::string& label, const std::vector<uint32_t>& scores = {},
+                         const std::string& streaming_dir = "", int64_t working_memory = 0) {
+  ScoreOf score_of;
+  BeladyPlannerOptions options;
+  options.device = PlannerDevice::kCpu;
+  if (!scores.empty()) {
+    score_of = [&scores](int64_t v) { return v < static_cast<int64_t>(scores.size()) ? scores[v] : 0u; };
+    options.node_scores = TableScores(scores);
+  }
+  OraclePlan want = BruteForceBelady(c0, batches, score_of);
+  auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
+  ASSERT_TRUE(plan.ok()) << label << ": " << plan.status().ToString();
+  ExpectSamePlan(*plan, want, label);
+  if (streaming_dir.empty()) return;
+  options.runtime_dir = streaming_dir;
+  options.working_memory_bytes = working_memory;
+  VectorBatchIdSource source(MakeIdSpans(batches));
+  auto streamed = PlanBeladyStreaming(c0, source, options);
+  ASSERT_TRUE(streamed.ok()) << label << " streaming: " << streamed.status().ToString();
+  ExpectSamePlan(*streamed, want, label + " streaming");
 }
 
 // Batches of unique ids: sizes in [0, max_size], ids drawn by `draw`.
@@ -161,6 +204,7 @@ TEST(BeladyPlannerTest, MatchesBruteForceOracle) {
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
+  const std::string dir = testing::MakeTempDir("belady_oracle");
   for (int round = 0; round < 120; ++round) {
     const int num_batches = 1 + static_cast<int>(rng() % (round < 100 ? 30 : 200));
     const int64_t num_nodes = 1 + static_cast<int64_t>(rng() % 80);
@@ -185,11 +229,84 @@ TEST(BeladyPlannerTest, MatchesBruteForceOracle) {
     const int64_t capacities[] = {0, 1, 2, static_cast<int64_t>(rng() % (num_nodes + 1)),
                                   static_cast<int64_t>(distinct.size()),
                                   static_cast<int64_t>(distinct.size()) + 3};
+    // Scores: none (the old id tie), few distinct values (many ties), or wide.
+    std::vector<uint32_t> scores;
+    const int score_kind = (round / 3) % 3;
+    if (score_kind > 0) {
+      scores.resize(static_cast<size_t>(num_nodes));
+      const uint32_t range = score_kind == 1 ? 3 : 1000000;
+      for (auto& x : scores) x = static_cast<uint32_t>(rng() % range);
+    }
+    const int64_t working_memory = 24 * static_cast<int64_t>(1 + rng() % 40);
     for (int64_t k : capacities) {
-      const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k);
-      ExpectMatchesOracle(EmptyCacheState(k), batches, label + " cold");
-      ExpectMatchesOracle(RandomInitialState(rng, k, num_nodes), batches, label + " carried C0");
+      const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k) +
+                                " scores " + std::to_string(score_kind);
+      ExpectMatchesOracle(EmptyCacheState(k), batches, label + " cold", scores, dir, working_memory);
+      ExpectMatchesOracle(RandomInitialState(rng, k, num_nodes), batches, label + " carried C0",
+                          scores, dir, working_memory);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The tie rule decides which never-reused rows survive: the higher score, then a cached
+// row, then the lower id; and free capacity is filled.
+TEST(BeladyPlannerTest, TieRuleKeepsHigherScores) {
+  // K = 2, C0 = {1, 2}. Batch 0 reads 3 and 4; nothing is used again. Keys (all ∞):
+  // scores 1:5, 2:1, 3:9, 4:1 -> keep 3 (9) and 1 (5); 2 and 4 tie at 1, but both lose.
+  std::vector<uint32_t> scores = {0, 5, 1, 9, 1};
+  BeladyPlannerOptions options;
+  options.device = PlannerDevice::kCpu;
+  options.node_scores = TableScores(scores);
+  auto plan = PlanBelady({1, 2}, MakeIdSpans({{3, 4}}), options);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->final_slots, std::vector<int64_t>({1, 3}));
+  // Equal scores: the cached row stays (no copy) — C0 {2 (1), 3 (9)}, batch {4 (1)}:
+  // 2 and 4 tie at score 1, the cached 2 wins.
+  auto tie = PlanBelady({2, 3}, MakeIdSpans({{4}}), options);
+  ASSERT_TRUE(tie.ok());
+  EXPECT_EQ(tie->final_slots, std::vector<int64_t>({2, 3}));
+  // Free capacity is filled: K = 4 keeps everything.
+  auto fill = PlanBelady({2, kFreeSlot, 3, kFreeSlot}, MakeIdSpans({{4}, {1}}), options);
+  ASSERT_TRUE(fill.ok());
+  EXPECT_EQ(fill->final_slots, std::vector<int64_t>({2, 4, 3, 1}));
+  ExpectMatchesOracle({1, 2}, {{3, 4}}, "scores", scores);
+  ExpectMatchesOracle({2, 3}, {{4}}, "cached tie", scores);
+  // Without scores the old rule: cached first, then lower id.
+  auto old = PlanBelady({1, 2}, MakeIdSpans({{3, 4}}));
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->final_slots, std::vector<int64_t>({1, 2}));
+}
+
+TEST(BeladyPlannerTest, StreamingMatchesInRamOnLargerTraces) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const std::string dir = testing::MakeTempDir("belady_streaming");
+  Batches batches = MakeBatches(rng, 150, 400, [](std::mt19937_64& r) { return PowerLaw(r, 5000, 2.0); });
+  std::vector<uint32_t> scores(5000);
+  for (auto& x : scores) x = static_cast<uint32_t>(rng() % 50);
+  for (int64_t k : {int64_t{0}, int64_t{100}, int64_t{700}, int64_t{6000}}) {
+    BeladyPlannerOptions options;
+    options.device = PlannerDevice::kCpu;
+    options.node_scores = TableScores(scores);
+    const auto c0 = RandomInitialState(rng, k, 5000);
+    auto ram = PlanBelady(c0, MakeIdSpans(batches), options);
+    ASSERT_TRUE(ram.ok()) << ram.status().ToString();
+    for (int64_t wm : {int64_t{100}, int64_t{4096}, int64_t{200000}, int64_t{1} << 30}) {
+      options.runtime_dir = dir;
+      options.working_memory_bytes = wm;
+      VectorBatchIdSource source(MakeIdSpans(batches));
+      auto streamed = PlanBeladyStreaming(c0, source, options);
+      ASSERT_TRUE(streamed.ok()) << streamed.status().ToString();
+      ASSERT_EQ(streamed->changesets.size(), ram->changesets.size());
+      for (int64_t i = 0; i < ram->changesets.size(); ++i) {
+        ASSERT_TRUE(*streamed->changesets.Get(i) == *ram->changesets.Get(i))
+            << "K " << k << " working memory " << wm << " iteration " << i;
+      }
+      EXPECT_EQ(streamed->final_slots, ram->final_slots);
+      EXPECT_EQ(streamed->num_misses, ram->num_misses);
     }
   }
 }
