@@ -55,6 +55,8 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
                         "Feature storage (auto: as the input)");
   AddBytesOption(cmd, "--memory-budget", &flags->options.memory_budget_bytes,
                  "Peak memory for the build (e.g. 512M, 4G)");
+  cmd->add_option("--threads", flags->options.threads, "Threads for parsing and the CSC build (0: every core)")
+      ->capture_default_str();
   cmd->add_flag("--force", flags->options.force, "Overwrite an existing dataset in --out");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
 

@@ -4,10 +4,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <future>
 #include <memory>
 #include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
@@ -17,10 +23,10 @@
 namespace seer {
 namespace {
 
-constexpr int64_t kChunkEdges = 16384;  // 256 KiB of Edge per read
+constexpr int64_t kMinBatchEdges = 1024;
+constexpr int64_t kMaxBatchEdges = int64_t{1} << 20;  // 16 MiB of Edge per read
+constexpr int64_t kGrainEdges = 16384;
 constexpr int64_t kMaxPartitions = 1000;  // stays under the usual 1024 open-file limit
-constexpr int64_t kMinSpillBufferBytes = 4096;
-constexpr int64_t kMaxSpillBufferBytes = 1 << 20;
 
 // A private directory for partition files; removes them and itself when destroyed.
 class SpillDir {
@@ -47,8 +53,30 @@ class SpillDir {
   std::vector<std::string> files_;
 };
 
+// One background writer: Start() hands it a job, Wait() returns the job's Status. At
+// most one job runs at a time, so writes keep their order; the destructor waits.
+class BackgroundWriter {
+ public:
+  ~BackgroundWriter() {
+    if (pending_.valid()) pending_.wait();
+  }
+  template <typename Job>
+  Status Start(Job job) {
+    SEER_RETURN_IF_ERROR(Wait());
+    pending_ = std::async(std::launch::async, std::move(job));
+    return Status::Ok();
+  }
+  Status Wait() {
+    if (!pending_.valid()) return Status::Ok();
+    return pending_.get();
+  }
+
+ private:
+  std::future<Status> pending_;
+};
+
 // Applies the options to one input edge and hands 0, 1 or 2 directed edges to `emit`.
-// Both passes go through here, so counting and placing always agree.
+// Every pass goes through here, so counting and placing always agree.
 template <typename Emit>
 inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_loops,
                    Emit&& emit) {
@@ -64,10 +92,56 @@ inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_
   if (options.undirected) emit(e.dst, e.src);
 }
 
+inline int64_t AtomicIncrement(int64_t* value) {
+  return __atomic_fetch_add(value, int64_t{1}, __ATOMIC_RELAXED);
+}
+
+// Runs body(begin, end) over [0, n) in parallel chunks.
+template <typename Body>
+void ParallelChunks(int64_t n, Body&& body) {
+  if (n <= kGrainEdges) {
+    if (n > 0) body(int64_t{0}, n);
+    return;
+  }
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, kGrainEdges),
+                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+}
+
+// The smallest index in [0, n) for which bad(i) holds, or -1.
+template <typename Bad>
+int64_t FirstBad(int64_t n, Bad&& bad) {
+  std::atomic<int64_t> first{n};
+  ParallelChunks(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e && i < first.load(std::memory_order_relaxed); ++i) {
+      if (bad(i)) {
+        int64_t cur = first.load();
+        while (i < cur && !first.compare_exchange_weak(cur, i)) {
+        }
+        return;
+      }
+    }
+  });
+  return first.load() == n ? -1 : first.load();
+}
+
 Status BadId(const EdgeSource& source, int64_t edge_number, const Edge& e, int64_t num_nodes) {
   return InvalidArgument(source.name() + ": edge #" + std::to_string(edge_number) + " (" +
                          std::to_string(e.src) + " -> " + std::to_string(e.dst) +
                          "): node id out of range [0, " + std::to_string(num_nodes) + ")");
+}
+
+// Edges handed out per Read: a quarter of what the degree table leaves, spread over the
+// batch's per-edge bytes (Edge + the source's buffer + two scatter buffers).
+int64_t BatchEdgesFor(const EdgeSource& source, const CscBuildOptions& options, int64_t table_bytes,
+                      int64_t index_bytes) {
+  const int64_t scatter = 2 * (options.undirected ? 2 : 1) * 2 * index_bytes;
+  const int64_t per_edge = static_cast<int64_t>(sizeof(Edge)) + source.BufferBytes(1024) / 1024 + scatter;
+  const int64_t share = std::max<int64_t>(0, options.memory_budget_bytes - table_bytes) / 4;
+  return std::clamp<int64_t>(share / per_edge, kMinBatchEdges, kMaxBatchEdges);
+}
+
+int64_t BatchBytes(const EdgeSource& source, int64_t batch_edges) {
+  return batch_edges * static_cast<int64_t>(sizeof(Edge)) + source.BufferBytes(batch_edges);
 }
 
 template <typename T>
@@ -83,14 +157,23 @@ class CscBuild {
     num_nodes_ = num_nodes;
     counts_ = std::move(counts);
     const int64_t table_bytes = (num_nodes_ + 1) * 8;
-    const int64_t fixed_bytes = table_bytes + kChunkEdges * static_cast<int64_t>(sizeof(Edge));
+    batch_edges_ = BatchEdgesFor(source_, options_, table_bytes, sizeof(T));
+    const int64_t scatter_bytes = 2 * (options_.undirected ? 2 : 1) * 2 * batch_edges_ *
+                                  static_cast<int64_t>(sizeof(T));
+    // The writers' buffers fill only as far as their files go; indptr is written from
+    // 64 Ki-entry chunks after the partition buffers are freed.
+    const int64_t writer_bytes =
+        std::min<int64_t>(options_.writer_buffer_bytes, table_bytes) +
+        std::min<int64_t>(options_.writer_buffer_bytes, total_edges * static_cast<int64_t>(sizeof(T)));
+    const int64_t fixed_bytes = table_bytes + BatchBytes(source_, batch_edges_) + scatter_bytes + writer_bytes;
     const int64_t avail = options_.memory_budget_bytes - fixed_bytes;
     if (avail < 64 * 1024) {
       return Status(StatusCode::kResourceExhausted,
                     "memory budget " + FormatBytes(options_.memory_budget_bytes) +
                         " cannot hold the CSC builder's per-node degree table (" +
                         FormatBytes(table_bytes) + " for " + std::to_string(num_nodes_) +
-                        " nodes) plus 64 KiB of edges; raise --memory-budget");
+                        " nodes) plus " + FormatBytes(fixed_bytes - table_bytes) +
+                        " of batch buffers and 64 KiB of edges; raise --memory-budget");
     }
     // Cut [0, num_nodes) into destination ranges whose edges fit in `avail`.
     const int64_t capacity_edges = std::max<int64_t>(1, avail / static_cast<int64_t>(sizeof(T)));
@@ -116,13 +199,16 @@ class CscBuild {
                         std::to_string(num_partitions) + " partitions (at most " +
                         std::to_string(kMaxPartitions) + "); raise --memory-budget");
     }
+    // Two partition buffers (one being written while the next is built) when the budget
+    // holds both; else the indices writes wait.
+    overlap_indices_ = 2 * stats_.largest_partition_edges <= capacity_edges;
     if (num_partitions == 1) {
       // Everything fits: place straight from a second read of the source.
       SEER_RETURN_IF_ERROR(source_.Rewind());
       SEER_RETURN_IF_ERROR(BuildPartition(0, nullptr));
     } else {
       SEER_ASSIGN_OR_RETURN(spill_dir_, SpillDir::Create(options_.spill_dir));
-      SEER_RETURN_IF_ERROR(Spill(avail, total_edges));
+      SEER_RETURN_IF_ERROR(Spill(total_edges));
       ProgressReporter progress("csc: sorting partitions", num_partitions, "partitions",
                                 options_.show_progress);
       for (int64_t p = 0; p < num_partitions; ++p) {
@@ -132,6 +218,8 @@ class CscBuild {
       }
       progress.Finish();
     }
+    SEER_RETURN_IF_ERROR(writer_.Wait());
+    for (auto& lists : lists_) std::vector<T>().swap(lists);
     SEER_RETURN_IF_ERROR(WriteIndptr());
     return stats_;
   }
@@ -142,59 +230,93 @@ class CscBuild {
                                 bounds_.begin()) - 1;
   }
 
-  // Pass 2: append every directed edge to its destination partition's file.
-  Status Spill(int64_t avail, int64_t total_edges) {
+  // Pass 2: append every directed edge to its destination partition's file. Each batch
+  // is bucketed by partition in parallel (slice-major counts, then a scatter into one
+  // buffer grouped by partition) and written by the background writer while the next
+  // batch is read and bucketed into the other buffer.
+  Status Spill(int64_t total_edges) {
     const int64_t num_partitions = static_cast<int64_t>(bounds_.size()) - 1;
-    int64_t buffer_bytes = std::clamp<int64_t>(avail / num_partitions, kMinSpillBufferBytes,
-                                               kMaxSpillBufferBytes);
-    const size_t buffer_values = static_cast<size_t>(buffer_bytes / (2 * sizeof(T))) * 2;
     std::vector<UniqueFd> fds;
-    std::vector<std::vector<T>> buffers(num_partitions);
     for (int64_t p = 0; p < num_partitions; ++p) {
       spill_paths_.push_back(spill_dir_->NewFile(p));
       SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(spill_paths_.back(),
                                                         O_WRONLY | O_CREAT | O_TRUNC, 0600));
       fds.push_back(std::move(fd));
-      buffers[p].reserve(buffer_values);
     }
-    auto flush = [&](int64_t p) -> Status {
-      auto& b = buffers[p];
-      if (b.empty()) return Status::Ok();
-      int64_t bytes = static_cast<int64_t>(b.size() * sizeof(T));
-      SEER_RETURN_IF_ERROR(WriteFull(fds[p].get(), b.data(), bytes, spill_paths_[p]));
-      stats_.spill_bytes_written += bytes;
-      b.clear();
-      return Status::Ok();
-    };
     SEER_RETURN_IF_ERROR(source_.Rewind());
     ProgressReporter progress("csc: bucketing edges", total_edges, "edges", options_.show_progress);
-    std::vector<Edge> chunk(kChunkEdges);
-    Status error;
-    int64_t ignored_self_loops = 0;
+    std::vector<Edge> chunk(static_cast<size_t>(batch_edges_));
+    const int64_t per_input = options_.undirected ? 2 : 1;
+    std::vector<T> buffers[2];
+    std::vector<int64_t> starts[2];  // partition p's pairs: [starts[p], starts[p+1])
+    int current = 0;
+    const int64_t slices = std::max<int64_t>(1, tbb::this_task_arena::max_concurrency()) * 4;
+    std::vector<int64_t> slice_counts(static_cast<size_t>(slices * num_partitions));
     for (;;) {
-      SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), kChunkEdges));
+      SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), batch_edges_));
       if (n == 0) break;
-      for (int64_t i = 0; i < n && error.ok(); ++i) {
-        Expand(chunk[i], options_, &ignored_self_loops, [&](int64_t src, int64_t dst) {
-          int64_t p = PartitionOf(dst);
-          auto& b = buffers[p];
-          b.push_back(static_cast<T>(src));
-          b.push_back(static_cast<T>(dst));
-          if (b.size() >= buffer_values) error = flush(p);
+      const int64_t slice_len = (n + slices - 1) / slices;
+      std::fill(slice_counts.begin(), slice_counts.end(), 0);
+      auto for_slices = [&](auto&& body) {
+        tbb::parallel_for(int64_t{0}, slices, [&](int64_t s) {
+          const int64_t b = std::min(n, s * slice_len), e = std::min(n, b + slice_len);
+          int64_t ignored_self_loops = 0;
+          for (int64_t i = b; i < e; ++i) {
+            Expand(chunk[i], options_, &ignored_self_loops,
+                   [&](int64_t src, int64_t dst) { body(s, src, dst); });
+          }
         });
+      };
+      for_slices([&](int64_t s, int64_t, int64_t dst) {
+        ++slice_counts[static_cast<size_t>(s * num_partitions + PartitionOf(dst))];
+      });
+      // Offsets, partition-major: partition p's pairs from every slice, in slice order.
+      std::vector<int64_t>& start = starts[current];
+      start.assign(static_cast<size_t>(num_partitions) + 1, 0);
+      std::vector<int64_t> cursor(slice_counts.size());
+      int64_t running = 0;
+      for (int64_t p = 0; p < num_partitions; ++p) {
+        start[p] = running;
+        for (int64_t s = 0; s < slices; ++s) {
+          cursor[static_cast<size_t>(s * num_partitions + p)] = running;
+          running += slice_counts[static_cast<size_t>(s * num_partitions + p)];
+        }
       }
-      SEER_RETURN_IF_ERROR(error);
+      start[num_partitions] = running;
+      std::vector<T>& buffer = buffers[current];
+      // The other buffer may still be written by the background writer; this one not.
+      if (buffer.size() < static_cast<size_t>(2 * per_input * batch_edges_)) {
+        buffer.resize(static_cast<size_t>(2 * per_input * batch_edges_));
+      }
+      for_slices([&](int64_t s, int64_t src, int64_t dst) {
+        int64_t& at = cursor[static_cast<size_t>(s * num_partitions + PartitionOf(dst))];
+        buffer[static_cast<size_t>(2 * at)] = static_cast<T>(src);
+        buffer[static_cast<size_t>(2 * at + 1)] = static_cast<T>(dst);
+        ++at;
+      });
+      SEER_RETURN_IF_ERROR(writer_.Start([this, &fds, &buffer, &start, num_partitions]() -> Status {
+        for (int64_t p = 0; p < num_partitions; ++p) {
+          const int64_t pairs = start[p + 1] - start[p];
+          if (pairs == 0) continue;
+          const int64_t bytes = pairs * 2 * static_cast<int64_t>(sizeof(T));
+          SEER_RETURN_IF_ERROR(WriteFull(fds[p].get(), buffer.data() + 2 * start[p], bytes, spill_paths_[p]));
+          stats_.spill_bytes_written += bytes;
+        }
+        return Status::Ok();
+      }));
+      current ^= 1;
       progress.Add(n);
     }
+    SEER_RETURN_IF_ERROR(writer_.Wait());
     for (int64_t p = 0; p < num_partitions; ++p) {
-      SEER_RETURN_IF_ERROR(flush(p));
       SEER_RETURN_IF_ERROR(fds[p].Close(spill_paths_[p]));
     }
     progress.Finish();
     return Status::Ok();
   }
 
-  // Pass 3 for one partition: counting-sort placement, per-list sort (+dedup), append.
+  // Pass 3 for one partition: parallel placement (each edge takes the next slot of its
+  // destination with an atomic increment), parallel per-list sort, dedup, append.
   // Reads the partition's spill file, or the source itself when spill_path is null.
   Status BuildPartition(int64_t p, const std::string* spill_path) {
     const int64_t lo = bounds_[p];
@@ -206,19 +328,35 @@ class CscBuild {
       counts_[v] = num_edges;
       num_edges += d;
     }
-    std::vector<T> lists(static_cast<size_t>(num_edges));
+    // With two buffers, partition p-1's may still be written (one job at a time, so
+    // p-2's, which used this one, is done); with one, wait for its write.
+    std::vector<T>& lists = lists_[overlap_indices_ ? p % 2 : 0];
+    if (!overlap_indices_) SEER_RETURN_IF_ERROR(writer_.Wait());
+    if (static_cast<size_t>(num_edges) > lists.capacity()) {
+      std::vector<T>().swap(lists);
+      lists.reserve(static_cast<size_t>(num_edges));  // exactly: the budget counts it
+    }
+    lists.resize(static_cast<size_t>(num_edges));
+    std::atomic<bool> overflow{false};
     auto place = [&](int64_t src, int64_t dst) {
-      lists[static_cast<size_t>(counts_[dst]++)] = static_cast<T>(src);
+      const int64_t at = AtomicIncrement(&counts_[dst]);
+      if (at < num_edges) {
+        lists[static_cast<size_t>(at)] = static_cast<T>(src);
+      } else {
+        overflow.store(true, std::memory_order_relaxed);
+      }
     };
     if (spill_path == nullptr) {
       ProgressReporter progress("csc: placing edges", source_.num_edges_hint(), "edges",
                                 options_.show_progress);
-      std::vector<Edge> chunk(kChunkEdges);
-      int64_t ignored_self_loops = 0;
+      std::vector<Edge> chunk(static_cast<size_t>(batch_edges_));
       for (;;) {
-        SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), kChunkEdges));
+        SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), batch_edges_));
         if (n == 0) break;
-        for (int64_t i = 0; i < n; ++i) Expand(chunk[i], options_, &ignored_self_loops, place);
+        ParallelChunks(n, [&](int64_t b, int64_t e) {
+          int64_t ignored_self_loops = 0;
+          for (int64_t i = b; i < e; ++i) Expand(chunk[i], options_, &ignored_self_loops, place);
+        });
         progress.Add(n);
       }
       progress.Finish();
@@ -231,26 +369,45 @@ class CscBuild {
                        std::to_string(num_edges * 2 * static_cast<int64_t>(sizeof(T))) +
                        " (edge source changed between passes?)");
       }
-      std::vector<T> pairs(2 * kChunkEdges);
+      std::vector<T> pairs(static_cast<size_t>(2 * batch_edges_));
       for (int64_t off = 0; off < size_bytes;) {
         int64_t len = std::min<int64_t>(size_bytes - off,
                                         static_cast<int64_t>(pairs.size() * sizeof(T)));
         SEER_RETURN_IF_ERROR(PreadFull(fd.get(), pairs.data(), len, off, *spill_path));
-        int64_t values = len / static_cast<int64_t>(sizeof(T));
-        for (int64_t i = 0; i < values; i += 2) {
-          place(static_cast<int64_t>(pairs[i]), static_cast<int64_t>(pairs[i + 1]));
-        }
+        const int64_t count = len / static_cast<int64_t>(2 * sizeof(T));
+        ParallelChunks(count, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            place(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1]));
+          }
+        });
         off += len;
       }
     }
-    // Sort each list; compact in place (dedup may shorten lists); counts_[v] = new degree.
+    // The second pass must give exactly the edges the first one counted: then the ends
+    // are non-decreasing and the last one is the partition's edge count.
+    const int64_t disorder = FirstBad(hi - lo, [&](int64_t i) {
+      const int64_t v = lo + i;
+      return counts_[v] < (v == lo ? 0 : counts_[v - 1]) || counts_[v] > num_edges;
+    });
+    if (overflow.load() || disorder >= 0 || (hi > lo && counts_[hi - 1] != num_edges)) {
+      return Corrupt(source_.name() + ": edge source returned a different edge set on the "
+                     "second pass (partition " + std::to_string(p) + ")");
+    }
+    // Sort each list (parallel over nodes); the list of v is [end of v-1, end of v).
+    tbb::parallel_for(tbb::blocked_range<int64_t>(lo, hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t v = r.begin(); v < r.end(); ++v) {
+        const int64_t begin = v == lo ? 0 : counts_[v - 1];
+        std::sort(lists.data() + begin, lists.data() + counts_[v]);
+      }
+    });
+    // Compact in place (dedup may shorten lists); counts_[v] = new degree. Sequential:
+    // later lists move left over earlier ones.
     int64_t begin = 0;
     int64_t write = 0;
     for (int64_t v = lo; v < hi; ++v) {
       const int64_t end = counts_[v];
       T* first = lists.data() + begin;
       T* last = lists.data() + end;
-      std::sort(first, last);
       if (options_.dedup) {
         T* new_last = std::unique(first, last);
         stats_.duplicates_dropped += last - new_last;
@@ -262,17 +419,17 @@ class CscBuild {
       counts_[v] = len;
       begin = end;
     }
-    if (begin != num_edges) {
-      return Corrupt(source_.name() + ": edge source returned a different edge set on the "
-                     "second pass (partition " + std::to_string(p) + ")");
-    }
     stats_.num_edges += write;
-    return indices_out_.AppendValues(lists.data(), write);
+    lists.resize(static_cast<size_t>(write));
+    SEER_RETURN_IF_ERROR(writer_.Start([this, &lists]() -> Status {
+      return indices_out_.AppendValues(lists.data(), static_cast<int64_t>(lists.size()));
+    }));
+    return Status::Ok();
   }
 
   Status WriteIndptr() {
     std::vector<int64_t> chunk;
-    chunk.reserve(65536);
+    chunk.reserve(static_cast<size_t>(std::min<int64_t>(65536, num_nodes_ + 1)));
     int64_t running = 0;
     chunk.push_back(0);
     for (int64_t v = 0; v < num_nodes_; ++v) {
@@ -292,14 +449,17 @@ class CscBuild {
   AtomicFileWriter& indices_out_;
   CscBuildStats stats_;
   int64_t num_nodes_ = 0;
+  int64_t batch_edges_ = kMinBatchEdges;
   std::vector<int64_t> counts_;
   std::vector<int64_t> bounds_;
   std::unique_ptr<SpillDir> spill_dir_;
   std::vector<std::string> spill_paths_;
+  std::vector<T> lists_[2];
+  bool overlap_indices_ = false;
+  BackgroundWriter writer_;  // last: destroyed (joined) first
 };
 
 }  // namespace
-
 Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& options,
                                AtomicFileWriter& indptr_out, AtomicFileWriter& indices_out) {
   CscBuildStats stats;
@@ -324,37 +484,60 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
   {
     ProgressReporter progress("csc: counting degrees", source.num_edges_hint(), "edges",
                               options.show_progress);
-    std::vector<Edge> chunk(kChunkEdges);
+    // The batch is sized before the table is known: charge it as if int64 indices.
+    const int64_t batch_edges = BatchEdgesFor(source, options, known ? (num_nodes + 1) * 8 : 0, 8);
+    const int64_t batch_bytes = BatchBytes(source, batch_edges);
+    std::vector<Edge> chunk(static_cast<size_t>(batch_edges));
+    auto too_large = [&](int64_t hi) { return (hi + 2) * 8 + batch_bytes > options.memory_budget_bytes; };
     for (;;) {
-      SEER_ASSIGN_OR_RETURN(int64_t n, source.Read(chunk.data(), kChunkEdges));
+      SEER_ASSIGN_OR_RETURN(int64_t n, source.Read(chunk.data(), batch_edges));
       if (n == 0) break;
-      for (int64_t i = 0; i < n; ++i) {
+      const int64_t bad = FirstBad(n, [&](int64_t i) {
         const Edge& e = chunk[i];
-        const int64_t edge_number = stats.input_edges + i;
-        if (e.src < 0 || e.dst < 0 || (known && (e.src >= num_nodes || e.dst >= num_nodes))) {
-          return BadId(source, edge_number, e, num_nodes);
-        }
-        if (!known) {
-          int64_t hi = std::max(e.src, e.dst);
-          if (hi >= static_cast<int64_t>(counts.size())) {
-            if ((hi + 2) * 8 > options.memory_budget_bytes) {
-              return Status(StatusCode::kResourceExhausted,
-                            source.name() + ": edge #" + std::to_string(edge_number) +
-                                " has node id " + std::to_string(hi) +
-                                ", whose degree table would exceed the memory budget " +
-                                FormatBytes(options.memory_budget_bytes) + "; raise --memory-budget");
-            }
-            const size_t cap = static_cast<size_t>(options.memory_budget_bytes / 8 - 1);
-            counts.resize(std::max<size_t>(static_cast<size_t>(hi) + 1,
-                                           std::min(counts.size() * 2, cap)), 0);
-          }
-          max_id = std::max(max_id, hi);
-        }
-        Expand(e, options, &stats.self_loops_dropped, [&](int64_t, int64_t dst) {
-          ++counts[static_cast<size_t>(dst)];
-          ++total_edges;
-        });
+        if (e.src < 0 || e.dst < 0) return true;
+        return known ? (e.src >= num_nodes || e.dst >= num_nodes) : too_large(std::max(e.src, e.dst));
+      });
+      if (bad >= 0) {
+        const Edge& e = chunk[bad];
+        const int64_t edge_number = stats.input_edges + bad;
+        if (known || e.src < 0 || e.dst < 0) return BadId(source, edge_number, e, num_nodes);
+        return Status(StatusCode::kResourceExhausted,
+                      source.name() + ": edge #" + std::to_string(edge_number) + " has node id " +
+                          std::to_string(std::max(e.src, e.dst)) +
+                          ", whose degree table would exceed the memory budget " +
+                          FormatBytes(options.memory_budget_bytes) + "; raise --memory-budget");
       }
+      if (!known) {
+        std::atomic<int64_t> batch_max{-1};
+        ParallelChunks(n, [&](int64_t b, int64_t e) {
+          int64_t m = -1;
+          for (int64_t i = b; i < e; ++i) m = std::max({m, chunk[i].src, chunk[i].dst});
+          int64_t cur = batch_max.load();
+          while (m > cur && !batch_max.compare_exchange_weak(cur, m)) {
+          }
+        });
+        const int64_t hi = batch_max.load();
+        if (hi >= static_cast<int64_t>(counts.size())) {
+          const size_t cap = static_cast<size_t>((options.memory_budget_bytes - batch_bytes) / 8 - 1);
+          counts.resize(std::max<size_t>(static_cast<size_t>(hi) + 1,
+                                         std::min(counts.size() * 2, cap)), 0);
+        }
+        max_id = std::max(max_id, hi);
+      }
+      std::atomic<int64_t> self_loops{0}, expanded{0};
+      ParallelChunks(n, [&](int64_t b, int64_t e) {
+        int64_t local_loops = 0, local_edges = 0;
+        for (int64_t i = b; i < e; ++i) {
+          Expand(chunk[i], options, &local_loops, [&](int64_t, int64_t dst) {
+            AtomicIncrement(&counts[static_cast<size_t>(dst)]);
+            ++local_edges;
+          });
+        }
+        self_loops += local_loops;
+        expanded += local_edges;
+      });
+      stats.self_loops_dropped += self_loops.load();
+      total_edges += expanded.load();
       stats.input_edges += n;
       progress.Add(n);
     }

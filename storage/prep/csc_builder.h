@@ -11,10 +11,17 @@
 //   3. load one partition at a time, place each source at its destination's slot
 //      (counting sort), sort each neighbor list, optionally drop duplicates, and append
 //      to indices.bin. indptr.bin is written last from the (deduplicated) degrees.
-// Memory: the degree table + a 256 KiB read chunk + max(partition edges × index bytes,
-// spill write buffers); a single node whose in-degree alone exceeds the budget gets its
-// own partition, which then exceeds the budget (reported in CscBuildStats).
-// Single-threaded; blocks on file I/O.
+// Memory: the degree table + the batch buffers (edges read at a time, the source's own
+// read buffer, two spill scatter buffers; sized from the budget, at most a quarter of what
+// the table leaves) + partition edges × index bytes; a single node whose in-degree alone
+// exceeds the budget gets its own partition, which then exceeds the budget (reported in
+// CscBuildStats).
+// Parallel (TBB, in the caller's task arena: wrap the call in a tbb::task_arena to bound
+// the threads): the source parses a batch with all threads, degrees are counted and edges
+// bucketed and placed by all threads, neighbor lists sorted in parallel; spill and
+// indices writes run on one background thread, overlapped with the next batch or
+// partition. The output does not depend on the number of threads (lists are sorted).
+// Blocks on file I/O.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +55,9 @@ class EdgeSource {
   virtual int64_t num_edges_hint() const { return -1; }
   // Name for messages ("edges.txt", "R-MAT generator").
   virtual std::string name() const = 0;
+  // Bytes the source itself holds to hand out `max_edges` edges per Read (its read or
+  // parse buffer), so the builder can keep the total within the budget.
+  virtual int64_t BufferBytes(int64_t max_edges) const { return max_edges * 0; }
 };
 
 struct CscBuildOptions {
@@ -57,6 +67,9 @@ struct CscBuildOptions {
   bool drop_self_loops = false;       // drop v->v
   std::optional<IndexDtype> index_dtype;  // nullopt: uint32 when num_nodes < 2^32
   int64_t memory_budget_bytes = int64_t{512} << 20;
+  // What each output writer buffers at most (AtomicFileWriter: 1 MiB); charged against
+  // the budget as min(this, the file's size) for indptr and indices.
+  int64_t writer_buffer_bytes = 0;
   std::string spill_dir = ".";        // a private temp dir is made (and removed) inside
   bool show_progress = false;
 };

@@ -8,8 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
+
+#include <tbb/task_arena.h>
 
 #include "storage/base/byte_size.h"
 #include "storage/base/progress.h"
@@ -20,9 +23,10 @@
 namespace seer {
 namespace {
 
-constexpr int64_t kChunkBytes = 4 << 20;
-// Kept out of the CSC builder's share of the budget: writer buffers and chunks.
-constexpr int64_t kReservedBytes = int64_t{24} << 20;
+constexpr int64_t kMaxChunkBytes = 4 << 20;
+constexpr int64_t kMinChunkBytes = 64 << 10;
+constexpr int64_t kWriterBufferBytes = 1 << 20;   // AtomicFileWriter's buffer
+constexpr int64_t kTextReaderBytes = (1 << 20) + (512 << 10);  // line buffer + zlib's
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -97,6 +101,7 @@ class Prep {
       : in_(in), options_(options), out_dir_(out_dir) {}
 
   Result<PrepSummary> Run() {
+    chunk_bytes_ = std::clamp<int64_t>(options_.memory_budget_bytes / 8, kMinChunkBytes, kMaxChunkBytes);
     if (in_.ogb_dir.empty() == in_.edges.empty()) {
       return InvalidArgument("give either an edge list (--edges) or an OGB folder (--ogb), not both or neither");
     }
@@ -114,16 +119,26 @@ class Prep {
     build.dedup = options_.dedup;
     build.drop_self_loops = options_.drop_self_loops;
     build.index_dtype = options_.index_dtype;
-    build.memory_budget_bytes = options_.memory_budget_bytes - kReservedBytes;
+    // The CSC build and the node arrays run one after the other: the builder gets the
+    // whole budget (it counts its own writer buffers); the node arrays' chunks, file
+    // buffers and split bitmap, sized from these inputs, must fit in it too.
+    build.memory_budget_bytes = options_.memory_budget_bytes;
+    build.writer_buffer_bytes = kWriterBufferBytes;
     build.spill_dir = out_dir_;
     build.show_progress = options_.show_progress;
-    if (build.memory_budget_bytes <= 0) {
+    if (const int64_t fixed = NodeArrayBytes(); fixed > options_.memory_budget_bytes) {
       return Status(StatusCode::kResourceExhausted, "memory budget " + FormatBytes(options_.memory_budget_bytes) +
-                                                        " is below the fixed " + FormatBytes(kReservedBytes) +
-                                                        " that prep needs besides the CSC builder");
+                                                        " is below the " + FormatBytes(fixed) +
+                                                        " that these node arrays need (chunks, file buffers, "
+                                                        "split bitmap); raise --memory-budget");
     }
     SEER_ASSIGN_OR_RETURN(summary_.csc, BuildCsc(*edges, build, *indptr, *indices));
     num_nodes_ = summary_.csc.num_nodes;
+    if (const int64_t fixed = NodeArrayBytes(); fixed > options_.memory_budget_bytes) {
+      return Status(StatusCode::kResourceExhausted, "memory budget " + FormatBytes(options_.memory_budget_bytes) +
+                                                        " is below the " + FormatBytes(fixed) + " that the node arrays of " +
+                                                        std::to_string(num_nodes_) + " nodes need; raise --memory-budget");
+    }
 
     SEER_RETURN_IF_ERROR(WriteFeatures(writer));
     SEER_RETURN_IF_ERROR(WriteLabels(writer));
@@ -264,7 +279,7 @@ class Prep {
     summary_.feature_dim = f;
     summary_.feature_dtype = out;
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
-    const int64_t rows_per_chunk = std::max<int64_t>(1, kChunkBytes / std::max<int64_t>(1, f * 8));
+    const int64_t rows_per_chunk = std::max<int64_t>(1, chunk_bytes_ / std::max<int64_t>(1, f * 8));
     std::vector<char> raw;
     std::vector<float> values;
     std::vector<uint16_t> halves;
@@ -351,7 +366,7 @@ class Prep {
     std::vector<int64_t> wide;
     std::vector<int32_t> narrow;
     if (!labels_ && ogb_labels_.empty()) {  // the format requires the file: all unlabeled
-      narrow.assign(65536, -1);
+      narrow.assign(static_cast<size_t>(std::clamp<int64_t>(num_nodes_, 1, 65536)), -1);
       for (int64_t first = 0; first < num_nodes_; first += 65536) {
         SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), std::min<int64_t>(65536, num_nodes_ - first)));
       }
@@ -360,7 +375,7 @@ class Prep {
     if (labels_) {
       const NpyHeader& h = labels_->header();
       if (h.shape[0] != num_nodes_) return RowCountMismatch(labels_->path(), h.shape[0], "labels");
-      const int64_t chunk = kChunkBytes / 8;
+      const int64_t chunk = chunk_bytes_ / 8;
       for (int64_t first = 0; first < num_nodes_; first += chunk) {
         const int64_t n = std::min(chunk, num_nodes_ - first);
         wide.resize(static_cast<size_t>(n));
@@ -415,7 +430,7 @@ class Prep {
       std::vector<int64_t> ids;
       if (splits_[s]) {
         const int64_t total = splits_[s]->header().shape[0];
-        const int64_t chunk = kChunkBytes / 8;
+        const int64_t chunk = chunk_bytes_ / 8;
         for (int64_t first = 0; first < total; first += chunk) {
           const int64_t n = std::min(chunk, total - first);
           ids.resize(static_cast<size_t>(n));
@@ -451,8 +466,46 @@ class Prep {
     return Status::Ok();
   }
 
+  // Peak bytes of the node-array phase for these inputs (num_nodes_ < 0: not known yet,
+  // then the arrays' own sizes bound it): the touched part of every file writer's
+  // buffer, the conversion chunks, text readers, and the split bitmap.
+  int64_t NodeArrayBytes() const {
+    const int64_t n = std::max<int64_t>(num_nodes_, 0);
+    auto writer = [](int64_t bytes) { return std::min(kWriterBufferBytes, bytes); };
+    // indptr's and indices' writers keep what their buffers touched during the build.
+    int64_t total = writer(8 * (n + 1)) + writer(summary_.csc.num_edges * IndexDtypeBytes(summary_.csc.index_dtype));
+    if (features_) {
+      const NpyHeader& h = features_->header();
+      const int64_t bytes = h.shape[0] * h.shape[1] * 8;  // raw + float32 + float16 copies bound
+      total += writer(h.shape[0] * h.shape[1] * 4) + std::min(bytes, chunk_bytes_ * 7 / 4);
+    } else if (!ogb_features_.empty()) {
+      total += kWriterBufferBytes + kTextReaderBytes;
+    }
+    if (labels_) {
+      total += writer(4 * n) + std::min(12 * labels_->header().shape[0], chunk_bytes_ * 3 / 2);
+    } else if (!ogb_labels_.empty()) {
+      total += writer(4 * n) + kTextReaderBytes + (256 << 10);
+    } else {
+      total += writer(4 * n) + std::min<int64_t>(4 * n, 256 << 10);
+    }
+    bool any_split = false;
+    for (int s = 0; s < 3; ++s) {
+      if (splits_[s]) {
+        const int64_t k = splits_[s]->header().shape[0];
+        total += writer(8 * k) + std::min(8 * k, chunk_bytes_);
+        any_split = true;
+      } else if (!ogb_splits_[s].empty()) {
+        total += kWriterBufferBytes + kTextReaderBytes + (512 << 10);
+        any_split = true;
+      }
+    }
+    if (any_split) total += n;  // SplitRegistry: one byte per node
+    return total;
+  }
+
   const PrepInputs& in_;
   const PrepOptions& options_;
+  int64_t chunk_bytes_ = kMaxChunkBytes;
   std::string out_dir_;
   std::string edges_path_;
   EdgeListFormat edges_format_ = EdgeListFormat::kAuto;
@@ -469,7 +522,12 @@ class Prep {
 
 Result<PrepSummary> PrepareDataset(const PrepInputs& inputs, const PrepOptions& options,
                                    const std::string& out_dir) {
-  return Prep(inputs, options, out_dir).Run();
+  if (options.threads < 0) return InvalidArgument("--threads must be >= 0 (0: every core)");
+  if (options.threads == 0) return Prep(inputs, options, out_dir).Run();
+  tbb::task_arena arena(options.threads);
+  std::optional<Result<PrepSummary>> result;
+  arena.execute([&] { result.emplace(Prep(inputs, options, out_dir).Run()); });
+  return std::move(*result);
 }
 
 }  // namespace seer

@@ -8,7 +8,9 @@
 // OGB's num-node-list, else 1 + the largest edge id; every array must agree with it.
 // Topology goes through the external CSC builder (memory_budget_bytes); node arrays are
 // streamed in chunks. Every input error is one line naming the file and the position,
-// and no dataset.json is written unless everything succeeded. Blocking, single-threaded.
+// and no dataset.json is written unless everything succeeded. Blocking; parsing, degree
+// counting, placement and sorting run on `threads` TBB threads (the output does not
+// depend on how many).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,7 @@ struct PrepOptions {
   std::optional<IndexDtype> index_dtype;      // nullopt: auto
   std::optional<FeatureDtype> feature_dtype;  // nullopt: the input's (float64 -> float32)
   int64_t memory_budget_bytes = int64_t{512} << 20;
+  int threads = 0;                            // 0: every core (TBB's default)
   bool force = false;
   bool show_progress = false;
   std::string created_by = "seer prep";

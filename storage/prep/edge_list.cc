@@ -3,10 +3,16 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <cstring>
 #include <optional>
 #include <string_view>
 #include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
@@ -16,6 +22,7 @@
 namespace seer {
 namespace {
 
+constexpr int64_t kParallelEdges = 16384;
 
 bool EndsWith(const std::string& s, const char* suffix) {
   size_t n = std::char_traits<char>::length(suffix);
@@ -56,6 +63,77 @@ std::optional<int64_t> ParseInt(std::string_view token) {
   return value;
 }
 
+// One data line as the original sequential reader saw it: kSkip (blank or comment),
+// kEdge, kHeader (only possible while no data line was seen), or an error message
+// naming `where`. `line` has no '\n' and no trailing '\r'.
+enum class LineKind { kSkip, kEdge, kHeader, kError };
+LineKind ParseLineSlow(std::string_view line, bool first_data, int64_t num_nodes,
+                       const std::string& path, int64_t line_number, Edge* edge, Status* error) {
+  size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') return LineKind::kSkip;
+  std::string_view tokens[3];
+  int count = Tokenize(line, tokens);
+  const std::string where = path + ":" + std::to_string(line_number);
+  std::optional<int64_t> src = count >= 1 ? ParseInt(tokens[0]) : std::nullopt;
+  std::optional<int64_t> dst = count >= 2 ? ParseInt(tokens[1]) : std::nullopt;
+  if (first_data && count == 2 && !src && !dst) return LineKind::kHeader;  // e.g. "src,dst"
+  if (count != 2) {
+    *error = InvalidArgument(where + ": malformed line (expected 2 fields 'src dst', got " +
+                             std::to_string(count) + "): '" + std::string(line.substr(0, 80)) + "'");
+    return LineKind::kError;
+  }
+  if (!src || !dst) {
+    *error = InvalidArgument(where + ": non-numeric node id '" + std::string(!src ? tokens[0] : tokens[1]) + "'");
+    return LineKind::kError;
+  }
+  *error = CheckId(*src, num_nodes, where);
+  if (error->ok()) *error = CheckId(*dst, num_nodes, where);
+  if (!error->ok()) return LineKind::kError;
+  *edge = Edge{*src, *dst};
+  return LineKind::kEdge;
+}
+
+inline bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+inline bool IsSep(char c) { return c == ' ' || c == '\t' || c == ',' || c == '\r'; }
+inline bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
+
+// Parses one unsigned decimal of 1..18 digits at *p; false (p unchanged) otherwise.
+inline bool ParseDigits(const char*& p, const char* end, int64_t* out) {
+  const char* q = p;
+  int64_t v = 0;
+  while (q < end && IsDigit(*q)) {
+    v = v * 10 + (*q - '0');
+    ++q;
+  }
+  if (q == p || q - p > 18) return false;
+  *out = v;
+  p = q;
+  return true;
+}
+
+// The common line "src<sep>dst" (plain digits, separators, optional blanks): kEdge or
+// kSkip for a blank/comment line; anything else (signs, long numbers, a bad line, an
+// id >= num_nodes) returns kError so the caller takes the exact slow path.
+inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes, Edge* edge) {
+  while (p < end && IsBlank(*p)) ++p;
+  if (p == end || *p == '#' || *p == '%') return LineKind::kSkip;
+  int64_t src, dst;
+  if (!ParseDigits(p, end, &src)) return LineKind::kError;
+  const char* sep = p;
+  while (p < end && IsSep(*p)) ++p;
+  if (p == sep || !ParseDigits(p, end, &dst)) return LineKind::kError;
+  while (p < end && IsSep(*p)) ++p;
+  if (p != end) return LineKind::kError;
+  if (num_nodes >= 0 && (src >= num_nodes || dst >= num_nodes)) return LineKind::kError;
+  *edge = Edge{src, dst};
+  return LineKind::kEdge;
+}
+
+// Text edge list. Lines up to the first data line are read one at a time (that line may
+// be a header); after it the file is read in blocks of whole lines, each block cut into
+// pieces at line boundaries that all threads parse at once, every piece knowing its
+// first line number, so errors name the exact line and the first error in file order
+// is the one reported.
 class TextEdgeSource : public EdgeSource {
  public:
   TextEdgeSource(std::string path, int64_t num_nodes) : path_(std::move(path)), num_nodes_(num_nodes) {}
@@ -69,43 +147,126 @@ class TextEdgeSource : public EdgeSource {
     if (!reader_) SEER_RETURN_IF_ERROR(Rewind());
     int64_t n = 0;
     std::string_view line;
-    while (n < max_edges) {
+    while (!seen_data_ && n < max_edges) {
       SEER_ASSIGN_OR_RETURN(bool more, reader_->NextLine(&line));
-      if (!more) break;
-      size_t first = line.find_first_not_of(" \t\r");
-      if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') continue;
-      std::string_view tokens[3];
-      int count = Tokenize(line, tokens);
-      const std::string where = path_ + ":" + std::to_string(reader_->line_number());
-      std::optional<int64_t> src = count >= 1 ? ParseInt(tokens[0]) : std::nullopt;
-      std::optional<int64_t> dst = count >= 2 ? ParseInt(tokens[1]) : std::nullopt;
-      if (!seen_data_ && count == 2 && !src && !dst) {  // a header such as "src,dst"
-        seen_data_ = true;
-        continue;
+      if (!more) return n;
+      Status error;
+      Edge edge;
+      switch (ParseLineSlow(line, true, num_nodes_, path_, reader_->line_number(), &edge, &error)) {
+        case LineKind::kSkip: continue;
+        case LineKind::kHeader: seen_data_ = true; continue;
+        case LineKind::kError: return error;
+        case LineKind::kEdge: seen_data_ = true; out[n++] = edge; break;
       }
-      seen_data_ = true;
-      if (count != 2) {
-        return InvalidArgument(where + ": malformed line (expected 2 fields 'src dst', got " +
-                               std::to_string(count) + "): '" + std::string(line.substr(0, 80)) + "'");
-      }
-      if (!src || !dst) {
-        return InvalidArgument(where + ": non-numeric node id '" +
-                               std::string(!src ? tokens[0] : tokens[1]) + "'");
-      }
-      SEER_RETURN_IF_ERROR(CheckId(*src, num_nodes_, where));
-      SEER_RETURN_IF_ERROR(CheckId(*dst, num_nodes_, where));
-      out[n++] = Edge{*src, *dst};
+    }
+    while (n == 0 && max_edges > 0) {
+      int64_t first_line = 0, num_lines = 0;
+      SEER_ASSIGN_OR_RETURN(std::string_view block,
+                            reader_->NextLines(BlockBytes(max_edges), max_edges, &first_line, &num_lines));
+      if (block.empty()) break;
+      SEER_ASSIGN_OR_RETURN(n, ParseBlock(block, first_line, out));
     }
     return n;
   }
   int64_t num_nodes() const override { return num_nodes_; }
   std::string name() const override { return path_; }
+  int64_t BufferBytes(int64_t max_edges) const override { return BlockBytes(max_edges); }
 
  private:
+  // About 8 bytes of text per edge handed out (short lines are cut by the line count).
+  static size_t BlockBytes(int64_t max_edges) {
+    return static_cast<size_t>(std::clamp<int64_t>(max_edges * 8, 64 << 10, 16 << 20));
+  }
+
+  // Parses a block of whole lines (at most as many as `out` holds) into out; returns the
+  // number of edges.
+  Result<int64_t> ParseBlock(std::string_view block, int64_t first_line, Edge* out) {
+    // Pieces of ~64 KiB, cut after a '\n'.
+    constexpr size_t kPieceBytes = 64 << 10;
+    starts_.clear();
+    for (size_t at = 0; at < block.size();) {
+      starts_.push_back(at);
+      size_t next = at + kPieceBytes;
+      if (next >= block.size()) break;
+      const void* nl = std::memchr(block.data() + next, '\n', block.size() - next);
+      at = nl == nullptr ? block.size() : static_cast<const char*>(nl) - block.data() + 1;
+    }
+    const size_t pieces = starts_.size();
+    starts_.push_back(block.size());
+    // Lines per piece (newlines, plus an unterminated last line), then prefix sums: the
+    // first line number and the first output slot of every piece.
+    lines_.assign(pieces + 1, 0);
+    tbb::parallel_for(size_t{0}, pieces, [&](size_t i) {
+      const char* b = block.data() + starts_[i];
+      const char* e = block.data() + starts_[i + 1];
+      int64_t lines = std::count(b, e, '\n');
+      if (e > b && e[-1] != '\n') ++lines;
+      lines_[i + 1] = lines;
+    });
+    for (size_t i = 0; i < pieces; ++i) lines_[i + 1] += lines_[i];
+    edges_.assign(pieces, 0);
+    bad_line_.assign(pieces, -1);
+    tbb::parallel_for(size_t{0}, pieces, [&](size_t i) {
+      const char* p = block.data() + starts_[i];
+      const char* end = block.data() + starts_[i + 1];
+      Edge* dst = out + lines_[i];
+      int64_t k = 0;
+      for (int64_t line = 0; p < end; ++line) {
+        const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
+        const char* line_end = nl == nullptr ? end : nl;
+        switch (ParseLineFast(p, line_end, num_nodes_, dst + k)) {
+          case LineKind::kEdge: ++k; break;
+          case LineKind::kSkip: break;
+          default: {  // the exact reader decides
+            Edge edge;
+            Status error;
+            LineKind kind = ParseLineSlow(Strip(p, line_end), false, num_nodes_, path_, 0, &edge, &error);
+            if (kind == LineKind::kEdge) {
+              dst[k++] = edge;
+            } else if (kind == LineKind::kError) {
+              bad_line_[i] = line;
+              edges_[i] = k;
+              return;
+            }
+          }
+        }
+        p = line_end + 1;
+      }
+      edges_[i] = k;
+    });
+    for (size_t i = 0; i < pieces; ++i) {
+      if (bad_line_[i] < 0) continue;
+      // Re-parse the bad line alone for the message with its line number.
+      const char* p = block.data() + starts_[i];
+      for (int64_t skip = 0; skip < bad_line_[i]; ++skip) p = static_cast<const char*>(std::memchr(p, '\n', block.data() + starts_[i + 1] - p)) + 1;
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', block.data() + starts_[i + 1] - p));
+      const char* line_end = nl == nullptr ? block.data() + starts_[i + 1] : nl;
+      Edge edge;
+      Status error;
+      ParseLineSlow(Strip(p, line_end), false, num_nodes_, path_, first_line + lines_[i] + bad_line_[i], &edge, &error);
+      return error;
+    }
+    // Close the gaps left by skipped lines.
+    int64_t n = 0;
+    for (size_t i = 0; i < pieces; ++i) {
+      if (n != lines_[i]) std::memmove(out + n, out + lines_[i], static_cast<size_t>(edges_[i]) * sizeof(Edge));
+      n += edges_[i];
+    }
+    return n;
+  }
+
+  // The line as TextLineReader::NextLine hands it out: without one trailing '\r'.
+  static std::string_view Strip(const char* b, const char* e) {
+    if (e > b && e[-1] == '\r') --e;
+    return std::string_view(b, static_cast<size_t>(e - b));
+  }
+
   std::string path_;
   int64_t num_nodes_;
   std::unique_ptr<TextLineReader> reader_;
   bool seen_data_ = false;
+  std::vector<size_t> starts_;
+  std::vector<int64_t> lines_, edges_, bad_line_;
 };
 
 // A source of a known number of edges read by position (binary and .npy layouts):
@@ -150,20 +311,48 @@ class BinaryEdgeSource : public CountedEdgeSource {
   static constexpr int64_t kPairBytes = 2 * static_cast<int64_t>(sizeof(T));
 
   Status ReadEdges(int64_t first, int64_t n, Edge* out) override {
-    buffer_.resize(static_cast<size_t>(2 * n));
     const int64_t offset = first * kPairBytes;
-    SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), n * kPairBytes, offset, path_));
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t src = buffer_[2 * i], dst = buffer_[2 * i + 1];
-      if (src < 0 || dst < 0 || (num_nodes_ >= 0 && (src >= num_nodes_ || dst >= num_nodes_))) {
-        const std::string where = path_ + ": edge #" + std::to_string(first + i) +
-                                  " at byte offset " + std::to_string(offset + i * kPairBytes);
-        SEER_RETURN_IF_ERROR(CheckId(src, num_nodes_, where));
-        SEER_RETURN_IF_ERROR(CheckId(dst, num_nodes_, where));
+    const T* pairs;
+    if constexpr (sizeof(T) == sizeof(int64_t)) {  // int64 pairs are Edges: read in place
+      static_assert(sizeof(Edge) == 2 * sizeof(int64_t));
+      SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), out, n * kPairBytes, offset, path_));
+      pairs = reinterpret_cast<const T*>(out);
+    } else {
+      buffer_.resize(static_cast<size_t>(2 * n));
+      SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), n * kPairBytes, offset, path_));
+      pairs = buffer_.data();
+    }
+    // Widen and check in parallel; the first bad edge (in file order) is reported.
+    std::atomic<int64_t> first_bad{n};
+    auto body = [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        int64_t src = pairs[2 * i], dst = pairs[2 * i + 1];
+        if (src < 0 || dst < 0 || (num_nodes_ >= 0 && (src >= num_nodes_ || dst >= num_nodes_))) {
+          int64_t cur = first_bad.load();
+          while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
+          }
+          return;
+        }
+        out[i] = Edge{src, dst};
       }
-      out[i] = Edge{src, dst};
+    };
+    if (n <= kParallelEdges) {
+      body(0, n);
+    } else {
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, kParallelEdges),
+                        [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+    }
+    if (const int64_t i = first_bad.load(); i < n) {
+      const int64_t src = pairs[2 * i], dst = pairs[2 * i + 1];
+      const std::string where = path_ + ": edge #" + std::to_string(first + i) +
+                                " at byte offset " + std::to_string(offset + i * kPairBytes);
+      SEER_RETURN_IF_ERROR(CheckId(src, num_nodes_, where));
+      SEER_RETURN_IF_ERROR(CheckId(dst, num_nodes_, where));
     }
     return Status::Ok();
+  }
+  int64_t BufferBytes(int64_t max_edges) const override {
+    return sizeof(T) == sizeof(int64_t) ? 0 : max_edges * kPairBytes;
   }
 
   std::string path_;
@@ -177,6 +366,7 @@ class NpyEdgeSource : public CountedEdgeSource {
   NpyEdgeSource(NpyFile file, int64_t num_edges, bool interleaved, int64_t num_nodes)
       : CountedEdgeSource(num_edges, num_nodes), file_(std::move(file)), interleaved_(interleaved) {}
   std::string name() const override { return file_.path(); }
+  int64_t BufferBytes(int64_t max_edges) const override { return max_edges * 16; }
 
  private:
   Status ReadEdges(int64_t first, int64_t n, Edge* out) override {

@@ -127,4 +127,48 @@ Result<bool> TextLineReader::NextLine(std::string_view* line) {
   }
 }
 
+Result<std::string_view> TextLineReader::NextLines(size_t max_bytes, int64_t max_lines,
+                                                   int64_t* first_line, int64_t* num_lines) {
+  max_bytes = std::max<size_t>(max_bytes, 1);
+  max_lines = std::max<int64_t>(max_lines, 1);
+  if (buffer_.size() < max_bytes) buffer_.resize(max_bytes);
+  for (;;) {
+    const size_t have = end_ - begin_;
+    const char* start = buffer_.data() + begin_;
+    if (have >= max_bytes || eof_) {
+      // Cut after the last whole line within max_bytes and max_lines.
+      const size_t window = std::min(have, max_bytes);
+      size_t cut = 0;
+      int64_t lines = 0;
+      while (lines < max_lines) {
+        const void* nl = std::memchr(start + cut, '\n', window - cut);
+        if (nl == nullptr) break;
+        cut = static_cast<const char*>(nl) - start + 1;
+        ++lines;
+      }
+      if (cut == 0 && eof_ && have > 0 && have <= max_bytes) {  // unterminated last line
+        cut = have;
+        lines = 1;
+      }
+      if (cut > 0) {
+        *first_line = line_number_ + 1;
+        *num_lines = lines;
+        line_number_ += lines;
+        begin_ += cut;
+        return std::string_view(start, cut);
+      }
+      if (have == 0 && eof_) {
+        *first_line = line_number_ + 1;
+        *num_lines = 0;
+        return std::string_view();
+      }
+      // A single line longer than max_bytes: let the buffer grow until it holds it.
+      max_bytes = std::max(max_bytes * 2, have + 1);
+      if (buffer_.size() < max_bytes) buffer_.resize(max_bytes);
+      if (begin_ == 0 && end_ == buffer_.size()) buffer_.resize(buffer_.size() * 2);
+    }
+    SEER_RETURN_IF_ERROR(Fill());
+  }
+}
+
 }  // namespace seer

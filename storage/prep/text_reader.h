@@ -26,6 +26,14 @@ class TextLineReader {
   // Next line without its '\n' (and without a trailing '\r'); false at the end.
   // The view is valid until the next call.
   Result<bool> NextLine(std::string_view* line);
+  // The next whole lines as one block, for parsing in parallel: at most `max_lines`
+  // lines and about `max_bytes` bytes (more only when a single line is longer), ending
+  // just after a '\n' or at the end of the input. The view (which keeps the '\n's and
+  // any '\r's) is valid until the next call; *first_line gets the 1-based number of its
+  // first line, *num_lines how many lines it holds (an unterminated last line counts).
+  // An empty view means the end. May be mixed with NextLine.
+  Result<std::string_view> NextLines(size_t max_bytes, int64_t max_lines, int64_t* first_line,
+                                     int64_t* num_lines);
   int64_t line_number() const { return line_number_; }  // 1-based, of the last line
   const std::string& path() const { return path_; }
   bool compressed() const { return gzip_ != nullptr; }

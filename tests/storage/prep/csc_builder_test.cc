@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include "storage/base/file_io.h"
 #include "support/temp_dir.h"
@@ -192,7 +193,7 @@ TEST(CscBuilderTest, OptionsMatchBruteForceInBothModes) {
   for (bool undirected : {false, true}) {
     for (bool dedup : {false, true}) {
       for (bool drop : {false, true}) {
-        for (int64_t budget : {int64_t{64} << 20, int64_t{400} << 10}) {
+        for (int64_t budget : {int64_t{64} << 20, int64_t{256} << 10}) {
           SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " dedup " << dedup
                                           << " drop " << drop << " budget " << budget);
           CscBuildOptions options;
@@ -263,6 +264,49 @@ TEST(CscBuilderTest, Uint32RefusedForTooManyNodes) {
   auto built = Build(source, options, dir);
   ASSERT_FALSE(built.ok());
   EXPECT_NE(built.status().message().find("uint32"), std::string::npos);
+}
+
+// The build runs on every thread of the caller's arena; the files must not depend on
+// how many (1 thread against several, in memory and with spill partitions), and both
+// must match the brute-force oracle.
+TEST(CscBuilderTest, OneThreadAndManyThreadsWriteIdenticalFiles) {
+  const int64_t num_nodes = 20000;
+  std::vector<Edge> edges = RandomEdges(num_nodes, 300000, 31);
+  std::string dir = MakeTempDir();
+  for (bool undirected : {false, true}) {
+    for (int64_t budget : {int64_t{64} << 20, int64_t{1} << 20}) {
+      SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " budget " << budget);
+      CscBuildOptions options;
+      options.undirected = undirected;
+      options.dedup = true;
+      options.drop_self_loops = true;
+      options.memory_budget_bytes = budget;
+      options.spill_dir = dir;
+      std::string bytes[2][2];
+      CscBuildStats stats[2];
+      int run = 0;
+      for (int threads : {1, 4}) {
+        tbb::task_arena arena(threads);
+        arena.execute([&] {
+          VectorEdgeSource source(edges, num_nodes);
+          auto built = Build(source, options, dir);
+          ASSERT_TRUE(built.ok()) << built.status().ToString();
+          EXPECT_TRUE(built->first == BruteForce(edges, num_nodes, undirected, true, true));
+          stats[run] = built->second;
+          bytes[run][0] = ReadWholeFile(dir + "/indptr.bin").value();
+          bytes[run][1] = ReadWholeFile(dir + "/indices.bin").value();
+        });
+        ++run;
+      }
+      EXPECT_EQ(bytes[0][0], bytes[1][0]);
+      EXPECT_EQ(bytes[0][1], bytes[1][1]);
+      EXPECT_EQ(stats[0].num_partitions, stats[1].num_partitions);
+      EXPECT_EQ(stats[0].duplicates_dropped, stats[1].duplicates_dropped);
+      EXPECT_EQ(stats[0].self_loops_dropped, stats[1].self_loops_dropped);
+      if (budget < (2 << 20)) EXPECT_GT(stats[0].num_partitions, 1);
+    }
+  }
+  EXPECT_TRUE(DirIsEmptyOfSpill(dir));
 }
 
 }  // namespace
