@@ -1103,7 +1103,8 @@ Result<BeladyPlan> PlanBeladyStreaming(const std::vector<int64_t>& initial_slots
   return PlanBeladyCpu(initial_slots, source, options);
 }
 
-std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows) {
+std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows,
+                                       const std::vector<int64_t>& fill_ranking) {
   std::vector<int64_t> slots = EmptyCacheState(capacity_rows);
   std::unordered_set<int64_t> seen;
   int64_t filled = 0;
@@ -1120,7 +1121,27 @@ std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64
       slots[static_cast<size_t>(filled++)] = v;
     }
   }
+  for (size_t k = 0; k < fill_ranking.size() && filled < capacity_rows; ++k) {
+    if (fill_ranking[k] >= 0 && seen.insert(fill_ranking[k]).second) {
+      slots[static_cast<size_t>(filled++)] = fill_ranking[k];
+    }
+  }
   return slots;
+}
+
+NodeScoreFn NodeScoresFromTable(const std::vector<int64_t>& table) {
+  auto scores = std::make_shared<std::vector<uint32_t>>(table.size());
+  for (size_t v = 0; v < table.size(); ++v) {
+    (*scores)[v] = static_cast<uint32_t>(std::clamp<int64_t>(table[v], 0, std::numeric_limits<uint32_t>::max()));
+  }
+  return [scores](const int64_t* ids, int64_t n, uint32_t* out) {
+    const uint32_t* t = scores->data();
+    const uint64_t size = scores->size();
+    for (int64_t k = 0; k < n; ++k) {
+      const uint64_t v = static_cast<uint64_t>(ids[k]);
+      out[k] = v < size ? t[v] : 0u;
+    }
+  };
 }
 
 }  // namespace seer

@@ -194,8 +194,16 @@ Result<BeladyPlan> PlanBeladyStreaming(const std::vector<int64_t>& initial_slots
                                        const BeladyPlannerOptions& options = {});
 
 // The optimal prefetch (DESIGN.md "Fair comparison"): the K nodes whose first use in
-// `batches` comes earliest (ties: lower id), in slots 0.. in that order; the rest free.
-std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows);
+// `batches` comes earliest (ties: lower id), in slots 0.. in that order. Slots left over
+// (fewer than K distinct nodes in `batches`) take the nodes of `fill_ranking` (best
+// first, e.g. by the tie rule's score) not already placed, in that order — the rule's
+// "free capacity is filled" applied before the first batch; the rest stay free.
+std::vector<int64_t> BeladyInitialFill(const std::vector<IdSpan>& batches, int64_t capacity_rows,
+                                       const std::vector<int64_t>& fill_ranking = {});
+
+// node_scores from a per-node table (index = node id): score = table[v] saturated to
+// [0, 2^32-1]; ids outside the table score 0. The table is shared, not copied per call.
+NodeScoreFn NodeScoresFromTable(const std::vector<int64_t>& table);
 
 // An empty cache of `capacity_rows` slots.
 inline std::vector<int64_t> EmptyCacheState(int64_t capacity_rows) {

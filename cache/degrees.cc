@@ -82,4 +82,14 @@ std::vector<int64_t> InDegreesFromIndptr(const std::vector<int64_t>& indptr) {
   return in;
 }
 
+NodeScoreFn NodeScoresFromDegrees(const std::vector<int64_t>& out_degrees) {
+  return NodeScoresFromTable(out_degrees);
+}
+
+Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options) {
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
+  SetBeladyNodeScores(degrees, max_capacity_rows, options);
+  return Status::Ok();
+}
+
 }  // namespace seer

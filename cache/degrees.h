@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "cache/belady_planner.h"
+#include "cache/policies.h"
 #include "storage/dataset/dataset.h"
 #include "storage/base/status.h"
 
@@ -30,5 +32,16 @@ Result<std::vector<int64_t>> ComputeOutDegrees(const Dataset& dataset,
 
 // in_degree[v] = indptr[v+1] - indptr[v]; indptr must have num_nodes+1 entries.
 std::vector<int64_t> InDegreesFromIndptr(const std::vector<int64_t>& indptr);
+
+// node_scores from out-degrees: score = out_degree[v] (saturated to uint32).
+NodeScoreFn NodeScoresFromDegrees(const std::vector<int64_t>& out_degrees);
+
+// Belady's scores as training and `seer stats` both use them (one definition, so train
+// misses equal `seer stats --belady-scope superbatch`): out-degrees of `dataset`, set
+// with SetBeladyNodeScores (tie rule + fill ranking of the top max_capacity_rows).
+// Out-degree, not PreSC visit counts: it needs no pre-sampling epoch (one sequential
+// pass over indices.bin), it is what the static-degree policy keeps, and it does not
+// depend on which seeds were pre-sampled. Reads indices.bin; blocks.
+Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options);
 
 }  // namespace seer

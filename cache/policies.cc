@@ -51,6 +51,16 @@ std::vector<int64_t> CountVisits(const std::vector<IdSpan>& batches, int64_t num
   return counts;
 }
 
+NodeScoreFn NodeScoresFromVisitCounts(const std::vector<int64_t>& visit_counts) {
+  return NodeScoresFromTable(visit_counts);
+}
+
+void SetBeladyNodeScores(const std::vector<int64_t>& scores, int64_t max_capacity_rows,
+                         PolicyOptions* options) {
+  options->planner.node_scores = NodeScoresFromTable(scores);
+  options->ranking = RankNodesByScore(scores, max_capacity_rows);
+}
+
 namespace {
 
 // Misses-only changesets for policies whose content never changes.
@@ -205,11 +215,11 @@ class LruPolicy : public CachePolicy {
 
 class BeladyPolicy : public CachePolicy {
  public:
-  BeladyPolicy(int64_t capacity_rows, BeladyPlannerOptions planner)
-      : CachePolicy(capacity_rows), planner_(std::move(planner)) {}
+  BeladyPolicy(int64_t capacity_rows, BeladyPlannerOptions planner, std::vector<int64_t> fill_ranking)
+      : CachePolicy(capacity_rows), planner_(std::move(planner)), fill_ranking_(std::move(fill_ranking)) {}
   PolicyKind kind() const override { return PolicyKind::kBelady; }
   std::vector<int64_t> InitialSlots(const std::vector<IdSpan>& upcoming) override {
-    return BeladyInitialFill(upcoming, capacity_rows_);
+    return BeladyInitialFill(upcoming, capacity_rows_, fill_ranking_);
   }
   Result<ChangesetStore> Plan(const std::vector<int64_t>& slots,
                               const std::vector<IdSpan>& batches) override {
@@ -219,6 +229,7 @@ class BeladyPolicy : public CachePolicy {
 
  private:
   BeladyPlannerOptions planner_;
+  std::vector<int64_t> fill_ranking_;
 };
 
 }  // namespace
@@ -229,7 +240,7 @@ Result<std::unique_ptr<CachePolicy>> MakeCachePolicy(PolicyKind kind, PolicyOpti
   }
   switch (kind) {
     case PolicyKind::kBelady:
-      return std::unique_ptr<CachePolicy>(new BeladyPolicy(options.capacity_rows, options.planner));
+      return std::unique_ptr<CachePolicy>(new BeladyPolicy(options.capacity_rows, options.planner, std::move(options.ranking)));
     case PolicyKind::kStaticDegree:
     case PolicyKind::kPresc:
       if (options.ranking.empty() && options.capacity_rows > 0) {

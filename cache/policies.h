@@ -60,8 +60,10 @@ struct PolicyOptions {
   int64_t capacity_rows = 0;
   // static-degree and presc: nodes in rank order (best first); the first capacity_rows
   // are cached. Build it with RankNodesByScore.
+  // belady: the fill ranking (BeladyInitialFill: slots its first superbatch leaves free
+  // take these nodes, best first). Set it with SetBeladyNodeScores.
   std::vector<int64_t> ranking;
-  BeladyPlannerOptions planner;  // belady
+  BeladyPlannerOptions planner;  // belady (planner.node_scores: the tie rule's scores)
 };
 
 // The policy object; static-degree/presc without a ranking is kInvalidArgument.
@@ -72,5 +74,15 @@ Result<std::unique_ptr<CachePolicy>> MakeCachePolicy(PolicyKind kind, PolicyOpti
 std::vector<int64_t> RankNodesByScore(const std::vector<int64_t>& score, int64_t limit);
 // Visit counts per node over `batches` (PreSC pre-sampling); ids must be < num_nodes.
 std::vector<int64_t> CountVisits(const std::vector<IdSpan>& batches, int64_t num_nodes);
+
+// node_scores from PreSC visit counts (CountVisits / pre-sampling): score = count.
+NodeScoreFn NodeScoresFromVisitCounts(const std::vector<int64_t>& visit_counts);
+
+// Belady's static scores, the same in training and in `seer stats`: the planner's tie
+// rule among rows with no further use inside the superbatch (planner.node_scores) and the
+// fill ranking (ranking = the top `max_capacity_rows` nodes by score). The default score
+// is the out-degree (cache/degrees.h MakeBeladyNodeScores).
+void SetBeladyNodeScores(const std::vector<int64_t>& scores, int64_t max_capacity_rows,
+                         PolicyOptions* options);
 
 }  // namespace seer

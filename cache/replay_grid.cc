@@ -181,6 +181,10 @@ Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
   for (PolicyKind kind : policies_) {
     PolicyOptions policy_options;
     SEER_ASSIGN_OR_RETURN(policy_options.ranking, Ranking(kind));
+    if (kind == PolicyKind::kBelady) {
+      // The tie rule's scores and fill ranking, exactly as training sets them.
+      SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, capacity_rows_.back(), &policy_options));
+    }
     policy_options.planner.device = options_.planner;
     for (int64_t capacity : capacity_rows_) {
       if (kind == PolicyKind::kNone && capacity != capacity_rows_.front()) continue;

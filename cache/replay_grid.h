@@ -7,7 +7,8 @@
 // lower bound no policy can beat at the same capacity) or per recorded superbatch with
 // carried state (kSuperbatch: what training does). presc ranks nodes by the visit counts
 // of the trace's first presc_epochs epochs; static-degree by out-degree (read from
-// indices.bin). `none` has no capacity and is replayed once.
+// indices.bin); belady's tie rule and fill use out-degree scores (MakeBeladyNodeScores,
+// as training does). `none` has no capacity and is replayed once.
 //
 // Create() checks the options and every node id against the dataset; Run() blocks and
 // is single-threaded apart from the planner. The Dataset must outlive the grid.

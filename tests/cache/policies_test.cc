@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cache/degrees.h"
 #include "cache/hit_simulator.h"
 
 namespace seer {
@@ -18,6 +19,30 @@ TEST(PolicyTest, ParsesNamesAndRanksWithTies) {
   EXPECT_FALSE(ParsePolicyKind("fifo").ok());
   EXPECT_EQ(RankNodesByScore({5, 9, 9, 0, 5}, 4), std::vector<int64_t>({1, 2, 0, 4}));
   EXPECT_EQ(RankNodesByScore({5, 9}, 10), std::vector<int64_t>({1, 0}));
+}
+
+TEST(PolicyTest, NodeScoresAndBeladyFill) {
+  const NodeScoreFn degree = NodeScoresFromDegrees({3, int64_t{1} << 40, -2, 7});
+  const NodeScoreFn visits = NodeScoresFromVisitCounts({0, 4});
+  const std::vector<int64_t> ids = {3, 1, 0, 2, 9, -1};
+  std::vector<uint32_t> got(ids.size(), 77);
+  degree(ids.data(), static_cast<int64_t>(ids.size()), got.data());
+  // Saturated to uint32, negative to 0, ids outside the table 0.
+  EXPECT_EQ(got, std::vector<uint32_t>({7, 0xffffffffu, 3, 0, 0, 0}));
+  visits(ids.data(), 2, got.data());
+  EXPECT_EQ(got[0], 0u);
+  EXPECT_EQ(got[1], 4u);
+
+  PolicyOptions options;
+  options.capacity_rows = 5;
+  SetBeladyNodeScores({1, 50, 9, 50, 0, 3}, 5, &options);
+  EXPECT_EQ(options.ranking, std::vector<int64_t>({1, 3, 2, 5, 0}));
+  ASSERT_TRUE(static_cast<bool>(options.planner.node_scores));
+  // Belady's fill: the first superbatch's nodes by first use, then the ranking.
+  Batches first = {{4, 3}};
+  auto belady = MakeCachePolicy(PolicyKind::kBelady, options);
+  ASSERT_TRUE(belady.ok());
+  EXPECT_EQ((*belady)->InitialSlots(MakeIdSpans(first)), std::vector<int64_t>({3, 4, 1, 2, 5}));
 }
 
 TEST(PolicyTest, NoneMissesEverythingAndStaticMissesItsComplement) {
