@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -108,15 +109,6 @@ class SuperbatchLog {
   std::unique_ptr<std::FILE, Closer> file_;
 };
 
-// Moves every trace waiting in `store` to `writer`, in order.
-Status Drain(TraceStore& store, TraceDirectoryWriter& writer) {
-  while (!store.empty()) {
-    SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, store.Pop());
-    SEER_RETURN_IF_ERROR(writer.Add(trace));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Result<SampleRunSummary> RunSampling(const SampleRunOptions& o, const SampleRunObserver& observer) {
@@ -134,7 +126,6 @@ Result<SampleRunSummary> RunSampling(const SampleRunOptions& o, const SampleRunO
   plan.ncache_enabled = topology->ncache().enabled();
   plan.ncache = topology->ncache().stats();
   plan.runtime_dir = o.runtime_dir.empty() ? DefaultRuntimeDir(o.dataset_dir) : o.runtime_dir;
-  TraceStore store(o.trace_budget_bytes, plan.runtime_dir);
   SEER_ASSIGN_OR_RETURN(SuperbatchLog log, SuperbatchLog::Open(o.jsonl_path));
   if (observer.on_start) observer.on_start(plan);
   const auto start = std::chrono::steady_clock::now();  // the sampling, not the set-up
@@ -142,20 +133,22 @@ Result<SampleRunSummary> RunSampling(const SampleRunOptions& o, const SampleRunO
   SampleRunSummary summary;
   for (int64_t epoch = 0; epoch < o.epochs; ++epoch) {
     for (int64_t k = 0; k < sampler.num_superbatches(); ++k) {
+      // Streamed batch by batch into the trace directory (synced, then renamed into
+      // place): RAM does not grow with the superbatch size.
       SuperbatchStats s;
-      SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(epoch, k, &s));
+      SEER_ASSIGN_OR_RETURN(TraceFile file,
+                            sampler.SampleToFile(epoch, k, writer.TempPathFor(epoch, k), &s, /*sync=*/true));
       summary.total.Add(s.sample);
       ++summary.superbatches;
+      summary.traces.pushed += 1;
+      summary.traces.peak_ram_bytes = std::max(summary.traces.peak_ram_bytes, kTraceIoBufferBytes);
       if (observer.on_superbatch) observer.on_superbatch(s);
       SEER_RETURN_IF_ERROR(log.Write(s));
-      SEER_RETURN_IF_ERROR(store.Push(std::move(trace)));
+      SEER_RETURN_IF_ERROR(writer.AddFile(std::move(file)));
     }
-    SEER_RETURN_IF_ERROR(Drain(store, writer));
   }
   SEER_RETURN_IF_ERROR(writer.Close());
-  ::rmdir(plan.runtime_dir.c_str());  // only succeeds when empty and ours to tidy; errors ignored
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  summary.traces = store.stats();
   return summary;
 }
 

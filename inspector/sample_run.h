@@ -3,10 +3,11 @@
 // any thread count) and writes them to a trace directory (TraceDirectoryWriter, the
 // input of `seer stats`); optionally one JSON line per superbatch to `jsonl_path`.
 //
-// Memory: an epoch's traces wait in a TraceStore (RAM up to trace_budget_bytes, then
-// files under runtime_dir) and are written out in order at the end of the epoch;
-// spilled files are removed as they are read, and runtime_dir itself when it is left
-// empty. Blocks until done; single-threaded apart from the sampler's workers. The
+// Memory: each superbatch streams batch by batch into its .sbt file in the output
+// directory (SuperbatchSampler::SampleToFile: a temporary name, synced, then renamed),
+// so RAM is the sampler's batches in flight plus one 4 MiB write buffer, whatever the
+// superbatch size; nothing spills (trace_budget_bytes and runtime_dir are accepted and
+// unused). Blocks until done; single-threaded apart from the sampler's workers. The
 // observer's callbacks run on the calling thread.
 #pragma once
 
@@ -39,8 +40,8 @@ struct SampleRunOptions {
   // topology ("25%"); "0" = none. Exclusive with use_saved_ncache (DATASET/ncache).
   std::string ncache_budget = "0";
   bool use_saved_ncache = false;
-  int64_t trace_budget_bytes = int64_t{1} << 30;
-  std::string runtime_dir;                  // "" = <dataset parent>/seer-runtime
+  int64_t trace_budget_bytes = int64_t{1} << 30;  // unused: traces stream to out_dir
+  std::string runtime_dir;                  // unused; "" = <dataset parent>/seer-runtime
   IoMode io = IoMode::kAuto;                // topology reads
   int queue_depth = 64;                     // reads in flight per sampling thread
   std::string jsonl_path;                   // "" = none; lines are appended
@@ -64,7 +65,7 @@ struct SampleRunSummary {
   int64_t superbatches = 0;
   SampleStats total;
   double seconds = 0;
-  TraceStoreStats traces;
+  TraceStoreStats traces;  // pushed = superbatches written; peak_ram_bytes = the write buffer; never spills
 };
 
 struct SampleRunObserver {

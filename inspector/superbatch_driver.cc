@@ -5,10 +5,10 @@
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <algorithm>
 #include <utility>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
 
 namespace seer {
@@ -105,7 +105,6 @@ Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
   if (options.num_threads < 0) {
     return InvalidArgument("thread count must be >= 0, got " + std::to_string(options.num_threads));
   }
-  if (options.sampler.fanouts.empty()) return InvalidArgument("no fan-outs given");
   for (int f : options.sampler.fanouts) {
     if (f == 0 || f < -1) {
       return InvalidArgument("fan-out must be > 0 or -1 (all), got " + std::to_string(f));
@@ -147,8 +146,8 @@ std::vector<int64_t> SuperbatchSampler::EpochOrder(int64_t epoch) const {
   return impl_->MakeOrder(epoch);
 }
 
-Result<SuperbatchTrace> SuperbatchSampler::Sample(int64_t epoch, int64_t k,
-                                                  SuperbatchStats* stats) {
+Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchSink& sink,
+                                          SuperbatchStats* stats) {
   if (k < 0 || k >= num_superbatches()) {
     throw std::out_of_range("SuperbatchSampler::Sample: superbatch " + std::to_string(k) +
                             " of " + std::to_string(num_superbatches()));
@@ -165,70 +164,112 @@ Result<SuperbatchTrace> SuperbatchSampler::Sample(int64_t epoch, int64_t k,
   const int64_t count = num_batches_in(k);
   const int64_t total_seeds = num_seeds();
 
-  SuperbatchTrace out;
-  out.epoch = epoch;
-  out.superbatch_index = k;
-  out.batches.resize(static_cast<size_t>(count));
-  std::vector<Status> statuses(static_cast<size_t>(count));
-  std::vector<SampleStats> batch_stats(static_cast<size_t>(count));
-  std::atomic<bool> failed{false};
-
-  // Each task samples whole batches; nothing escapes a task but Status values.
-  impl.arena.execute([&] {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 1),
-                      [&](const tbb::blocked_range<int64_t>& range) {
-      for (int64_t i = range.begin(); i != range.end(); ++i) {
-        if (failed.load(std::memory_order_relaxed)) return;  // stop early, cleanly
-        const int64_t b = first_batch + i;
-        const int64_t begin = b * batch_size;
-        const int64_t end = std::min(begin + batch_size, total_seeds);
-        Status st;
-        try {
-          st = impl.sampler.SampleBatch(impl.order.data() + begin, end - begin, epoch, b,
-                                        &out.batches[static_cast<size_t>(i)],
-                                        &batch_stats[static_cast<size_t>(i)]);
-        } catch (const std::bad_alloc&) {
-          st = Status(StatusCode::kResourceExhausted,
-                      "out of memory sampling epoch " + std::to_string(epoch) + " batch " +
-                          std::to_string(b));
-        } catch (const std::exception& e) {
-          st = Status(StatusCode::kInvalidArgument,
-                      "sampling epoch " + std::to_string(epoch) + " batch " + std::to_string(b) +
-                          ": " + e.what());
-        }
-        if (!st.ok()) {
-          statuses[static_cast<size_t>(i)] = std::move(st);
-          failed.store(true, std::memory_order_relaxed);
-        }
-      }
-    });
-  });
-  for (Status& st : statuses) {
-    if (!st.ok()) return std::move(st);
-  }
-
   SuperbatchStats s;
   s.epoch = epoch;
   s.superbatch_index = k;
-  for (const SampleStats& b : batch_stats) s.sample.Add(b);
-  // Unique nodes over the superbatch with a bitmap; the bits are cleared again after.
-  std::vector<uint64_t>& bits = impl.seen_bits;
-  for (const BatchTrace& t : out.batches) {
-    for (int64_t v : t.node_ids) {
-      uint64_t& word = bits[static_cast<size_t>(v >> 6)];
-      const uint64_t mask = uint64_t{1} << (v & 63);
-      if (!(word & mask)) {
-        word |= mask;
-        ++s.unique_nodes;
-      }
-    }
-  }
-  for (const BatchTrace& t : out.batches) {
-    for (int64_t v : t.node_ids) bits[static_cast<size_t>(v >> 6)] = 0;
-  }
+  std::vector<uint64_t>& bits = impl.seen_bits;  // all zero between calls
+  struct Token {
+    int64_t i = 0;
+    BatchTrace trace;
+    SampleStats stats;
+    Status status;
+  };
+  int64_t next = 0;
+  std::atomic<bool> failed{false};
+  Status first_error;
+  // An ordered pipeline: batches are sampled in parallel, at most TraceChunkBatches in
+  // flight, and handed to `sink` one at a time in batch order; the first failure in
+  // batch order (the lowest failing batch) stops it. Nothing escapes a filter but Status values.
+  impl.arena.execute([&] {
+    tbb::parallel_pipeline(
+        static_cast<size_t>(TraceChunkBatches(impl.options.num_threads)),
+        tbb::make_filter<void, Token*>(tbb::filter_mode::serial_in_order,
+                                       [&](tbb::flow_control& fc) -> Token* {
+                                         if (next >= count || failed.load()) {
+                                           fc.stop();
+                                           return nullptr;
+                                         }
+                                         auto* t = new Token;
+                                         t->i = next++;
+                                         return t;
+                                       }) &
+            tbb::make_filter<Token*, Token*>(
+                tbb::filter_mode::parallel,
+                [&](Token* t) -> Token* {
+                  if (failed.load(std::memory_order_relaxed)) return t;
+                  const int64_t b = first_batch + t->i;
+                  const int64_t begin = b * batch_size;
+                  const int64_t end = std::min(begin + batch_size, total_seeds);
+                  try {
+                    t->status = impl.sampler.SampleBatch(impl.order.data() + begin, end - begin, epoch, b,
+                                                         &t->trace, &t->stats);
+                  } catch (const std::bad_alloc&) {
+                    t->status = Status(StatusCode::kResourceExhausted, "out of memory sampling epoch " +
+                                                                            std::to_string(epoch) + " batch " +
+                                                                            std::to_string(b));
+                  } catch (const std::exception& e) {
+                    t->status = Status(StatusCode::kInvalidArgument, "sampling epoch " + std::to_string(epoch) +
+                                                                         " batch " + std::to_string(b) + ": " +
+                                                                         e.what());
+                  }
+                  return t;
+                }) &
+            tbb::make_filter<Token*, void>(tbb::filter_mode::serial_in_order, [&](Token* raw) {
+              std::unique_ptr<Token> t(raw);
+              if (failed.load()) return;
+              Status st = std::move(t->status);
+              if (st.ok()) {
+                s.sample.Add(t->stats);
+                for (int64_t v : t->trace.node_ids) {
+                  uint64_t& word = bits[static_cast<size_t>(v >> 6)];
+                  const uint64_t mask = uint64_t{1} << (v & 63);
+                  if (!(word & mask)) {
+                    word |= mask;
+                    ++s.unique_nodes;
+                  }
+                }
+                try {
+                  st = sink(std::move(t->trace));
+                } catch (const std::bad_alloc&) {
+                  st = Status(StatusCode::kResourceExhausted, "out of memory storing a sampled batch");
+                } catch (const std::exception& e) {
+                  st = Status(StatusCode::kInternal, std::string("storing a sampled batch: ") + e.what());
+                }
+              }
+              if (!st.ok()) {
+                first_error = std::move(st);
+                failed.store(true);
+              }
+            }));
+  });
+  std::fill(bits.begin(), bits.end(), 0);
+  if (failed.load()) return first_error;
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (stats != nullptr) *stats = s;
+  return Status::Ok();
+}
+
+Result<SuperbatchTrace> SuperbatchSampler::Sample(int64_t epoch, int64_t k, SuperbatchStats* stats) {
+  SuperbatchTrace out;
+  out.epoch = epoch;
+  out.superbatch_index = k;
+  if (k >= 0 && k < num_superbatches()) out.batches.reserve(static_cast<size_t>(num_batches_in(k)));
+  SEER_RETURN_IF_ERROR(SampleStreaming(
+      epoch, k,
+      [&out](BatchTrace&& batch) {
+        out.batches.push_back(std::move(batch));
+        return Status::Ok();
+      },
+      stats));
   return out;
+}
+
+Result<TraceFile> SuperbatchSampler::SampleToFile(int64_t epoch, int64_t k, const std::string& path,
+                                                  SuperbatchStats* stats, bool sync) {
+  SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k));
+  SEER_RETURN_IF_ERROR(
+      SampleStreaming(epoch, k, [&writer](BatchTrace&& batch) { return writer.Append(batch); }, stats));
+  return writer.Finish(sync);
 }
 
 }  // namespace seer

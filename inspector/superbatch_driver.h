@@ -9,8 +9,8 @@
 // and samples superbatch k of epoch e with TBB workers, one batch per task. The result
 // is a function of (seed, epoch, k) only: identical for any thread count.
 //
-// Pipeline use (executor): for e, for k in [0, num_superbatches()): Sample(e, k) → hand
-// the SuperbatchTrace to the planner (optionally through a TraceStore). Sample() blocks
+// Pipeline use (executor): for e, for k in [0, num_superbatches()): SampleToFile(e, k)
+// → hand the TraceFile (on the runtime directory) to the planner. Sample() blocks
 // until every batch of the superbatch is done; errors from workers come back as the
 // Status of the lowest failing batch (naming file and offset), and no partial trace is
 // returned. One Sample() at a time per SuperbatchSampler (calls are serialized by an
@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "cache/neighbor_cache.h"
 #include "inspector/sampler.h"
 #include "inspector/trace.h"
+#include "inspector/trace_stream.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
 #include "storage/io/block_reader.h"
@@ -113,8 +115,19 @@ class SuperbatchSampler {
   // The seed order of an epoch (the shuffled ids); batch b is [b*batch_size, ...).
   std::vector<int64_t> EpochOrder(int64_t epoch) const;
 
-  // Samples superbatch k (0 <= k < num_superbatches()) of `epoch`.
+  // Samples superbatch k (0 <= k < num_superbatches()) of `epoch` into RAM.
   Result<SuperbatchTrace> Sample(int64_t epoch, int64_t k, SuperbatchStats* stats = nullptr);
+
+  // Streaming: batches are sampled in parallel with at most TraceChunkBatches(threads)
+  // in flight (inspector/trace_stream.h) and handed to `sink` one at a time in batch
+  // order (on a worker thread); RAM does not grow with S. A sink error stops sampling
+  // and is returned. Same batches as Sample() for any thread count.
+  using BatchSink = std::function<Status(BatchTrace&& batch)>;
+  Status SampleStreaming(int64_t epoch, int64_t k, const BatchSink& sink, SuperbatchStats* stats = nullptr);
+  // Streams superbatch k into a .sbt file at `path` (TraceFileWriter; the same bytes as
+  // SerializeTrace of Sample()). The handle owns the file; on error no file is left.
+  Result<TraceFile> SampleToFile(int64_t epoch, int64_t k, const std::string& path,
+                                 SuperbatchStats* stats = nullptr, bool sync = false);
 
  private:
   struct Impl;

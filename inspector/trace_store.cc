@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -296,6 +297,21 @@ Status TraceDirectoryWriter::Add(const SuperbatchTrace& trace) {
   SEER_RETURN_IF_ERROR(WriteTraceFile(dir_ + "/" + name, trace));
   files_.push_back(TraceSuperbatchInfo{trace.epoch, trace.superbatch_index,
                                        static_cast<int64_t>(trace.batches.size()), name});
+  return Status::Ok();
+}
+
+std::string TraceDirectoryWriter::TempPathFor(int64_t epoch, int64_t k) const {
+  return dir_ + "/." + TraceFileName(epoch, k) + ".tmp";
+}
+
+Status TraceDirectoryWriter::AddFile(TraceFile file) {
+  const std::string name = TraceFileName(file.epoch(), file.superbatch_index());
+  const std::string final_path = dir_ + "/" + name;
+  if (::rename(file.path().c_str(), final_path.c_str()) != 0) {
+    return ErrnoStatus(errno, "rename " + file.path() + " to", final_path);
+  }
+  file.Release();
+  files_.push_back(TraceSuperbatchInfo{file.epoch(), file.superbatch_index(), file.num_batches(), name});
   return Status::Ok();
 }
 

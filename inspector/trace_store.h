@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "inspector/trace.h"
+#include "inspector/trace_stream.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -121,6 +122,10 @@ class TraceDirectoryWriter {
   static Result<TraceDirectoryWriter> Create(const std::string& dir, TraceRunInfo info,
                                              bool force);
   Status Add(const SuperbatchTrace& trace);
+  // Streaming: where to write superbatch (epoch, k) before AddFile (a temporary name
+  // in the directory), and moving the finished file into place under its final name.
+  std::string TempPathFor(int64_t epoch, int64_t k) const;
+  Status AddFile(TraceFile file);
   // Writes trace.json last.
   Status Close();
   const std::string& dir() const { return dir_; }

@@ -1,8 +1,10 @@
 // RunSampling (`seer sample` as a library call): the trace directory holds exactly what
 // a SuperbatchSampler samples for the same settings, for any thread count and whether
-// traces spill or not; the JSON lines and the observer see every superbatch; bad
+// whatever the trace budget; the JSON lines and the observer see every superbatch; bad
 // options are errors naming what is wrong.
 #include "inspector/sample_run.h"
+
+#include "storage/base/file_io.h"
 
 #include <filesystem>
 #include <sstream>
@@ -78,13 +80,16 @@ void ExpectTraceDirectoryHolds(const std::string& dir, const std::vector<Superba
     EXPECT_EQ(sb->epoch, expected[i].epoch) << i;
     EXPECT_EQ(sb->superbatch_index, expected[i].superbatch_index) << i;
     ASSERT_EQ(sb->batches.size(), expected[i].batches.size()) << i;
+    auto bytes = ReadWholeFile(reader->info(static_cast<int64_t>(i)).path);  // the file, byte for byte
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(*bytes, SerializeTrace(expected[i])) << i;
     for (size_t b = 0; b < expected[i].batches.size(); ++b) {
       EXPECT_EQ(sb->batches[b].node_ids, expected[i].batches[b].node_ids) << i << "/" << b;
     }
   }
 }
 
-TEST(SampleRunTest, WritesWhatTheSamplerSamplesForAnyThreadsAndSpill) {
+TEST(SampleRunTest, WritesWhatTheSamplerSamplesForAnyThreads) {
   const std::string root = MakeTempDir("sample_run");
   const std::string dataset = WriteSkewedGraph(root);
   const SampleRunOptions base = SmallRun(dataset, root + "/t1");
@@ -104,9 +109,17 @@ TEST(SampleRunTest, WritesWhatTheSamplerSamplesForAnyThreadsAndSpill) {
   spill.runtime_dir = root + "/runtime";
   auto two = RunSampling(spill);
   ASSERT_TRUE(two.ok()) << two.status().ToString();
-  EXPECT_EQ(two->traces.spilled, 8);
-  EXPECT_FALSE(std::filesystem::exists(root + "/runtime"));  // spill files consumed, dir tidied
+  EXPECT_EQ(two->traces.spilled, 0);  // traces stream straight into the directory
+  EXPECT_FALSE(std::filesystem::exists(root + "/runtime"));
   ExpectTraceDirectoryHolds(root + "/t2", expected);
+  // Only trace.json and the .sbt files are left (no temporary names).
+  int64_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root + "/t2")) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "trace.json" || (name[0] != '.' && entry.path().extension() == ".sbt")) << name;
+    ++files;
+  }
+  EXPECT_EQ(files, 1 + 8);
 }
 
 TEST(SampleRunTest, ObserverAndJsonLinesSeeEverySuperbatch) {

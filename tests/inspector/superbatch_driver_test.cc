@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "inspector/trace_store.h"
+#include "storage/base/file_io.h"
 #include "opened_graph.h"
 
 namespace seer {
@@ -135,6 +136,59 @@ TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndSpill) {
       auto back = store.Pop();
       ASSERT_TRUE(back.ok()) << back.status().ToString();
       EXPECT_EQ(SerializeTrace(*back), SerializeTrace(t));
+    }
+  }
+}
+
+// The streamed trace file against an independent oracle: every batch sampled on its
+// own with NeighborSampler::SampleBatch over EpochOrder, serialized with SerializeTrace.
+TEST(SuperbatchSamplerTest, StreamedFileIsByteEqualToTheInRamTrace) {
+  const auto lists = testing::RandomLists(2500, 31);
+  std::vector<int64_t> seeds;
+  for (int64_t v = 0; v < 2500; v += 3) seeds.push_back(v);
+  const std::string dir = testing::MakeTempDir("streamed");
+  testing::WriteGraph(dir, lists, seeds);
+  auto g = testing::OpenGraph(dir);
+  const std::string out = testing::MakeTempDir("streamed_out");
+  for (int threads : {1, 3}) {
+    SuperbatchOptions options;
+    options.batch_size = 29;
+    options.superbatch_size = 11;  // more batches than TraceChunkBatches: tokens recycle
+    options.num_threads = threads;
+    options.sampler = SamplerOptions{{5, 3}, 7};
+    auto sampler = SuperbatchSampler::Create(g.topology->view(), seeds, options);
+    ASSERT_TRUE(sampler.ok());
+    NeighborSampler oracle(g.topology->view(), options.sampler);
+    for (int64_t e = 0; e < 2; ++e) {
+      const std::vector<int64_t> order = sampler->EpochOrder(e);
+      for (int64_t k = 0; k < sampler->num_superbatches(); ++k) {
+        SuperbatchTrace expected;
+        expected.epoch = e;
+        expected.superbatch_index = k;
+        SampleStats expected_stats;
+        for (int64_t i = 0; i < sampler->num_batches_in(k); ++i) {
+          const int64_t b = k * options.superbatch_size + i;
+          const int64_t begin = b * options.batch_size;
+          const int64_t end = std::min<int64_t>(begin + options.batch_size, static_cast<int64_t>(order.size()));
+          BatchTrace bt;
+          ASSERT_TRUE(oracle.SampleBatch(order.data() + begin, end - begin, e, b, &bt, &expected_stats).ok());
+          expected.batches.push_back(std::move(bt));
+        }
+        SuperbatchStats stats;
+        auto file = sampler->SampleToFile(e, k, out + "/sb.sbt", &stats);
+        ASSERT_TRUE(file.ok()) << file.status().ToString();
+        auto bytes = ReadWholeFile(file->path());
+        ASSERT_TRUE(bytes.ok());
+        EXPECT_EQ(*bytes, SerializeTrace(expected)) << "threads " << threads << " e " << e << " k " << k;
+        EXPECT_EQ(stats.sample.sampled_nodes, expected_stats.sampled_nodes);
+        EXPECT_EQ(stats.sample.edges, expected_stats.edges);
+        std::set<int64_t> unique;
+        for (const BatchTrace& b : expected.batches) unique.insert(b.node_ids.begin(), b.node_ids.end());
+        EXPECT_EQ(stats.unique_nodes, static_cast<int64_t>(unique.size()));
+        auto in_ram = sampler->Sample(e, k);
+        ASSERT_TRUE(in_ram.ok());
+        EXPECT_EQ(SerializeTrace(*in_ram), *bytes);
+      }
     }
   }
 }
