@@ -33,8 +33,8 @@ void AddSampleFlags(CLI::App* cmd, SampleRunOptions* o) {
       ->capture_default_str();
   cmd->add_flag("--ncache", o->use_saved_ncache, "Use the neighbor cache in DATASET/ncache (seer ncache build)");
   AddBytesOption(cmd, "--trace-budget", &o->trace_budget_bytes,
-                 "RAM for traces waiting to be written; beyond it they spill to --runtime-dir");
-  cmd->add_option("--runtime-dir", o->runtime_dir, "Where spilled traces go (default: <dataset parent>/seer-runtime)")
+                 "Unused: traces stream batch by batch into --out (kept so existing command lines work)");
+  cmd->add_option("--runtime-dir", o->runtime_dir, "Unused: traces stream into --out (kept so existing command lines work)")
       ->capture_default_str();
   AddEnumOption(cmd, "--io", &o->io, kIoModeNames, "I/O mode", "Topology reads");
   cmd->add_option("--queue-depth", o->queue_depth, "Reads in flight per sampling thread")->capture_default_str();
