@@ -39,9 +39,11 @@ Status VerifyHeader(const Json& header, const std::string& payload, const std::s
 }  // namespace
 
 Json ModelConfigToJson(const ModelConfig& c) {
-  return {{"kind", ModelKindName(c.kind)}, {"in_dim", c.in_dim},       {"hidden", c.hidden},
-          {"num_classes", c.num_classes},  {"num_layers", c.num_layers}, {"dropout", c.dropout},
-          {"heads", c.heads}};
+  Json j = {{"kind", ModelKindName(c.kind)}, {"in_dim", c.in_dim},       {"hidden", c.hidden},
+            {"num_classes", c.num_classes},  {"num_layers", c.num_layers}, {"dropout", c.dropout},
+            {"heads", c.heads}};
+  if (c.kind == ModelKind::kGcn) j["gcn_norm"] = GcnNormName(c.gcn_norm);
+  return j;
 }
 
 Result<ModelConfig> ModelConfigFromJson(const Json& j, const std::string& path) {
@@ -54,6 +56,14 @@ Result<ModelConfig> ModelConfigFromJson(const Json& j, const std::string& path) 
   SEER_ASSIGN_OR_RETURN(c.num_layers, JsonInt(j, "num_layers", path));
   SEER_ASSIGN_OR_RETURN(c.heads, JsonInt(j, "heads", path));
   SEER_ASSIGN_OR_RETURN(c.dropout, JsonNumber(j, "dropout", path));
+  // GCN files written before gcn_norm existed were trained with the block's degrees.
+  if (c.kind == ModelKind::kGcn) c.gcn_norm = GcnNorm::kBlock;
+  if (c.kind == ModelKind::kGcn && j.contains("gcn_norm")) {
+    SEER_ASSIGN_OR_RETURN(std::string norm, JsonString(j, "gcn_norm", path));
+    auto parsed = ParseGcnNorm(norm);
+    if (!parsed.ok()) return Corrupt(path + ": field 'gcn_norm': " + parsed.status().message());
+    c.gcn_norm = *parsed;
+  }
   return c;
 }
 

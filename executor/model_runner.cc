@@ -7,7 +7,10 @@
 //   sage: layer{l}.self.weight [out,in], layer{l}.self.bias [out], layer{l}.neigh.weight [out,in]
 //         h_dst' = self(h_dst) + neigh(mean of h_src over the dst's in-neighbors)
 //   gcn:  layer{l}.lin.weight [out,in], layer{l}.lin.bias [out]
-//         h_dst' = lin(sum over N(d)+{d} of h_s / sqrt((indeg_d+1)(outdeg_s+1)))
+//         gcn_norm=graph: h_d' = lin(h_d/(D_d+1) + (D_d/k_d) sum_{s in S(d)} h_s/sqrt((D_d+1)(D_s+1)))
+//           with full-graph in-degrees D (model_runner.h, GcnNorm)
+//         gcn_norm=block: h_d' = lin(sum over S(d)+{d} of h_s / sqrt((k_d+1)(outdeg_s+1))),
+//           degrees inside the sampled block
 //   gat:  layer{l}.fc.weight [H*F,in], layer{l}.attn_l [H,F], layer{l}.attn_r [H,F],
 //         layer{l}.bias [H*F] (hidden layers, heads concatenated) or [F] (last, mean)
 //   mlp:  layer{l}.lin.weight, layer{l}.lin.bias   (seed features only)
@@ -39,7 +42,8 @@ struct BlockTensors {
   int64_t num_src = 0;
   Tensor edge_dst;   // int64 [E]
   Tensor edge_src;   // int64 [E]
-  Tensor in_degree;  // float [num_dst]
+  Tensor in_degree;  // float [num_dst], sampled in-neighbors per dst (k_d)
+  Tensor graph_degree;  // float [num_src], full-graph in-degree (GCN graph norm only)
 };
 
 BlockTensors ToBlockTensors(const LayerBlock& block, const torch::Device& device) {
@@ -121,6 +125,16 @@ struct GnnLayerImpl : torch::nn::Module {
         return self_(h_dst) + neigh_(mean);
       }
       case ModelKind::kGcn: {
+        if (b.graph_degree.defined()) {
+          // Full-graph symmetric normalisation; D_d/k_d rescales the sampled sum to an
+          // unbiased estimate of the full neighbourhood's (exact when k_d = D_d).
+          Tensor norm = (b.graph_degree + 1).rsqrt().unsqueeze(1);   // [num_src, 1]
+          Tensor norm_dst = norm.narrow(0, 0, b.num_dst);
+          Tensor scale = (b.graph_degree.narrow(0, 0, b.num_dst) / b.in_degree.clamp_min(1)).unsqueeze(1);
+          Tensor msgs = h.index_select(0, b.edge_src) * norm.index_select(0, b.edge_src);
+          Tensor agg = ScatterSum(msgs, b.edge_dst, b.num_dst) * scale + h_dst * norm_dst;
+          return lin_(agg * norm_dst);
+        }
         Tensor out_degree = ScatterSum(torch::ones({b.edge_src.size(0)}, h.options()), b.edge_src, b.num_src);
         Tensor norm_src = (out_degree + 1).rsqrt().unsqueeze(1);
         Tensor norm_dst = (b.in_degree + 1).rsqrt().unsqueeze(1);
@@ -245,6 +259,7 @@ class TorchModelRunner final : public ModelRunner {
   }
 
   const ModelConfig& config() const override { return config_; }
+  void SetGraphIndptr(const std::vector<int64_t>* indptr) override { graph_indptr_ = indptr; }
   bool on_cuda() const override { return device_.is_cuda(); }
   int64_t num_parameters() const override {
     int64_t n = 0;
@@ -395,7 +410,46 @@ class TorchModelRunner final : public ModelRunner {
     std::vector<BlockTensors> blocks;
     if (config_.kind == ModelKind::kMlp) return blocks;
     for (const LayerBlock& b : batch.blocks) blocks.push_back(ToBlockTensors(b, device_));
+    if (config_.kind == ModelKind::kGcn && config_.gcn_norm == GcnNorm::kGraph) {
+      Tensor degree = GraphDegrees(batch).to(device_);
+      for (BlockTensors& b : blocks) b.graph_degree = degree.narrow(0, 0, b.num_src);
+    }
     return blocks;
+  }
+
+  // Full-graph in-degrees of node_ids[0 .. blocks[0].num_src) (every block's src are a
+  // prefix of those), checked against each block: a node cannot have more sampled
+  // in-neighbors than in-neighbors.
+  Tensor GraphDegrees(const BatchTrace& batch) const {
+    if (graph_indptr_ == nullptr) {
+      throw std::logic_error("GCN with gcn_norm=graph needs the graph's degrees: call SetGraphIndptr first");
+    }
+    const std::vector<int64_t>& indptr = *graph_indptr_;
+    const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
+    const int64_t n = batch.blocks[0].num_src;
+    if (static_cast<int64_t>(batch.node_ids.size()) < n) {
+      throw std::invalid_argument("batch has fewer node_ids than blocks[0].num_src");
+    }
+    Tensor degree = torch::empty({n}, torch::kFloat32);
+    float* deg_p = degree.data_ptr<float>();
+    for (int64_t r = 0; r < n; ++r) {
+      const int64_t v = batch.node_ids[static_cast<size_t>(r)];
+      if (v < 0 || v >= num_nodes) {
+        throw std::invalid_argument("GCN: node id " + std::to_string(v) + " outside the graph's indptr (" +
+                                    std::to_string(num_nodes) + " nodes)");
+      }
+      deg_p[r] = static_cast<float>(indptr[static_cast<size_t>(v) + 1] - indptr[static_cast<size_t>(v)]);
+    }
+    for (const LayerBlock& b : batch.blocks) {
+      for (int64_t d = 0; d < b.num_dst; ++d) {
+        if (static_cast<float>(b.row_ptr[d + 1] - b.row_ptr[d]) > deg_p[d]) {
+          throw std::invalid_argument("GCN: node " + std::to_string(batch.node_ids[static_cast<size_t>(d)]) +
+                                      " has more sampled in-neighbors than its in-degree in the graph "
+                                      "(indptr of another graph?)");
+        }
+      }
+    }
+    return degree;
   }
 
   // The rows the model reads: the first blocks[0].num_src (MLP: num_seeds) of the batch.
@@ -422,6 +476,7 @@ class TorchModelRunner final : public ModelRunner {
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::map<std::string, Tensor> best_;
   Tensor staging_;
+  const std::vector<int64_t>* graph_indptr_ = nullptr;  // borrowed (SetGraphIndptr)
 };
 
 }  // namespace
@@ -431,6 +486,10 @@ Result<ModelKind> ParseModelKind(const std::string& text) {
 }
 
 const char* ModelKindName(ModelKind kind) { return NameOf(kModelKindNames, kind); }
+
+Result<GcnNorm> ParseGcnNorm(const std::string& text) { return ParseName(kGcnNormNames, text, "GCN normalisation"); }
+
+const char* GcnNormName(GcnNorm norm) { return NameOf(kGcnNormNames, norm); }
 
 std::unique_ptr<ModelRunner> ModelRunner::Create(const ModelConfig& config, double learning_rate,
                                                  uint64_t seed, bool use_cuda) {

@@ -36,6 +36,20 @@ inline constexpr NameValue<ModelKind> kModelKindNames[] = {
 Result<ModelKind> ParseModelKind(const std::string& text);
 const char* ModelKindName(ModelKind kind);
 
+// GCN's normalisation (ModelConfig::gcn_norm), with D_v = v's in-degree in the FULL graph
+// (indptr[v+1] - indptr[v]; PyG's gcn_norm convention, = the degree on undirected graphs)
+// and S(d) the k_d in-neighbors of d sampled into the block:
+//   graph  h'_d = W( h_d/(D_d+1) + (D_d/k_d) * sum_{s in S(d)} h_s / sqrt((D_d+1)(D_s+1)) ) + b
+//          = D^-1/2 (A+I) D^-1/2 H W exactly when every neighbor is sampled (fan-out >=
+//          degree), an unbiased estimate of it otherwise. Needs SetGraphIndptr.
+//   block  the same with D and k replaced by the sampled block's own in-/out-degrees (what
+//          DGL GraphConv / PyG GCNConv compute on a sampled block; model files written
+//          before gcn_norm existed load as "block").
+enum class GcnNorm { kGraph, kBlock };
+inline constexpr NameValue<GcnNorm> kGcnNormNames[] = {{"graph", GcnNorm::kGraph}, {"block", GcnNorm::kBlock}};
+Result<GcnNorm> ParseGcnNorm(const std::string& text);
+const char* GcnNormName(GcnNorm norm);
+
 struct ModelConfig {
   ModelKind kind = ModelKind::kSage;
   int64_t in_dim = 0;
@@ -44,6 +58,7 @@ struct ModelConfig {
   int64_t num_layers = 3;   // = number of fan-outs (blocks per batch)
   double dropout = 0.5;
   int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
+  GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (stored in the JSON for GCN only)
   // One-line JSON (keys sorted), as stored in checkpoints and model files; defined with
   // the checkpoint format in executor/checkpoint_file.cc.
   std::string ToJson() const;
@@ -76,6 +91,11 @@ class ModelRunner {
                                              uint64_t seed, bool use_cuda);
 
   virtual const ModelConfig& config() const = 0;
+  // The full graph's CSC indptr (num_nodes + 1 entries), borrowed: it must outlive every
+  // later TrainStep/Predict. Read only by GCN with gcn_norm=graph, where a batch before
+  // this call, a node id outside it, or a block sampling more in-neighbors of a node than
+  // its full in-degree throws std::logic_error / std::invalid_argument.
+  virtual void SetGraphIndptr(const std::vector<int64_t>* indptr) = 0;
   virtual bool on_cuda() const = 0;
   virtual int64_t num_parameters() const = 0;
 

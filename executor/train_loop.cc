@@ -191,6 +191,7 @@ Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const Da
   config.num_layers = static_cast<int64_t>(o.fanouts.size());
   config.dropout = o.dropout;
   config.heads = o.heads;
+  config.gcn_norm = o.gcn_norm;
   std::unique_ptr<ModelRunner> model;
   try {
     model = ModelRunner::Create(config, o.learning_rate, o.seed, o.use_cuda);
@@ -292,6 +293,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   // The model, resumed from the checkpoint when asked.
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
+  if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
   if (checkpointer.resuming()) {
     reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}", checkpointer.path(), position.epoch + 1,
@@ -426,6 +428,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   PilotSpec pilot = PredictionPilot(o, fanouts);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, io, &pilot));
   SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, data->dataset(), o.model_path));
+  model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   PredictResult result;
   result.nodes = o.nodes;
   if (result.nodes.empty()) {

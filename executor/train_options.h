@@ -39,6 +39,7 @@ struct TrainOptions {
   ModelKind model = ModelKind::kSage;
   int64_t hidden = 256;
   int64_t heads = 4;
+  GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (executor/model_runner.h)
   double dropout = 0.5;
   double learning_rate = 0.003;
   // Sampling and schedule.

@@ -99,6 +99,8 @@ void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
   AddEnumOption(cmd, "--model", &o->model, kModelKindNames, "model", "GNN (mlp: features only, a baseline)");
   cmd->add_option("--hidden", o->hidden, "Hidden units per layer")->capture_default_str();
   cmd->add_option("--heads", o->heads, "GAT attention heads (hidden must be a multiple)")->capture_default_str();
+  AddEnumOption(cmd, "--gcn-norm", &o->gcn_norm, kGcnNormNames, "GCN normalisation",
+                "Degrees GCN normalises by (graph: the full graph, D^-1/2 (A+I) D^-1/2; block: the sampled block)");
   AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-out per layer, hop 1 first; the number of layers");
   cmd->add_option("--dropout", o->dropout, "Dropout probability")->capture_default_str();
   cmd->add_option("--lr", o->learning_rate, "Adam learning rate")->capture_default_str();

@@ -2,13 +2,20 @@
 #include "executor/model_runner.h"
 
 #include <gtest/gtest.h>
+#include <torch/serialize.h>
+#include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <random>
 #include <string>
 
+#include "inspector/sampler.h"
+#include "inspector/superbatch_driver.h"
 #include "kernels/device.h"
+#include "support/graph_writer.h"
 #include "support/temp_dir.h"
 #include "storage/base/file_io.h"
 
@@ -69,6 +76,23 @@ ToyBatch MakeBatch(uint64_t seed, int64_t num_seeds, int64_t num_nodes, int64_t 
   return b;
 }
 
+// The toy batches' graph for GCN's full-graph degrees: ids 1000.. have in-degree 5 (the
+// most a toy block samples), lower ids none.
+const std::vector<int64_t>* ToyIndptr() {
+  static const std::vector<int64_t> indptr = [] {
+    std::vector<int64_t> p(1, 0);
+    for (int64_t v = 0; v < 1200; ++v) p.push_back(p.back() + (v >= 1000 ? 5 : 0));
+    return p;
+  }();
+  return &indptr;
+}
+
+std::unique_ptr<ModelRunner> CreateRunner(const ModelConfig& config, double lr, uint64_t seed) {
+  auto runner = ModelRunner::Create(config, lr, seed, /*use_cuda=*/false);
+  runner->SetGraphIndptr(ToyIndptr());
+  return runner;
+}
+
 ModelConfig Config(ModelKind kind, int64_t dim = 12, int64_t classes = 5, int layers = 2) {
   ModelConfig c;
   c.kind = kind;
@@ -87,7 +111,7 @@ TEST_P(ModelRunnerKindTest, LossDecreasesOnAFixedBatch) {
   const ModelKind kind = GetParam();
   std::printf("seed 7\n");
   ToyBatch b = MakeBatch(7, 37, 113, 12, 5, 2, 0);
-  auto model = ModelRunner::Create(Config(kind), 0.01, 7, /*use_cuda=*/false);
+  auto model = CreateRunner(Config(kind), 0.01, 7);
   double first = 0, last = 0;
   for (int step = 0; step < 60; ++step) {
     b.trace.batch_index = step;
@@ -238,12 +262,13 @@ TEST(ModelRunnerTest, SavedModelPredictsLikeTheOriginal) {
   const std::string dir = MakeTempDir("save");
   for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
     ToyBatch b = MakeBatch(11, 23, 71, 12, 5, 2, 0);
-    auto model = ModelRunner::Create(Config(kind), 0.01, 5, false);
+    auto model = CreateRunner(Config(kind), 0.01, 5);
     for (int i = 0; i < 5; ++i) model->TrainStep(b.trace, b.rows.data(), b.labels.data());
     const std::string path = dir + "/model.pt";
     ASSERT_TRUE(model->SaveModel(path, /*best=*/false).ok());
     auto loaded = ModelRunner::LoadModel(path, false);
     ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    (*loaded)->SetGraphIndptr(ToyIndptr());
     EXPECT_EQ((*loaded)->config().ToJson(), model->config().ToJson());
     std::vector<int64_t> c1(23), c2(23);
     std::vector<float> e1, e2;
@@ -270,6 +295,182 @@ TEST(ModelRunnerTest, BestSnapshotRestores) {
   model->RestoreBest();
   model->Predict(b.trace, b.rows.data(), restored.data(), &e_restored);
   EXPECT_EQ(e_snap, e_restored);
+}
+
+// ---- GCN against a dense full-neighbourhood reference ---------------------------------
+
+// The seeds' hidden layer of a 2-layer GCN, relu(M X W0^T + b0) with the dense
+// M = D^-1/2 (A+I) D^-1/2 (A[d][s] = multiplicity of s among d's in-neighbors, D = its row
+// sums), computed in double from the in-lists alone.
+std::vector<double> DenseGcnHidden(const std::vector<std::vector<int64_t>>& in_lists, const std::vector<float>& x,
+                                   int64_t dim, const torch::Tensor& w, const torch::Tensor& b,
+                                   const std::vector<int64_t>& seeds) {
+  const int64_t hidden = w.size(0);
+  std::vector<double> out;
+  for (int64_t d : seeds) {
+    const double deg_d = static_cast<double>(in_lists[static_cast<size_t>(d)].size());
+    std::vector<double> agg(static_cast<size_t>(dim));
+    auto add = [&](int64_t s, double weight) {
+      for (int64_t k = 0; k < dim; ++k) agg[static_cast<size_t>(k)] += weight * x[static_cast<size_t>(s * dim + k)];
+    };
+    add(d, 1.0 / (deg_d + 1));
+    for (int64_t s : in_lists[static_cast<size_t>(d)]) {
+      const double deg_s = static_cast<double>(in_lists[static_cast<size_t>(s)].size());
+      add(s, 1.0 / std::sqrt((deg_d + 1) * (deg_s + 1)));
+    }
+    for (int64_t j = 0; j < hidden; ++j) {
+      double v = b[j].item<double>();
+      for (int64_t k = 0; k < dim; ++k) v += w[j][k].item<double>() * agg[static_cast<size_t>(k)];
+      out.push_back(std::max(v, 0.0));
+    }
+  }
+  return out;
+}
+
+struct GcnCase {
+  std::vector<std::vector<int64_t>> in_lists;
+  std::vector<float> x;  // num_nodes x dim, by global id
+  int64_t dim = 7;
+};
+
+// Samples `seeds` through the real sampler with `fanout` on both hops and returns the
+// seeds' embeddings (the last layer's input = the first layer's output) of `model`.
+std::vector<float> SampledGcnHidden(const GcnCase& g, const std::vector<int64_t>& seeds, int fanout,
+                                    ModelRunner& model, uint64_t sampler_seed) {
+  const std::string dir = testing::MakeTempDir("gcn_graph");
+  testing::WriteGraph(dir, g.in_lists, seeds);
+  Dataset dataset = testing::OpenWrittenDataset(dir);
+  TopologyOptions topo_options;
+  topo_options.reader.quiet = true;
+  auto topology = Topology::Open(dataset, topo_options);
+  EXPECT_TRUE(topology.ok()) << topology.status().ToString();
+  SamplerOptions options;
+  options.fanouts = {fanout, fanout};
+  options.seed = sampler_seed;
+  NeighborSampler sampler((*topology)->view(), options);
+  BatchTrace trace;
+  Status st = sampler.SampleBatch(seeds.data(), static_cast<int64_t>(seeds.size()), 0, 0, &trace, nullptr);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  std::vector<float> rows;
+  for (int64_t v : trace.node_ids) {
+    rows.insert(rows.end(), g.x.begin() + v * g.dim, g.x.begin() + (v + 1) * g.dim);
+  }
+  model.SetGraphIndptr(&(*topology)->indptr());
+  std::vector<int64_t> classes(seeds.size());
+  std::vector<float> emb;
+  model.Predict(trace, rows.data(), classes.data(), &emb);
+  model.SetGraphIndptr(nullptr);
+  return emb;
+}
+
+std::pair<torch::Tensor, torch::Tensor> FirstLayerWeights(ModelRunner& model) {
+  const std::string path = testing::MakeTempDir("gcn_model") + "/model.pt";
+  EXPECT_TRUE(model.SaveModel(path, false).ok());
+  std::string bytes = ReadWholeFile(path).value();
+  auto dict = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();
+  return {dict.at("layer0.lin.weight").toTensor().to(torch::kFloat64),
+          dict.at("layer0.lin.bias").toTensor().to(torch::kFloat64)};
+}
+
+GcnCase RandomUndirectedGraph(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  GcnCase g;
+  const int64_t n = 37;
+  g.in_lists.resize(n);
+  auto link = [&](int64_t a, int64_t b) {
+    g.in_lists[static_cast<size_t>(a)].push_back(b);
+    g.in_lists[static_cast<size_t>(b)].push_back(a);
+  };
+  for (int64_t v = 1; v < 20; ++v) link(0, v);  // a hub of degree >= 19
+  for (int e = 0; e < 45; ++e) {
+    const int64_t a = static_cast<int64_t>(rng() % n), b = static_cast<int64_t>(rng() % n);
+    if (a != b) link(a, b);  // duplicates kept: a multigraph edge counts twice in A
+  }
+  // nodes 35, 36 may stay isolated
+  std::normal_distribution<float> noise(0, 1);
+  g.x.resize(static_cast<size_t>(n * g.dim));
+  for (float& f : g.x) f = noise(rng);
+  return g;
+}
+
+TEST(ModelRunnerGcnTest, FullFanoutMatchesDenseSymmetricNormalisation) {
+  std::printf("seed 2024\n");
+  const GcnCase g = RandomUndirectedGraph(2024);
+  int64_t max_degree = 0;
+  for (const auto& l : g.in_lists) max_degree = std::max<int64_t>(max_degree, static_cast<int64_t>(l.size()));
+  const std::vector<int64_t> seeds = {0, 3, 17, 36, 21, 8};
+  ModelConfig c = Config(ModelKind::kGcn, g.dim, 3, 2);
+  auto model = ModelRunner::Create(c, 0.01, 31, false);
+  auto [w, b] = FirstLayerWeights(*model);
+  const std::vector<double> expected = DenseGcnHidden(g.in_lists, g.x, g.dim, w, b, seeds);
+  // fan-out = max degree (every list taken whole) and -1 (all) must both be exact.
+  for (int fanout : {static_cast<int>(max_degree), -1}) {
+    const std::vector<float> got = SampledGcnHidden(g, seeds, fanout, *model, 5);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-4) << "fanout " << fanout << " i " << i;
+  }
+  // The sampled block's own degrees (gcn_norm=block) are a different operator here: the
+  // hub's sampled 2-hop frontier changes its neighbours' block out-degrees.
+  c.gcn_norm = GcnNorm::kBlock;
+  auto block = ModelRunner::Create(c, 0.01, 31, false);
+  const std::vector<float> got = SampledGcnHidden(g, seeds, -1, *block, 5);
+  double max_diff = 0;
+  for (size_t i = 0; i < got.size(); ++i) max_diff = std::max(max_diff, std::abs(got[i] - expected[i]));
+  EXPECT_GT(max_diff, 1e-3);
+}
+
+TEST(ModelRunnerGcnTest, SampledHubIsRescaledToItsFullNeighbourhood) {
+  // A star whose 40 leaves all carry the same features: any 5 sampled leaves are an exact
+  // stand-in for all 40 once the sum is rescaled by D/k, so fan-out 5 must equal dense.
+  GcnCase g;
+  g.dim = 4;
+  g.in_lists.resize(41);
+  for (int64_t v = 1; v <= 40; ++v) {
+    g.in_lists[0].push_back(v);
+    g.in_lists[static_cast<size_t>(v)].push_back(0);
+  }
+  g.x.assign(41 * 4, 0.f);
+  for (int64_t v = 0; v <= 40; ++v) {
+    for (int64_t k = 0; k < 4; ++k) g.x[static_cast<size_t>(v * 4 + k)] = v == 0 ? 0.5f * (k - 1.f) : 1.f + 0.25f * k;
+  }
+  auto model = ModelRunner::Create(Config(ModelKind::kGcn, 4, 3, 2), 0.01, 77, false);
+  auto [w, b] = FirstLayerWeights(*model);
+  const std::vector<double> expected = DenseGcnHidden(g.in_lists, g.x, g.dim, w, b, {0});
+  for (uint64_t sampler_seed : {1, 2, 3}) {
+    const std::vector<float> got = SampledGcnHidden(g, {0}, 5, *model, sampler_seed);
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 1e-4) << "i " << i;
+  }
+}
+
+TEST(ModelRunnerGcnTest, GraphNormNeedsTheGraphAndChecksIt) {
+  ToyBatch b = MakeBatch(5, 9, 30, 12, 5, 2, 0);
+  auto model = ModelRunner::Create(Config(ModelKind::kGcn), 0.01, 1, false);
+  std::vector<int64_t> classes(9);
+  EXPECT_THROW(model->Predict(b.trace, b.rows.data(), classes.data(), nullptr), std::logic_error);
+  // A graph where the toy's nodes have no in-neighbors at all: the blocks cannot be its samples.
+  const std::vector<int64_t> empty(1201, 0);
+  model->SetGraphIndptr(&empty);
+  EXPECT_THROW(model->Predict(b.trace, b.rows.data(), classes.data(), nullptr), std::invalid_argument);
+  // A graph too small for the batch's ids.
+  const std::vector<int64_t> small(11, 0);
+  model->SetGraphIndptr(&small);
+  EXPECT_THROW(model->Predict(b.trace, b.rows.data(), classes.data(), nullptr), std::invalid_argument);
+}
+
+TEST(ModelRunnerGcnTest, OldModelFilesLoadWithBlockNorm) {
+  auto json = ModelConfig::FromJson(
+      R"({"dropout":0.5,"heads":4,"hidden":16,"in_dim":12,"kind":"gcn","num_classes":5,"num_layers":2})", "old.pt");
+  ASSERT_TRUE(json.ok()) << json.status().message();
+  EXPECT_EQ(json->gcn_norm, GcnNorm::kBlock);
+  ModelConfig c = Config(ModelKind::kGcn);
+  auto round = ModelConfig::FromJson(c.ToJson(), "new.pt");
+  ASSERT_TRUE(round.ok());
+  EXPECT_EQ(round->gcn_norm, GcnNorm::kGraph);
+  EXPECT_FALSE(ModelConfig::FromJson(
+                   R"({"dropout":0.5,"heads":4,"hidden":16,"in_dim":12,"kind":"gcn","num_classes":5,"num_layers":2,"gcn_norm":"x"})",
+                   "bad.pt")
+                   .ok());
 }
 
 TEST(ModelRunnerTest, CudaMatchesCpuPredictions) {
