@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -62,6 +63,59 @@ std::vector<int64_t> RankByScore(const std::vector<int64_t>& out_degrees,
   return ranked;
 }
 
+// The nodes with in-neighbors, by descending score (ties: lower id).
+std::vector<int64_t> RankByDoubleScore(const std::vector<double>& scores, const std::vector<int64_t>& in_degrees) {
+  std::vector<int64_t> ranked;
+  ranked.reserve(in_degrees.size());
+  for (int64_t v = 0; v < static_cast<int64_t>(in_degrees.size()); ++v) {
+    if (in_degrees[v] > 0) ranked.push_back(v);
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
+    if (scores[a] != scores[b]) return scores[a] > scores[b];
+    return a < b;
+  });
+  return ranked;
+}
+
+// One sequential pass over indices.bin: visit(w, u) for every in-neighbor u of every node
+// w, in file order. Ids >= num_nodes are kCorrupt naming the byte offset.
+template <typename Visit>
+Status ScanInNeighbors(const Dataset& dataset, const std::vector<int64_t>& indptr, int64_t chunk_bytes_hint,
+                       const std::string& what, bool show_progress, Visit&& visit) {
+  const DatasetManifest& m = dataset.manifest();
+  const std::string path = dataset.PathOf(dataset_files::kIndices);
+  const int64_t index_bytes = m.index_bytes();
+  const int64_t total_bytes = m.num_edges * index_bytes;
+  if (total_bytes == 0) return Status::Ok();
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
+  (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  const int64_t chunk_bytes = std::max<int64_t>(8, chunk_bytes_hint / 8 * 8);
+  std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(chunk_bytes)]);
+  ProgressReporter progress(what + " " + path, m.num_edges, "edges", show_progress);
+  int64_t w = 0;
+  for (int64_t offset = 0; offset < total_bytes; offset += chunk_bytes) {
+    const int64_t length = std::min(chunk_bytes, total_bytes - offset);
+    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), length, offset, path));
+    const int64_t first = offset / index_bytes;
+    const int64_t count = length / index_bytes;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t e = first + i;
+      while (indptr[static_cast<size_t>(w) + 1] <= e) ++w;
+      const uint64_t u = m.index_dtype == IndexDtype::kUint32
+                             ? reinterpret_cast<const uint32_t*>(buffer.get())[i]
+                             : static_cast<uint64_t>(reinterpret_cast<const int64_t*>(buffer.get())[i]);
+      if (u >= static_cast<uint64_t>(m.num_nodes)) {
+        return Corrupt(fmt::format("{}: neighbor id {} at byte offset {} is >= num_nodes {}", path,
+                                   static_cast<int64_t>(u), e * index_bytes, m.num_nodes));
+      }
+      visit(w, static_cast<int64_t>(u));
+    }
+    progress.Add(count);
+  }
+  progress.Finish();
+  return Status::Ok();
+}
+
 template <typename T>
 Status ReadArrayFile(const std::string& path, int64_t count, std::vector<T>* out) {
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
@@ -89,6 +143,54 @@ bool AnySelectedListIn(const std::vector<int64_t>& indptr, int64_t first, int64_
 
 }  // namespace
 
+// ---- Scores -----------------------------------------------------------------------------
+
+const char* NeighborCacheScoreRule(NeighborCacheScore score) {
+  return score == NeighborCacheScore::kExpectedLookups ? "expected_lookups/bytes" : "out_degree/in_degree";
+}
+
+Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                                                    const std::vector<int64_t>& seeds,
+                                                    const std::vector<int>& fanouts, int64_t batch_size,
+                                                    const NeighborCacheBuildOptions& options) {
+  const int64_t n = dataset.manifest().num_nodes;
+  if (static_cast<int64_t>(indptr.size()) != n + 1 || fanouts.empty() || batch_size <= 0) {
+    throw std::invalid_argument("ExpectedNeighborLookups: indptr/fanouts/batch_size do not fit the dataset");
+  }
+  const int64_t num_seeds = seeds.empty() ? n : static_cast<int64_t>(seeds.size());
+  const double p_seed = num_seeds == 0 ? 0.0 : std::min(1.0, static_cast<double>(batch_size) / num_seeds);
+  std::vector<double> p(static_cast<size_t>(n), seeds.empty() ? p_seed : 0.0);
+  for (int64_t v : seeds) {
+    if (v < 0 || v >= n) return Corrupt(fmt::format("{}: train node {} outside [0, {})", dataset.dir(), v, n));
+    p[static_cast<size_t>(v)] = p_seed;
+  }
+  std::vector<double> lookups = p;
+  std::vector<double> log_miss(static_cast<size_t>(n));
+  std::vector<double> pick(static_cast<size_t>(n));
+  for (size_t hop = 0; hop + 1 < fanouts.size(); ++hop) {
+    // pick[w] = P(w expanded) x P(a given position of w's list is sampled).
+    for (int64_t w = 0; w < n; ++w) {
+      const int64_t degree = indptr[w + 1] - indptr[w];
+      const double take = (fanouts[hop] < 0 || degree <= fanouts[hop]) ? 1.0 : static_cast<double>(fanouts[hop]) / degree;
+      pick[static_cast<size_t>(w)] = p[static_cast<size_t>(w)] * take;
+    }
+    std::fill(log_miss.begin(), log_miss.end(), 0.0);
+    SEER_RETURN_IF_ERROR(ScanInNeighbors(dataset, indptr, options.chunk_bytes, "lookup scores hop " + std::to_string(hop + 2),
+                                         options.show_progress, [&](int64_t w, int64_t u) {
+                                           log_miss[static_cast<size_t>(u)] += std::log1p(-pick[static_cast<size_t>(w)]);
+                                         }));
+    for (int64_t v = 0; v < n; ++v) {
+      double& pv = p[static_cast<size_t>(v)];
+      pv = 1.0 - (1.0 - pv) * std::exp(log_miss[static_cast<size_t>(v)]);
+      lookups[static_cast<size_t>(v)] += pv;
+    }
+  }
+  for (int64_t v = 0; v < n; ++v) {
+    if (indptr[v + 1] == indptr[v]) lookups[static_cast<size_t>(v)] = 0;
+  }
+  return lookups;
+}
+
 // ---- Build ------------------------------------------------------------------------------
 
 NeighborCache NeighborCache::Disabled(const DatasetManifest& m) {
@@ -104,6 +206,16 @@ Result<NeighborCache> NeighborCache::Build(const Dataset& dataset,
                                            int64_t budget_bytes,
                                            const NeighborCacheBuildOptions& options) {
   if (budget_bytes == 0) return Disabled(dataset.manifest());
+  if (options.score == NeighborCacheScore::kExpectedLookups) {
+    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, dataset.LoadSplit("train"));
+    SEER_ASSIGN_OR_RETURN(std::vector<double> lookups,
+                          ExpectedNeighborLookups(dataset, indptr, seeds, options.fanouts, options.batch_size, options));
+    const int64_t index_bytes = dataset.manifest().index_bytes();
+    for (size_t v = 0; v < lookups.size(); ++v) {
+      lookups[v] /= static_cast<double>(NodeBytes(indptr[v + 1] - indptr[v], index_bytes));
+    }
+    return BuildWithScores(dataset, indptr, lookups, options.score, budget_bytes, options);
+  }
   DegreeScanOptions scan;
   scan.chunk_bytes = options.chunk_bytes;
   scan.show_progress = options.show_progress;
@@ -124,6 +236,29 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
   }
   if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
   if (budget_bytes == 0) return Disabled(m);
+  return BuildRanked(dataset, indptr, RankByScore(out_degrees, InDegreesFromIndptr(indptr)),
+                     NeighborCacheScore::kOutInDegree, budget_bytes, options);
+}
+
+Result<NeighborCache> NeighborCache::BuildWithScores(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                                                     const std::vector<double>& scores, NeighborCacheScore rule,
+                                                     int64_t budget_bytes,
+                                                     const NeighborCacheBuildOptions& options) {
+  const DatasetManifest& m = dataset.manifest();
+  if (static_cast<int64_t>(indptr.size()) != m.num_nodes + 1 || static_cast<int64_t>(scores.size()) != m.num_nodes) {
+    throw std::invalid_argument("NeighborCache::BuildWithScores: indptr/scores do not match num_nodes");
+  }
+  if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
+  if (budget_bytes == 0) return Disabled(m);
+  return BuildRanked(dataset, indptr, RankByDoubleScore(scores, InDegreesFromIndptr(indptr)), rule, budget_bytes,
+                     options);
+}
+
+Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                                                 const std::vector<int64_t>& ranked, NeighborCacheScore rule,
+                                                 int64_t budget_bytes, const NeighborCacheBuildOptions& options) {
+  const DatasetManifest& m = dataset.manifest();
+  const int64_t num_nodes = m.num_nodes;
   const int64_t index_bytes = m.index_bytes();
   const int64_t table_bytes = TableBytes(num_nodes);
   if (budget_bytes < table_bytes) {
@@ -136,7 +271,8 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
 
   NeighborCache cache;
   cache.index_dtype_ = m.index_dtype;
-  cache.SelectPrefix(RankByScore(out_degrees, in_degrees), in_degrees,
+  cache.score_rule_ = NeighborCacheScoreRule(rule);
+  cache.SelectPrefix(ranked, in_degrees,
                      budget_bytes - table_bytes, index_bytes);
   cache.BuildRanks();
   cache.LayOutLists(in_degrees);
@@ -296,7 +432,7 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
   root["version"] = 2;
   for (const auto& [key, member] : kStatsFields) root[key] = stats_.*member;
   root["index_dtype"] = IndexDtypeName(index_dtype_);
-  root["score_rule"] = kScoreRule;
+  root["score_rule"] = score_rule_;
   return WriteJsonFileAtomically(manifest_path, root);
 }
 
@@ -342,6 +478,9 @@ Result<int64_t> NeighborCache::ReadManifest(const std::string& path) {
   Result<IndexDtype> dtype = ParseIndexDtype(dtype_name);
   if (!dtype.ok()) return dtype.status().WithContext(path + ": field 'index_dtype'");
   index_dtype_ = *dtype;
+  if (root.contains("score_rule")) {
+    SEER_ASSIGN_OR_RETURN(score_rule_, JsonString(root, "score_rule", path));
+  }
   return version;
 }
 

@@ -1,9 +1,15 @@
 // NeighborCache: Ginex's static neighbor cache (Ginex §3.2, DESIGN.md "Inspector").
 //
 // The in-neighbor lists of the most "important" nodes, kept in RAM so that sampling
-// them needs no I/O. Importance = out_degree / in_degree (benefit: how often a node is
-// reached; cost: the bytes of its list). Nodes are ranked by that score (descending,
-// compared exactly by cross-multiplication; ties: lower id first; nodes with in-degree
+// them needs no I/O. Two scores (NeighborCacheScore):
+//   expected_lookups/bytes (default): the expected number of times the sampler reads v's
+//     list per mini-batch (ExpectedNeighborLookups: the train seeds' visit probabilities
+//     propagated hop by hop with the fan-outs' sampling probabilities) divided by the
+//     bytes caching v costs (NodeBytes). It stays meaningful on undirected graphs, where
+//     out/in is 1 for every node.
+//   out_degree/in_degree (Ginex §3.2; benefit: how many nodes can reach v; cost: its list),
+//     compared exactly by cross-multiplication.
+// Nodes are ranked by the score (descending; ties: lower id first; nodes with in-degree
 // 0 are never looked up and are not cached) and taken in rank order while
 //     TableBytes(num_nodes) + sum over cached v of (8 + in_degree(v) * index_bytes)
 //       <= budget_bytes;
@@ -23,7 +29,7 @@
 // offsets[nodes_cached], lists.bin index_dtype[edges_cached], ncache.json (last):
 //   {"format":"seer-ncache","version":2,"budget_bytes","bytes","table_bytes",
 //    "lists_bytes","num_nodes","num_edges","nodes_cached","edges_cached",
-//    "index_dtype","score_rule":"out_degree/in_degree"}
+//    "index_dtype","score_rule":"expected_lookups/bytes" | "out_degree/in_degree"}
 // Loading is one sequential read of each file (rank_ is rebuilt, one pass over bits).
 //
 // Build and Load block on sequential reads; a bad or mismatched ncache.json (a field
@@ -36,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/base/name_table.h"
 #include "storage/dataset/dataset.h"
 #include "storage/base/status.h"
 
@@ -52,10 +59,34 @@ struct NeighborCacheStats {
   int64_t edges_cached = 0;
 };
 
+enum class NeighborCacheScore { kExpectedLookups, kOutInDegree };
+inline constexpr NameValue<NeighborCacheScore> kNeighborCacheScoreNames[] = {
+    {"lookups", NeighborCacheScore::kExpectedLookups}, {"out-in", NeighborCacheScore::kOutInDegree}};
+// The rule as written in ncache.json: "expected_lookups/bytes" | "out_degree/in_degree".
+const char* NeighborCacheScoreRule(NeighborCacheScore score);
+
 struct NeighborCacheBuildOptions {
   bool show_progress = false;
   int64_t chunk_bytes = 8 << 20;  // sequential read size of the scans
+  NeighborCacheScore score = NeighborCacheScore::kExpectedLookups;
+  // kExpectedLookups only: the sampling the cache serves (seer train's defaults). Seeds are
+  // the dataset's train split (every node when it has none).
+  std::vector<int> fanouts = {10, 10, 10};  // hop 1 first, -1 = all
+  int64_t batch_size = 1000;
 };
+
+// Expected neighbor-list reads of every node in one mini-batch of `batch_size` seeds drawn
+// from `seeds` (every node when empty) by the sampler (inspector/sampler.h: at hop h it
+// expands every node reached within h hops, picking min(1, fanouts[h]/in_degree(w)) of
+// each list position of w). With P_0(v) = batch_size/|seeds| for seeds and, treating
+// picks as independent,
+//   P_{h+1}(v) = 1 - (1 - P_h(v)) * prod over positions of v in w's list (1 - P_h(w) p_h(w)),
+// lookups(v) = sum_{h < num_layers} P_h(v) for in_degree(v) > 0, else 0. L-1 sequential
+// scans of indices.bin (kCorrupt on an id >= num_nodes).
+Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                                                    const std::vector<int64_t>& seeds,
+                                                    const std::vector<int>& fanouts, int64_t batch_size,
+                                                    const NeighborCacheBuildOptions& options = {});
 
 class NeighborCache {
  public:
@@ -63,7 +94,6 @@ class NeighborCache {
   static constexpr const char* kManifestName = "ncache.json";
   static constexpr const char* kTableName = "table.bin";
   static constexpr const char* kListsName = "lists.bin";
-  static constexpr const char* kScoreRule = "out_degree/in_degree";
 
   // A disabled cache: every lookup misses.
   NeighborCache() = default;
@@ -73,12 +103,18 @@ class NeighborCache {
   // What caching one node's list costs beyond TableBytes.
   static int64_t NodeBytes(int64_t in_degree, int64_t index_bytes) { return 8 + in_degree * index_bytes; }
 
-  // Ranks with one pass over indices.bin (out-degrees) and fills with a second
-  // sequential pass. `indptr` must be the dataset's indptr (num_nodes+1 entries).
+  // Ranks by options.score (out/in: one pass over indices.bin; expected lookups: L-1
+  // passes and the train split) and fills with one more sequential pass. `indptr` must be
+  // the dataset's indptr (num_nodes+1 entries).
   static Result<NeighborCache> Build(const Dataset& dataset, const std::vector<int64_t>& indptr,
                                      int64_t budget_bytes,
                                      const NeighborCacheBuildOptions& options = {});
-  // Same, with out-degrees already computed (ComputeOutDegrees).
+  // Same with the scores given: score[v] per node, higher first (ties: lower id).
+  static Result<NeighborCache> BuildWithScores(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                                               const std::vector<double>& scores, NeighborCacheScore rule,
+                                               int64_t budget_bytes,
+                                               const NeighborCacheBuildOptions& options = {});
+  // Same, ranked by out/in with out-degrees already computed (ComputeOutDegrees).
   static Result<NeighborCache> BuildWithOutDegrees(const Dataset& dataset,
                                                    const std::vector<int64_t>& indptr,
                                                    const std::vector<int64_t>& out_degrees,
@@ -100,6 +136,9 @@ class NeighborCache {
 
   bool enabled() const { return !bits_.empty(); }
   const NeighborCacheStats& stats() const { return stats_; }
+  // The ranking it was built with, as in ncache.json (caches saved before the field
+  // existed: "out_degree/in_degree").
+  const std::string& score_rule() const { return score_rule_; }
   IndexDtype index_dtype() const { return index_dtype_; }
 
   // O(1): element offset of v's list in the packed array, or -1 when not cached.
@@ -140,7 +179,12 @@ class NeighborCache {
   void BuildRanks();  // rank_ from bits_
   // Index in the packed array of the first neighbor id outside [0, num_nodes), or -1.
   int64_t FirstNeighborOutsideGraph(int64_t num_nodes) const;
+  // The rest of a build once the ranking is known.
+  static Result<NeighborCache> BuildRanked(const Dataset& dataset, const std::vector<int64_t>& indptr,
+                                           const std::vector<int64_t>& ranked, NeighborCacheScore rule,
+                                           int64_t budget_bytes, const NeighborCacheBuildOptions& options);
   NeighborCacheStats stats_;
+  std::string score_rule_ = "out_degree/in_degree";
   IndexDtype index_dtype_ = IndexDtype::kUint32;
   std::vector<uint64_t> bits_;     // ceil(num_nodes / 64) words; empty = disabled
   std::vector<int64_t> rank_;      // cached nodes before each word

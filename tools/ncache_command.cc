@@ -7,6 +7,7 @@
 
 #include "cache/neighbor_cache.h"
 #include "commands.h"
+#include "flag_binding.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
@@ -16,14 +17,15 @@ namespace seer::cli {
 
 namespace {
 
-void PrintStats(const char* verb, const std::string& dir, const NeighborCacheStats& s) {
+void PrintStats(const char* verb, const std::string& dir, const NeighborCache& cache) {
+  const NeighborCacheStats& s = cache.stats();
   const double node_pct = s.num_nodes ? 100.0 * s.nodes_cached / s.num_nodes : 0.0;
   const double edge_pct = s.num_edges ? 100.0 * s.edges_cached / s.num_edges : 0.0;
   fmt::print(
       "seer ncache: {} {}: budget {} bytes ({}), uses {} bytes = table {} + lists {}; {} of {} nodes ({:.2f}%), "
       "{} of {} edges ({:.2f}%) cached; score {}\n",
       verb, dir, s.budget_bytes, FormatBytes(s.budget_bytes), s.bytes, s.table_bytes, s.lists_bytes, s.nodes_cached,
-      s.num_nodes, node_pct, s.edges_cached, s.num_edges, edge_pct, NeighborCache::kScoreRule);
+      s.num_nodes, node_pct, s.edges_cached, s.num_edges, edge_pct, cache.score_rule());
 }
 
 }  // namespace
@@ -37,18 +39,25 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     std::string out;
     bool force = false;
     bool quiet = false;
+    NeighborCacheBuildOptions options;
   };
   auto flags = std::make_shared<Flags>();
   auto* build = cmd->add_subcommand(
       "build",
-      "Rank nodes by out-degree/in-degree and cache their in-neighbor lists up to a byte "
-      "budget (the 8-byte-per-node table included); writes DIR/ncache/");
+      "Rank nodes by expected list reads per cached byte (or Ginex's out-degree/in-degree) and "
+      "cache their in-neighbor lists up to a byte budget (the per-node table included); writes DIR/ncache/");
   build->add_option("dataset", flags->dataset, "Dataset directory")->required();
   build->add_option("--budget", flags->budget,
                     "Bytes for table + lists: 0 (disabled), 4096, 512M, 2G, or a percentage of "
                     "the topology such as 25%")
       ->capture_default_str();
   build->add_option("--out", flags->out, "Output directory (default: DATASET/ncache)")
+      ->capture_default_str();
+  AddEnumOption(build, "--score", &flags->options.score, kNeighborCacheScoreNames, "score",
+                "Ranking: lookups (expected reads of the list per mini-batch / its bytes, from the train "
+                "split, --fanouts and --batch-size) or out-in (out-degree / in-degree, Ginex)");
+  AddFanoutsOption(build, "--fanouts", &flags->options.fanouts, "Fan-outs the cache serves (--score lookups)");
+  build->add_option("--batch-size", flags->options.batch_size, "Seeds per mini-batch (--score lookups)")
       ->capture_default_str();
   build->add_flag("--force", flags->force, "Overwrite an existing neighbor cache");
   build->add_flag("--quiet", flags->quiet, "No progress lines");
@@ -64,7 +73,7 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     if (!build->parsed()) {
       auto cache = NeighborCache::Load(dir, *dataset);
       if (!cache.ok()) return ReportError("ncache", cache.status());
-      PrintStats("loaded", dir, cache->stats());
+      PrintStats("loaded", dir, *cache);
       return 0;
     }
     auto budget = ParseNeighborCacheBudget(flags->budget, dataset->manifest());
@@ -72,13 +81,13 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     ProgressReporter clock("ncache", 0, "", false);
     auto indptr = dataset->LoadIndptr();
     if (!indptr.ok()) return ReportError("ncache", indptr.status());
-    NeighborCacheBuildOptions options;
+    NeighborCacheBuildOptions options = flags->options;
     options.show_progress = !flags->quiet;
     auto cache = NeighborCache::Build(*dataset, *indptr, *budget, options);
     if (!cache.ok()) return ReportError("ncache", cache.status());
     Status st = cache->Save(dir, flags->force);
     if (!st.ok()) return ReportError("ncache", st);
-    PrintStats("wrote", dir, cache->stats());
+    PrintStats("wrote", dir, *cache);
     fmt::print("seer ncache: {:.2f} s, peak memory {}\n", clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()));
     return 0;
   };

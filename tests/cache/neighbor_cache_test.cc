@@ -71,8 +71,11 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
     const int64_t all = table + with_lists + g.dataset.manifest().num_edges * ib;
     for (int64_t budget : {table, table + 1, table + 8 + ib - 1, table + 8 + ib, table + 1001,
                            table + 4096, (table + all) / 2, all - 1, all, all + 12345}) {
-      auto cache = NeighborCache::Build(g.dataset, g.indptr, budget);
+      NeighborCacheBuildOptions out_in;
+      out_in.score = NeighborCacheScore::kOutInDegree;
+      auto cache = NeighborCache::Build(g.dataset, g.indptr, budget, out_in);
       ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+      EXPECT_EQ(cache->score_rule(), "out_degree/in_degree");
       const NeighborCacheStats& s = cache->stats();
       EXPECT_LE(s.bytes, budget);
       EXPECT_EQ(s.bytes, table + 8 * s.nodes_cached + s.edges_cached * ib);
@@ -91,6 +94,95 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
       }
     }
   }
+}
+
+// Oracle for ExpectedNeighborLookups: the same recurrence evaluated per node from the
+// in-lists in RAM (long double, products instead of log sums).
+std::vector<long double> OracleLookups(const std::vector<std::vector<int64_t>>& lists, const std::vector<int64_t>& seeds,
+                                       const std::vector<int>& fanouts, int64_t batch_size) {
+  const size_t n = lists.size();
+  const long double num_seeds = seeds.empty() ? n : seeds.size();
+  const long double p0 = std::min<long double>(1, batch_size / num_seeds);
+  std::vector<long double> p(n, seeds.empty() ? p0 : 0);
+  for (int64_t v : seeds) p[static_cast<size_t>(v)] = p0;
+  std::vector<long double> total = p;
+  for (size_t hop = 0; hop + 1 < fanouts.size(); ++hop) {
+    std::vector<long double> miss(n, 1);
+    for (size_t w = 0; w < n; ++w) {
+      const long double deg = lists[w].size();
+      const long double take = (fanouts[hop] < 0 || deg <= fanouts[hop]) ? 1 : fanouts[hop] / deg;
+      for (int64_t u : lists[w]) miss[static_cast<size_t>(u)] *= 1 - p[w] * take;
+    }
+    for (size_t v = 0; v < n; ++v) {
+      p[v] = 1 - (1 - p[v]) * miss[v];
+      total[v] += p[v];
+    }
+  }
+  for (size_t v = 0; v < n; ++v) {
+    if (lists[v].empty()) total[v] = 0;
+  }
+  return total;
+}
+
+TEST(NeighborCacheTest, ExpectedLookupsMatchOracle) {
+  const uint64_t seed = 21;
+  std::printf("graph seed %llu\n", static_cast<unsigned long long>(seed));
+  RandomGraph g = WriteRandomGraph(seed, 733, IndexDtype::kUint32);
+  const std::vector<int64_t> seeds = {0, 5, 17, 99, 100, 101, 400, 732};
+  NeighborCacheBuildOptions small_chunks;
+  small_chunks.chunk_bytes = 64;  // many chunks: node boundaries inside and across them
+  for (const std::vector<int>& fanouts : {std::vector<int>{3}, std::vector<int>{5, 2}, std::vector<int>{4, -1, 7}}) {
+    for (const auto& s : {seeds, std::vector<int64_t>{}}) {
+      auto got = ExpectedNeighborLookups(g.dataset, g.indptr, s, fanouts, 3, small_chunks);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      const std::vector<long double> want = OracleLookups(g.lists, s, fanouts, 3);
+      for (size_t v = 0; v < want.size(); ++v) {
+        ASSERT_NEAR((*got)[v], static_cast<double>(want[v]), 1e-9 * (1 + static_cast<double>(want[v])))
+            << "node " << v << " layers " << fanouts.size() << " seeds " << s.size();
+      }
+    }
+  }
+  // A seed outside the graph is reported, not read out of bounds.
+  EXPECT_EQ(ExpectedNeighborLookups(g.dataset, g.indptr, {733}, {2, 2}, 3).status().code(), StatusCode::kCorrupt);
+}
+
+TEST(NeighborCacheTest, LookupScoreSelectsTheOracleRankingPrefix) {
+  RandomGraph g = WriteRandomGraph(5, 801, IndexDtype::kUint32);
+  NeighborCacheBuildOptions options;  // the default score: expected lookups
+  ASSERT_EQ(options.score, NeighborCacheScore::kExpectedLookups);
+  options.batch_size = 50;  // < num_nodes, so the visit probabilities do not all saturate at 1
+  const std::vector<long double> lookups = OracleLookups(g.lists, {}, options.fanouts, options.batch_size);
+  std::vector<int64_t> ranked;
+  for (int64_t v = 0; v < 801; ++v) if (!g.lists[v].empty()) ranked.push_back(v);
+  auto score = [&](int64_t v) { return lookups[v] / (8 + 4 * static_cast<long double>(g.lists[v].size())); };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) { return score(a) > score(b); });
+  const int64_t table = NeighborCache::TableBytes(801);
+  for (int64_t lists_budget : {int64_t{0}, int64_t{100}, int64_t{2000}, int64_t{20000}}) {
+    auto cache = NeighborCache::Build(g.dataset, g.indptr, table + lists_budget, options);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    EXPECT_EQ(cache->score_rule(), "expected_lookups/bytes");
+    std::vector<int64_t> want;
+    int64_t left = lists_budget;
+    for (int64_t v : ranked) {
+      const int64_t cost = 8 + 4 * static_cast<int64_t>(g.lists[v].size());
+      if (cost > left) break;
+      left -= cost;
+      want.push_back(v);
+    }
+    std::sort(want.begin(), want.end());
+    std::vector<int64_t> got;
+    for (int64_t v = 0; v < 801; ++v) if (cache->Contains(v)) got.push_back(v);
+    EXPECT_EQ(got, want) << "lists budget " << lists_budget;
+    ExpectListsMatch(*cache, g);
+  }
+  // The rule is saved and loaded with the cache.
+  auto cache = NeighborCache::Build(g.dataset, g.indptr, table + 5000, options);
+  ASSERT_TRUE(cache.ok());
+  const std::string dir = NeighborCache::DefaultDir(g.dataset);
+  ASSERT_TRUE(cache->Save(dir, true).ok());
+  auto loaded = NeighborCache::Load(dir, g.dataset);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->score_rule(), "expected_lookups/bytes");
 }
 
 TEST(NeighborCacheTest, SaveLoadRoundTripEqualsOnDiskLists) {
