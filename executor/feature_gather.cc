@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstring>
 
-#include "storage/dataset/float16.h"
 
 namespace seer {
 namespace {
@@ -41,15 +40,7 @@ void GatherStats::Add(const GatherStats& o) {
 }
 
 void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t num_values, float* dst) {
-  if (dtype == FeatureDtype::kFloat32) {
-    std::memcpy(dst, src, static_cast<size_t>(num_values) * sizeof(float));
-    return;
-  }
-  for (int64_t i = 0; i < num_values; ++i) {
-    uint16_t bits;
-    std::memcpy(&bits, src + 2 * i, 2);
-    dst[i] = HalfToFloat(bits);
-  }
+  DecodeFeatureValues(src, dtype, num_values, dst);  // float32, float16 or bfloat16
 }
 
 FeatureGatherer::FeatureGatherer(BlockReader* features, const DatasetManifest& manifest,
