@@ -3,7 +3,12 @@
 # read of the same file.
 #   bench/prep_bench.sh [EDGES] [WORKDIR]      (defaults: 200000000 edges, ./prep_bench_work)
 # Env: SEER (binary, default build/seer), AVG_DEGREE (20), BUDGET (default: a quarter of
-# the edge-list size, as issue 2 asks), FORMAT (bin64 | txt, default bin64).
+# the edge-list size, as issue 2 asks), FORMAT (bin64 | txt, default bin64), THREADS
+# (seer prep --threads; unset: every core; leave unset for a seer without --threads),
+# DROP_CACHES (1: drop the page cache before each timing, needs root; 0: keep it, e.g. on
+# a shared machine).
+# A/B: run it with SEER=<base build>/seer and SEER=<new build>/seer in turns on the same
+# WORKDIR (the edge list is generated once) and compare prep_edges_per_s.
 # Prints the configuration, WARNING lines when the numbers are not to be trusted, the
 # rates, and writes WORKDIR/prep_bench.json.
 set -euo pipefail
@@ -16,7 +21,7 @@ NODES=$(( EDGES / AVG_DEGREE ))
 mkdir -p "$WORK"
 LIST="$WORK/edges.$FORMAT"
 
-echo "config: edges=$EDGES nodes=$NODES format=$FORMAT seer=$SEER work=$WORK"
+echo "config: edges=$EDGES nodes=$NODES format=$FORMAT seer=$SEER work=$WORK threads=${THREADS:-all}"
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo) RAM, $(uname -r)"
 if [ ! -s "$LIST" ]; then
   "$SEER" gen --nodes "$NODES" --avg-degree "$AVG_DEGREE" --edge-list-out "$LIST" --quiet
@@ -27,6 +32,11 @@ echo "edge list: $LIST, $SIZE bytes; memory budget $BUDGET bytes"
 
 drop_caches() {
   sync
+  if [ "${DROP_CACHES:-1}" = 0 ]; then
+    echo "NOTE: DROP_CACHES=0: the page cache is kept (warm reads for both runs)"
+    CACHE_WARM=1
+    return
+  fi
   if ! (echo 3 > /proc/sys/vm/drop_caches) 2>/dev/null; then
     echo "WARNING: cannot drop the page cache (not root / container): reads may be served from RAM"
     CACHE_WARM=1
@@ -49,7 +59,7 @@ drop_caches
 rm -rf "$WORK/ds"
 t0=$(date +%s.%N)
 /usr/bin/time -f "%M" -o "$WORK/prep_rss_kb" "$SEER" prep --edges "$LIST" --num-nodes "$NODES" \
-  --memory-budget "$BUDGET" --out "$WORK/ds" --force --quiet | tee "$WORK/prep.log"
+  --memory-budget "$BUDGET" --out "$WORK/ds" --force --quiet ${THREADS:+--threads "$THREADS"} | tee "$WORK/prep.log"
 t1=$(date +%s.%N)
 PREP_S=$(echo "$t1 - $t0" | bc -l)
 RSS_KB=$(cat "$WORK/prep_rss_kb")
@@ -66,7 +76,7 @@ printf "seer prep:       %.2f s (%.2fM edges/s), peak RSS %.0f MiB, budget %.0f 
 printf "prep / sequential-read throughput ratio: %.3f\n" "$RATIO"
 f6() { printf "%.6f" "$1"; }
 cat > "$WORK/prep_bench.json" <<JSON
-{"edges": $EDGES, "nodes": $NODES, "format": "$FORMAT", "edge_list_bytes": $SIZE,
+{"edges": $EDGES, "nodes": $NODES, "format": "$FORMAT", "threads": "${THREADS:-all}", "edge_list_bytes": $SIZE,
  "memory_budget_bytes": $BUDGET, "partitions": ${PARTS:-0}, "read_seconds": $(f6 "$READ_S"),
  "prep_seconds": $(f6 "$PREP_S"), "prep_edges_per_s": $(f6 "$PREP_EPS"), "prep_peak_rss_kb": $RSS_KB,
  "ratio_prep_to_read": $(f6 "$RATIO"), "page_cache_dropped": $([ "$CACHE_WARM" = 0 ] && echo true || echo false)}

@@ -1,6 +1,7 @@
 // `seer prep`: converts an edge list (+ optional .npy node arrays) or an OGB
 // node-property folder into a Seer dataset (storage/prep/dataset_prep.h).
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,24 @@
 #include "storage/prep/dataset_prep.h"
 
 namespace seer::cli {
+namespace {
+
+// Resident bytes now (VmRSS), or -1: what the program itself takes before any work.
+int64_t ResidentBytesNow() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "VmRSS:") {
+      int64_t kib = -1;
+      status >> kib;
+      return kib < 0 ? -1 : kib * 1024;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return -1;
+}
+
+}  // namespace
 
 CommandMain RegisterPrepCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(
@@ -33,6 +52,11 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
       ->capture_default_str();
   AddEnumOption(cmd, "--edges-format", &in.edges_format, kEdgeListFormatNames, "edge list format",
                 "Edge list format (auto: *.npy, *.bin32, *.bin64, else text; .gz decompressed)");
+  cmd->add_option("--src-col", in.columns.src,
+                  "CSV/TSV edge list: the source column, by header name or 0-based index (other columns ignored)");
+  cmd->add_option("--dst-col", in.columns.dst, "CSV/TSV edge list: the destination column, by header name or index");
+  cmd->add_flag("--remap-ids", in.remap_ids,
+                "Ids are any tokens (strings, sparse integers): renumber them 0..N-1 (sorted) and write node_ids.txt");
   cmd->add_option("--num-nodes", in.num_nodes,
                   "Node count (-1: feature rows, else labels, else 1 + largest id)")->capture_default_str();
   cmd->add_option("--features", in.features, "Features .npy, shape (N, F), float16/32/64")->capture_default_str();
@@ -64,6 +88,7 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     auto& options = flags->options;
     options.show_progress = !flags->quiet;
     options.created_by = "seer prep";
+    const int64_t start_rss = ResidentBytesNow();
     ProgressReporter clock("prep", 0, "", false);
     auto summary = PrepareDataset(flags->in, options, flags->out);
     if (!summary.ok()) return ReportError("prep", summary.status());
@@ -71,12 +96,14 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     fmt::print(
         "seer prep: wrote {}: {} nodes, {} edges ({}; {} read, {} self-loops and {} duplicates dropped), {} "
         "features x {}, {} classes ({} labeled), train/valid/test {}/{}/{}, {} in {:.1f} s ({:.2f}M edges/s), "
-        "peak memory {} (budget {}, {} partitions)\n",
+        "peak memory {} ({} above the {} the program takes at start; budget {}, {} partitions){}\n",
         flags->out, s.csc.num_nodes, s.csc.num_edges, IndexDtypeName(s.csc.index_dtype), s.csc.input_edges,
         s.csc.self_loops_dropped, s.csc.duplicates_dropped, s.feature_dim, FeatureDtypeName(s.feature_dtype),
         s.num_classes, s.num_labeled, s.num_train, s.num_valid, s.num_test, FormatBytes(s.bytes_written),
         clock.ElapsedSeconds(), static_cast<double>(s.csc.input_edges) / 1e6 / std::max(1e-9, clock.ElapsedSeconds()),
-        FormatBytes(PeakRssBytes()), FormatBytes(options.memory_budget_bytes), s.csc.num_partitions);
+        FormatBytes(PeakRssBytes()), FormatBytes(std::max<int64_t>(0, PeakRssBytes() - start_rss)),
+        FormatBytes(start_rss), FormatBytes(options.memory_budget_bytes), s.csc.num_partitions,
+        flags->in.remap_ids ? fmt::format(", original ids in {}/node_ids.txt", flags->out) : std::string());
     return 0;
   };
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <vector>
 
 #include "storage/base/aligned_buffer.h"
@@ -12,11 +13,39 @@
 #include "storage/base/file_io.h"
 #include "storage/base/json_file.h"
 #include "storage/base/unique_fd.h"
+#include "storage/dataset/float16.h"
 
 namespace seer {
 
 const char* IndexDtypeName(IndexDtype dtype) { return NameOf(kIndexDtypeNames, dtype); }
 const char* FeatureDtypeName(FeatureDtype dtype) { return NameOf(kFeatureDtypeNames, dtype); }
+void DecodeFeatureValues(const void* stored, FeatureDtype dtype, int64_t count, float* out) {
+  const char* src = static_cast<const char*>(stored);
+  if (dtype == FeatureDtype::kFloat32) {
+    std::memcpy(out, src, static_cast<size_t>(count) * sizeof(float));
+    return;
+  }
+  const bool brain = dtype == FeatureDtype::kBFloat16;
+  for (int64_t i = 0; i < count; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, src + 2 * i, 2);
+    out[i] = brain ? BFloat16ToFloat(bits) : HalfToFloat(bits);
+  }
+}
+
+void EncodeFeatureValues(const float* values, FeatureDtype dtype, int64_t count, void* stored) {
+  char* dst = static_cast<char*>(stored);
+  if (dtype == FeatureDtype::kFloat32) {
+    std::memcpy(dst, values, static_cast<size_t>(count) * sizeof(float));
+    return;
+  }
+  const bool brain = dtype == FeatureDtype::kBFloat16;
+  for (int64_t i = 0; i < count; ++i) {
+    const uint16_t bits = brain ? FloatToBFloat16(values[i]) : FloatToHalf(values[i]);
+    std::memcpy(dst + 2 * i, &bits, 2);
+  }
+}
+
 Result<IndexDtype> ParseIndexDtype(const std::string& text) {
   return ParseName(kIndexDtypeNames, text, "index dtype");
 }
@@ -31,7 +60,7 @@ std::string DatasetManifest::ToJson() const {
     if (!entry.checksum_kind.empty()) f[entry.checksum_kind] = entry.checksum;
     file_map[name] = std::move(f);
   }
-  const Json root = {
+  Json root = {
       {"format", "seer-dataset"},
       {"version", kVersion},
       {"num_nodes", num_nodes},
@@ -43,6 +72,7 @@ std::string DatasetManifest::ToJson() const {
       {"files", std::move(file_map)},
       {"created_by", created_by},
   };
+  if (!node_ids.empty()) root["node_ids"] = node_ids;
   return root.dump(2) + "\n";
 }
 
@@ -116,10 +146,14 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
     return FieldError(path, "index_dtype", "is uint32 but num_nodes >= 2^32");
   }
   SEER_ASSIGN_OR_RETURN(m.feature_dtype, DtypeField(root, "feature_dtype", path,
-                                                    &ParseFeatureDtype, "float32 or float16"));
+                                                    &ParseFeatureDtype, "float32, float16 or bfloat16"));
   // created_by is informational: optional, but a present one must be a string.
   SEER_ASSIGN_OR_RETURN(m.created_by, JsonOptionalString(root, "created_by", "", path));
   SEER_ASSIGN_OR_RETURN(m.files, FileEntries(root, path));
+  SEER_ASSIGN_OR_RETURN(m.node_ids, JsonOptionalString(root, "node_ids", "", path));
+  if (!m.node_ids.empty() && m.files.count(m.node_ids) == 0) {
+    return FieldError(path, "node_ids", "names '" + m.node_ids + "', which is not in files");
+  }
   return m;
 }
 
@@ -166,7 +200,7 @@ Result<Dataset> Dataset::Open(const std::string& dir) {
                      " num_edges=" + std::to_string(m.num_edges) +
                      " feature_dim=" + std::to_string(m.feature_dim));
     }
-    if (expected < 0 && entry.bytes % 8 != 0) {
+    if (expected < 0 && name != m.node_ids && entry.bytes % 8 != 0) {  // the split files
       return Corrupt(path + ": size " + std::to_string(entry.bytes) +
                      " is not a multiple of 8 (int64 node ids)");
     }

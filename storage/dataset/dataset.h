@@ -3,9 +3,10 @@
 //   dataset.json  manifest, written last (a directory without it is not a dataset)
 //   indptr.bin    int64[num_nodes+1]   CSC: in-neighbors of v = indices[indptr[v]..indptr[v+1])
 //   indices.bin   uint32|int64[num_edges]
-//   features.bin  float32|float16[num_nodes*feature_dim], zero-padded to a multiple of 4096
+//   features.bin  float32|float16|bfloat16[num_nodes*feature_dim], zero-padded to a multiple of 4096
 //   labels.bin    int32[num_nodes], -1 = unlabeled
 //   train.bin / valid.bin / test.bin   int64 node ids
+//   node_ids.txt  optional: original id of node k on line k+1 ("node_ids" in the manifest)
 //
 // DatasetManifest is a plain value. Dataset opens a directory read-only and hands out
 // paths and small arrays; big files (indices, features) are read through a BlockReader.
@@ -27,18 +28,23 @@
 namespace seer {
 
 enum class IndexDtype { kUint32, kInt64 };
-enum class FeatureDtype { kFloat32, kFloat16 };
+enum class FeatureDtype { kFloat32, kFloat16, kBFloat16 };
 inline constexpr NameValue<IndexDtype> kIndexDtypeNames[] = {{"uint32", IndexDtype::kUint32},
                                                              {"int64", IndexDtype::kInt64}};
 inline constexpr NameValue<FeatureDtype> kFeatureDtypeNames[] = {{"float32", FeatureDtype::kFloat32},
-                                                                 {"float16", FeatureDtype::kFloat16}};
+                                                                 {"float16", FeatureDtype::kFloat16},
+                                                                 {"bfloat16", FeatureDtype::kBFloat16}};
 
 const char* IndexDtypeName(IndexDtype dtype);      // "uint32" / "int64"
-const char* FeatureDtypeName(FeatureDtype dtype);  // "float32" / "float16"
+const char* FeatureDtypeName(FeatureDtype dtype);  // "float32" / "float16" / "bfloat16"
 Result<IndexDtype> ParseIndexDtype(const std::string& text);
 Result<FeatureDtype> ParseFeatureDtype(const std::string& text);
 inline int64_t IndexDtypeBytes(IndexDtype d) { return d == IndexDtype::kUint32 ? 4 : 8; }
 inline int64_t FeatureDtypeBytes(FeatureDtype d) { return d == FeatureDtype::kFloat32 ? 4 : 2; }
+// Feature values between float32 and the stored dtype (float16/bfloat16: rounded to
+// nearest even). `stored` holds count * FeatureDtypeBytes(dtype) bytes, any alignment.
+void DecodeFeatureValues(const void* stored, FeatureDtype dtype, int64_t count, float* out);
+void EncodeFeatureValues(const float* values, FeatureDtype dtype, int64_t count, void* stored);
 // uint32 whenever num_nodes < 2^32.
 inline IndexDtype IndexDtypeFor(int64_t num_nodes) {
   return num_nodes < (int64_t{1} << 32) ? IndexDtype::kUint32 : IndexDtype::kInt64;
@@ -60,6 +66,9 @@ struct DatasetManifest {
   int64_t num_classes = 0;
   std::map<std::string, DatasetFileEntry> files;
   std::string created_by;
+  // "" when node k is the input's id k; else the mapping file (storage/dataset/node_ids.h)
+  // of `seer prep --remap-ids`, one of `files`.
+  std::string node_ids;
 
   int64_t feature_row_bytes() const { return feature_dim * FeatureDtypeBytes(feature_dtype); }
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }

@@ -8,6 +8,7 @@
 
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/file_io.h"
+#include "storage/dataset/node_ids.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 
@@ -234,6 +235,9 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   SEER_RETURN_IF_ERROR(CheckIndices(ds, &summary.bytes_read));
   SEER_RETURN_IF_ERROR(CheckLabels(ds, &summary));
   SEER_RETURN_IF_ERROR(CheckSplits(ds, &summary));
+  if (!ds.manifest().node_ids.empty()) {
+    SEER_RETURN_IF_ERROR(CheckNodeIdsFile(ds.PathOf(ds.manifest().node_ids), ds.manifest().num_nodes));
+  }
   if (options.deep) SEER_RETURN_IF_ERROR(VerifyChecksums(ds, options.show_progress, &summary));
   return summary;
 }

@@ -58,4 +58,21 @@ float HalfToFloat(uint16_t bits) {
   return out;
 }
 
+uint16_t FloatToBFloat16(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x0040u);  // quiet NaN
+  // Round the 16 dropped bits to nearest even; a carry into the exponent is correct
+  // (up to +inf for values past the largest bfloat16).
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float BFloat16ToFloat(uint16_t bits) {
+  const uint32_t x = static_cast<uint32_t>(bits) << 16;
+  float out;
+  std::memcpy(&out, &x, sizeof out);
+  return out;
+}
+
 }  // namespace seer

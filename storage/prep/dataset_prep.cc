@@ -1,5 +1,6 @@
 #include "storage/prep/dataset_prep.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <dirent.h>
 
@@ -15,6 +16,9 @@
 #include <tbb/task_arena.h>
 
 #include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
+#include "storage/base/unique_fd.h"
+#include "storage/dataset/node_ids.h"
 #include "storage/base/progress.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/npy.h"
@@ -58,17 +62,17 @@ bool ParseFloat(std::string_view token, float* out) {
   return !copy.empty() && end == copy.c_str() + copy.size();
 }
 
-// Bitmap over node ids; rejects ids out of range and ids seen in an earlier split.
-// Appends `count` feature values as `dtype` (float32 as is, float16 converted);
+// Appends `count` feature values as `dtype` (float32 as is, float16/bfloat16 rounded);
 // `halves` is scratch space reused across calls.
 Status AppendFeatureValues(AtomicFileWriter* file, FeatureDtype dtype, const float* values,
                            int64_t count, std::vector<uint16_t>* halves) {
   if (dtype == FeatureDtype::kFloat32) return file->AppendValues(values, count);
   halves->resize(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) (*halves)[i] = FloatToHalf(values[i]);
+  EncodeFeatureValues(values, dtype, count, halves->data());
   return file->AppendValues(halves->data(), count);
 }
 
+// Bitmap over node ids; rejects ids out of range and ids seen in an earlier split.
 class SplitRegistry {
  public:
   explicit SplitRegistry(int64_t num_nodes) : num_nodes_(num_nodes), owner_(static_cast<size_t>(num_nodes), 0) {}
@@ -107,9 +111,31 @@ class Prep {
     }
     if (!in_.ogb_dir.empty()) SEER_RETURN_IF_ERROR(ResolveOgb());
     SEER_RETURN_IF_ERROR(OpenNodeArrays());
-    SEER_ASSIGN_OR_RETURN(std::unique_ptr<EdgeSource> edges,
-                          OpenEdgeList(edges_path_, edges_format_, num_nodes_));
+    if (in_.remap_ids) {
+      if (!in_.ogb_dir.empty() || ResolveEdgeListFormat(in_.edges_format, in_.edges) != EdgeListFormat::kText) {
+        return InvalidArgument("--remap-ids needs a text edge list (--edges, text/CSV)");
+      }
+      if (in_.num_nodes >= 0) return InvalidArgument("--remap-ids counts the nodes itself: drop --num-nodes");
+      num_nodes_ = -1;
+    }
     SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir_, options_.force));
+    if (in_.remap_ids) {
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter* ids, writer.OpenFile(dataset_files::kNodeIds));
+      SEER_ASSIGN_OR_RETURN(remap_, IdRemap::Build(in_.edges, in_.columns, options_.memory_budget_bytes, out_dir_,
+                                                   *ids, options_.show_progress));
+      if (!remap_->integer_ids() && (features_ || labels_ || splits_[0] || splits_[1] || splits_[2])) {
+        return InvalidArgument(in_.edges + ": --remap-ids with node arrays needs integer ids (row r = id r); "
+                               "this edge list has non-integer ids");
+      }
+      edges_path_ = remap_->edges_path();
+      edges_format_ = EdgeListFormat::kBin64;
+      num_nodes_ = remap_->num_nodes();
+      if (remap_->integer_ids()) {
+        SEER_ASSIGN_OR_RETURN(originals_, UniqueFd::Open(remap_->original_ids_path(), O_RDONLY));
+      }
+    }
+    SEER_ASSIGN_OR_RETURN(std::unique_ptr<EdgeSource> edges,
+                          OpenEdgeList(edges_path_, edges_format_, num_nodes_, in_.remap_ids ? TextColumns{} : in_.columns));
 
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indptr, writer.OpenFile(dataset_files::kIndptr));
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indices, writer.OpenFile(dataset_files::kIndices));
@@ -152,6 +178,7 @@ class Prep {
     manifest.feature_dtype = summary_.feature_dtype;
     manifest.num_classes = summary_.num_classes;
     manifest.created_by = options_.created_by;
+    if (remap_) manifest.node_ids = dataset_files::kNodeIds;
     SEER_RETURN_IF_ERROR(writer.Commit(manifest));
     SEER_ASSIGN_OR_RETURN(Dataset written, Dataset::Open(out_dir_));
     for (const auto& [name, entry] : written.manifest().files) summary_.bytes_written += entry.bytes;
@@ -256,6 +283,41 @@ class Prep {
     return Status::Ok();
   }
 
+  // Original ids of nodes [first, first + n) (--remap-ids with integer ids).
+  Status ReadOriginalIds(int64_t first, int64_t n, int64_t* out) const {
+    return PreadFull(originals_.get(), out, n * 8, first * 8, remap_->original_ids_path());
+  }
+
+  // --remap-ids: node arrays are indexed by original id; the largest id must have a row.
+  Status CheckRowsCoverIds(const std::string& path, int64_t rows, const char* what) const {
+    if (num_nodes_ == 0) return Status::Ok();
+    int64_t largest = 0;
+    SEER_RETURN_IF_ERROR(ReadOriginalIds(num_nodes_ - 1, 1, &largest));
+    if (largest >= rows) {
+      return InvalidArgument(path + ": " + std::to_string(rows) + " " + what + ", but the edge list has node id " +
+                             std::to_string(largest) + " (with --remap-ids row r belongs to id r)");
+    }
+    return Status::Ok();
+  }
+
+  // --remap-ids: the dense node of original id `id`, or -1 (binary search in the file).
+  Result<int64_t> DenseOf(int64_t id) const {
+    int64_t lo = 0, hi = num_nodes_;
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      int64_t v;
+      SEER_RETURN_IF_ERROR(ReadOriginalIds(mid, 1, &v));
+      if (v < id) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < num_nodes_) {
+      int64_t v;
+      SEER_RETURN_IF_ERROR(ReadOriginalIds(lo, 1, &v));
+      if (v == id) return lo;
+    }
+    return int64_t{-1};
+  }
+
   Status RowCountMismatch(const std::string& path, int64_t rows, const char* what) const {
     return InvalidArgument(path + ": " + std::to_string(rows) + " " + what + ", but the graph has " +
                            std::to_string(num_nodes_) + " nodes (they must be equal)");
@@ -272,7 +334,11 @@ class Prep {
   // features.npy: copied in chunks, converted when the dtype changes.
   Status WriteNpyFeatures(DatasetWriter& writer) {
     const NpyHeader& h = features_->header();
-    if (h.shape[0] != num_nodes_) return RowCountMismatch(features_->path(), h.shape[0], "feature rows");
+    if (remap_) {
+      SEER_RETURN_IF_ERROR(CheckRowsCoverIds(features_->path(), h.shape[0], "feature rows"));
+    } else if (h.shape[0] != num_nodes_) {
+      return RowCountMismatch(features_->path(), h.shape[0], "feature rows");
+    }
     const int64_t f = h.shape[1];
     const FeatureDtype out = options_.feature_dtype.value_or(h.item_bytes == 2 ? FeatureDtype::kFloat16
                                                                                 : FeatureDtype::kFloat32);
@@ -283,19 +349,36 @@ class Prep {
     std::vector<char> raw;
     std::vector<float> values;
     std::vector<uint16_t> halves;
+    std::vector<int64_t> ids;
     ProgressReporter progress("prep: features", num_nodes_, "rows", options_.show_progress);
     const bool same = (out == FeatureDtype::kFloat32 && h.item_bytes == 4) ||
                       (out == FeatureDtype::kFloat16 && h.item_bytes == 2);
     for (int64_t row = 0; row < num_nodes_; row += rows_per_chunk) {
       const int64_t rows = std::min(rows_per_chunk, num_nodes_ - row);
       const int64_t count = rows * f;
+      if (remap_) {  // row of node k = row of its original id: one read per row
+        ids.resize(static_cast<size_t>(rows));
+        SEER_RETURN_IF_ERROR(ReadOriginalIds(row, rows, ids.data()));
+      }
       if (same) {
         raw.resize(static_cast<size_t>(count * h.item_bytes));
-        SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
+        if (remap_) {
+          for (int64_t i = 0; i < rows; ++i) {
+            SEER_RETURN_IF_ERROR(features_->ReadRaw(ids[i] * f, f, raw.data() + i * f * h.item_bytes));
+          }
+        } else {
+          SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
+        }
         SEER_RETURN_IF_ERROR(file->Append(raw.data(), static_cast<int64_t>(raw.size())));
       } else {
         values.resize(static_cast<size_t>(count));
-        SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
+        if (remap_) {
+          for (int64_t i = 0; i < rows; ++i) {
+            SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(ids[i] * f, f, values.data() + i * f));
+          }
+        } else {
+          SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
+        }
         SEER_RETURN_IF_ERROR(AppendFeatureValues(file, out, values.data(), count, &halves));
       }
       progress.Add(rows);
@@ -374,13 +457,23 @@ class Prep {
     }
     if (labels_) {
       const NpyHeader& h = labels_->header();
-      if (h.shape[0] != num_nodes_) return RowCountMismatch(labels_->path(), h.shape[0], "labels");
+      if (remap_) {
+        SEER_RETURN_IF_ERROR(CheckRowsCoverIds(labels_->path(), h.shape[0], "labels"));
+      } else if (h.shape[0] != num_nodes_) {
+        return RowCountMismatch(labels_->path(), h.shape[0], "labels");
+      }
       const int64_t chunk = chunk_bytes_ / 8;
       for (int64_t first = 0; first < num_nodes_; first += chunk) {
         const int64_t n = std::min(chunk, num_nodes_ - first);
         wide.resize(static_cast<size_t>(n));
         narrow.resize(static_cast<size_t>(n));
-        SEER_RETURN_IF_ERROR(labels_->ReadAsInt64(first, n, wide.data(), -1));
+        if (remap_) {
+          std::vector<int64_t> ids(static_cast<size_t>(n));
+          SEER_RETURN_IF_ERROR(ReadOriginalIds(first, n, ids.data()));
+          for (int64_t i = 0; i < n; ++i) SEER_RETURN_IF_ERROR(labels_->ReadAsInt64(ids[i], 1, &wide[i], -1));
+        } else {
+          SEER_RETURN_IF_ERROR(labels_->ReadAsInt64(first, n, wide.data(), -1));
+        }
         for (int64_t i = 0; i < n; ++i) {
           SEER_RETURN_IF_ERROR(CheckLabel(wide[i], labels_->path() + ": element " + std::to_string(first + i)));
           narrow[i] = static_cast<int32_t>(wide[i]);
@@ -435,6 +528,14 @@ class Prep {
           const int64_t n = std::min(chunk, total - first);
           ids.resize(static_cast<size_t>(n));
           SEER_RETURN_IF_ERROR(splits_[s]->ReadAsInt64(first, n, ids.data()));
+          for (int64_t i = 0; remap_ && i < n; ++i) {  // original ids -> nodes
+            SEER_ASSIGN_OR_RETURN(int64_t dense, DenseOf(ids[i]));
+            if (dense < 0) {
+              return InvalidArgument(splits_[s]->path() + ": element " + std::to_string(first + i) + ": node id " +
+                                     std::to_string(ids[i]) + " does not occur in the edge list");
+            }
+            ids[i] = dense;
+          }
           for (int64_t i = 0; i < n; ++i) {
             SEER_RETURN_IF_ERROR(registry->Add(ids[i], s + 1, splits_[s]->path() + ": element " + std::to_string(first + i)));
           }
@@ -515,6 +616,8 @@ class Prep {
   std::string ogb_splits_[3];
   std::unique_ptr<NpyFile> features_, labels_;
   std::unique_ptr<NpyFile> splits_[3];
+  std::unique_ptr<IdRemap> remap_;  // --remap-ids
+  UniqueFd originals_;              // its original integer ids, in node order
   PrepSummary summary_;
 };
 

@@ -20,6 +20,7 @@
 #include "storage/prep/csc_builder.h"
 #include "storage/dataset/dataset.h"
 #include "storage/prep/edge_list.h"
+#include "storage/prep/id_remap.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -27,11 +28,17 @@ namespace seer {
 struct PrepInputs {
   std::string edges;                        // edge list file (not with ogb_dir)
   EdgeListFormat edges_format = EdgeListFormat::kAuto;
+  TextColumns columns;                      // --src-col/--dst-col of a CSV/TSV edge list
   int64_t num_nodes = -1;
   std::string features, labels;             // .npy
   std::string train, valid, test;           // .npy id arrays
   std::string ogb_dir;                      // OGB node-property folder
   std::string ogb_split;                    // split/<scheme>; "" = the only one present
+  // Ids of the (text) edge list are arbitrary tokens: renumber them 0..N-1 in id order
+  // (storage/dataset/node_ids.h) and write node_ids.txt. Node arrays then need integer
+  // ids: row r of features/labels belongs to original id r (any row count covering the
+  // largest id), split arrays list original ids.
+  bool remap_ids = false;
 };
 
 struct PrepOptions {

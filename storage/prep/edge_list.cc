@@ -129,6 +129,84 @@ inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes,
   return LineKind::kEdge;
 }
 
+// A delimited table (TextColumns): the delimiter, the endpoint field indices.
+struct ColumnLayout {
+  char delimiter = ',';  // ' ' = runs of blanks
+  int src = 0, dst = 1;
+};
+
+char DetectDelimiter(std::string_view line) {
+  if (line.find(',') != std::string_view::npos) return ',';
+  if (line.find('\t') != std::string_view::npos) return '\t';
+  return ' ';
+}
+
+std::string_view TrimField(std::string_view f) {
+  while (!f.empty() && (f.front() == ' ' || f.front() == '\t' || f.front() == '\r')) f.remove_prefix(1);
+  while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r')) f.remove_suffix(1);
+  if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
+  return f;
+}
+
+// Fields of `line` up to index `last` (inclusive) into fields[]; returns the number of
+// fields seen (all of them, for the message when too few).
+int SplitFields(std::string_view line, char delimiter, int last, std::string_view* fields) {
+  int count = 0;
+  size_t i = 0;
+  if (delimiter == ' ') {
+    for (;;) {
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
+      if (i >= line.size()) break;
+      size_t start = i;
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
+      if (count <= last) fields[count] = TrimField(line.substr(start, i - start));
+      ++count;
+    }
+    return count;
+  }
+  for (;;) {
+    size_t next = line.find(delimiter, i);
+    std::string_view f = line.substr(i, next == std::string_view::npos ? std::string_view::npos : next - i);
+    if (count <= last) fields[count] = TrimField(f);
+    ++count;
+    if (next == std::string_view::npos) break;
+    i = next + 1;
+  }
+  return count;
+}
+
+LineKind ParseLineColumns(std::string_view line, const ColumnLayout& layout, int64_t num_nodes,
+                          const std::string& path, int64_t line_number, Edge* edge, Status* error) {
+  size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') return LineKind::kSkip;
+  const int last = std::max(layout.src, layout.dst);
+  std::string_view fields[64];
+  const int count = SplitFields(line, layout.delimiter, last, fields);
+  if (count <= last) {
+    *error = InvalidArgument(path + ":" + std::to_string(line_number) + ": " + std::to_string(count) +
+                             " fields, but column " + std::to_string(last) + " is needed: '" +
+                             std::string(line.substr(0, 80)) + "'");
+    return LineKind::kError;
+  }
+  std::optional<int64_t> src = ParseInt(fields[layout.src]);
+  std::optional<int64_t> dst = ParseInt(fields[layout.dst]);
+  if (!src || !dst) {
+    *error = InvalidArgument(path + ":" + std::to_string(line_number) + ": non-numeric node id '" +
+                             std::string(!src ? fields[layout.src] : fields[layout.dst]) + "'");
+    return LineKind::kError;
+  }
+  const std::string where = path + ":" + std::to_string(line_number);
+  *error = CheckId(*src, num_nodes, where);
+  if (error->ok()) *error = CheckId(*dst, num_nodes, where);
+  if (!error->ok()) return LineKind::kError;
+  *edge = Edge{*src, *dst};
+  return LineKind::kEdge;
+}
+
+bool IsIndex(const std::string& column) {
+  return !column.empty() && std::all_of(column.begin(), column.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 // Text edge list. Lines up to the first data line are read one at a time (that line may
 // be a header); after it the file is read in blocks of whole lines, each block cut into
 // pieces at line boundaries that all threads parse at once, every piece knowing its
@@ -136,11 +214,13 @@ inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes,
 // is the one reported.
 class TextEdgeSource : public EdgeSource {
  public:
-  TextEdgeSource(std::string path, int64_t num_nodes) : path_(std::move(path)), num_nodes_(num_nodes) {}
+  TextEdgeSource(std::string path, int64_t num_nodes, TextColumns columns)
+      : path_(std::move(path)), num_nodes_(num_nodes), columns_(std::move(columns)) {}
   Status Rewind() override {
     SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(path_));
     reader_ = std::make_unique<TextLineReader>(std::move(reader));
     seen_data_ = false;
+    table_ = false;
     return Status::Ok();
   }
   Result<int64_t> Read(Edge* out, int64_t max_edges) override {
@@ -152,6 +232,11 @@ class TextEdgeSource : public EdgeSource {
       if (!more) return n;
       Status error;
       Edge edge;
+      if (!columns_.empty()) {
+        SEER_ASSIGN_OR_RETURN(LineKind kind, FirstTableLine(line, &edge));
+        if (kind == LineKind::kEdge) out[n++] = edge;
+        continue;
+      }
       switch (ParseLineSlow(line, true, num_nodes_, path_, reader_->line_number(), &edge, &error)) {
         case LineKind::kSkip: continue;
         case LineKind::kHeader: seen_data_ = true; continue;
@@ -214,13 +299,13 @@ class TextEdgeSource : public EdgeSource {
       for (int64_t line = 0; p < end; ++line) {
         const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
         const char* line_end = nl == nullptr ? end : nl;
-        switch (ParseLineFast(p, line_end, num_nodes_, dst + k)) {
+        switch (table_ ? LineKind::kError : ParseLineFast(p, line_end, num_nodes_, dst + k)) {
           case LineKind::kEdge: ++k; break;
           case LineKind::kSkip: break;
           default: {  // the exact reader decides
             Edge edge;
             Status error;
-            LineKind kind = ParseLineSlow(Strip(p, line_end), false, num_nodes_, path_, 0, &edge, &error);
+            LineKind kind = ParseExact(Strip(p, line_end), 0, &edge, &error);
             if (kind == LineKind::kEdge) {
               dst[k++] = edge;
             } else if (kind == LineKind::kError) {
@@ -243,7 +328,7 @@ class TextEdgeSource : public EdgeSource {
       const char* line_end = nl == nullptr ? block.data() + starts_[i + 1] : nl;
       Edge edge;
       Status error;
-      ParseLineSlow(Strip(p, line_end), false, num_nodes_, path_, first_line + lines_[i] + bad_line_[i], &edge, &error);
+      ParseExact(Strip(p, line_end), first_line + lines_[i] + bad_line_[i], &edge, &error);
       return error;
     }
     // Close the gaps left by skipped lines.
@@ -255,6 +340,51 @@ class TextEdgeSource : public EdgeSource {
     return n;
   }
 
+  LineKind ParseExact(std::string_view line, int64_t line_number, Edge* edge, Status* error) const {
+    if (table_) return ParseLineColumns(line, layout_, num_nodes_, path_, line_number, edge, error);
+    return ParseLineSlow(line, false, num_nodes_, path_, line_number, edge, error);
+  }
+
+  // The first non-comment line of a table: fixes the delimiter and the columns; a header
+  // (needed when a column is named) gives kSkip.
+  Result<LineKind> FirstTableLine(std::string_view line, Edge* edge) {
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') return LineKind::kSkip;
+    const std::string where = path_ + ":" + std::to_string(reader_->line_number());
+    layout_.delimiter = DetectDelimiter(line);
+    table_ = true;
+    seen_data_ = true;
+    std::string_view fields[64];
+    const int count = SplitFields(line, layout_.delimiter, 63, fields);
+    const std::string wanted[2] = {columns_.src.empty() ? "0" : columns_.src, columns_.dst.empty() ? "1" : columns_.dst};
+    int* index[2] = {&layout_.src, &layout_.dst};
+    const bool named = !IsIndex(wanted[0]) || !IsIndex(wanted[1]);
+    for (int k = 0; k < 2; ++k) {
+      const std::string& want = wanted[k];
+      if (IsIndex(want)) {
+        *index[k] = std::stoi(want.size() > 3 ? std::string("9999") : want);
+        if (*index[k] > 63) return InvalidArgument(where + ": column index " + want + " is beyond the 64 fields read");
+        continue;
+      }
+      *index[k] = -1;
+      for (int f = 0; f < std::min(count, 64); ++f) {
+        if (fields[f] == want) *index[k] = f;
+      }
+      if (*index[k] < 0) {
+        std::string names;
+        for (int f = 0; f < std::min(count, 64); ++f) names += (f ? ", " : "") + std::string(fields[f]);
+        return InvalidArgument(where + ": no column '" + want + "' in the header (" + names + ")");
+      }
+    }
+    if (named) return LineKind::kSkip;
+    Status error;
+    const int last = std::max(layout_.src, layout_.dst);
+    if (count > last && !ParseInt(fields[layout_.src]) && !ParseInt(fields[layout_.dst])) return LineKind::kSkip;
+    LineKind kind = ParseLineColumns(line, layout_, num_nodes_, path_, reader_->line_number(), edge, &error);
+    if (kind == LineKind::kError) return error;
+    return kind;
+  }
+
   // The line as TextLineReader::NextLine hands it out: without one trailing '\r'.
   static std::string_view Strip(const char* b, const char* e) {
     if (e > b && e[-1] == '\r') --e;
@@ -263,8 +393,11 @@ class TextEdgeSource : public EdgeSource {
 
   std::string path_;
   int64_t num_nodes_;
+  TextColumns columns_;
   std::unique_ptr<TextLineReader> reader_;
   bool seen_data_ = false;
+  bool table_ = false;  // columns given: lines are parsed as table rows
+  ColumnLayout layout_;
   std::vector<size_t> starts_;
   std::vector<int64_t> lines_, edges_, bad_line_;
 };
@@ -412,14 +545,17 @@ EdgeListFormat ResolveEdgeListFormat(EdgeListFormat format, const std::string& p
 }
 
 Result<std::unique_ptr<EdgeSource>> OpenEdgeList(const std::string& path, EdgeListFormat format,
-                                                 int64_t num_nodes) {
+                                                 int64_t num_nodes, const TextColumns& columns) {
   format = ResolveEdgeListFormat(format, path);
+  if (!columns.empty() && format != EdgeListFormat::kText && format != EdgeListFormat::kAuto) {
+    return InvalidArgument(path + ": --src-col/--dst-col need a text edge list");
+  }
   switch (format) {
     case EdgeListFormat::kAuto:
     case EdgeListFormat::kText: {
       // Fail now if the file is missing; the (gzip) stream starts at the first Rewind/Read.
       SEER_RETURN_IF_ERROR(UniqueFd::Open(path, O_RDONLY).status());
-      return std::unique_ptr<EdgeSource>(new TextEdgeSource(path, num_nodes));
+      return std::unique_ptr<EdgeSource>(new TextEdgeSource(path, num_nodes, columns));
     }
     case EdgeListFormat::kBin32:
     case EdgeListFormat::kBin64: {
@@ -457,6 +593,85 @@ Result<std::unique_ptr<EdgeSource>> OpenEdgeList(const std::string& path, EdgeLi
     }
   }
   return InvalidArgument("unreachable edge list format");
+}
+
+struct TextPairReader::State {
+  std::string path;
+  TextColumns columns;
+  TextLineReader reader;
+  bool first = true;
+  ColumnLayout layout;
+};
+
+TextPairReader::TextPairReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
+TextPairReader::~TextPairReader() = default;
+
+Result<std::unique_ptr<TextPairReader>> TextPairReader::Open(const std::string& path, const TextColumns& columns) {
+  SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(path));
+  auto state = std::unique_ptr<State>(new State{path, columns, std::move(reader), true, ColumnLayout{}});
+  return std::unique_ptr<TextPairReader>(new TextPairReader(std::move(state)));
+}
+
+std::string TextPairReader::Where() const { return state_->path + ":" + std::to_string(state_->reader.line_number()); }
+
+Result<bool> TextPairReader::Next(std::string_view* src, std::string_view* dst) {
+  State& st = *state_;
+  std::string_view line;
+  for (;;) {
+    SEER_ASSIGN_OR_RETURN(bool more, st.reader.NextLine(&line));
+    if (!more) return false;
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') continue;
+    if (st.columns.empty()) {
+      std::string_view tokens[3];
+      const int count = Tokenize(line, tokens);
+      if (count != 2) {
+        return InvalidArgument(Where() + ": malformed line (expected 2 fields 'src dst', got " + std::to_string(count) +
+                               "): '" + std::string(line.substr(0, 80)) + "'");
+      }
+      *src = tokens[0];
+      *dst = tokens[1];
+      return true;
+    }
+    std::string_view fields[64];
+    if (st.first) {
+      st.first = false;
+      st.layout.delimiter = DetectDelimiter(line);
+      const std::string wanted[2] = {st.columns.src.empty() ? "0" : st.columns.src,
+                                     st.columns.dst.empty() ? "1" : st.columns.dst};
+      int* index[2] = {&st.layout.src, &st.layout.dst};
+      const int count = SplitFields(line, st.layout.delimiter, 63, fields);
+      bool named = false;
+      for (int k = 0; k < 2; ++k) {
+        if (IsIndex(wanted[k])) {
+          *index[k] = wanted[k].size() > 2 ? 64 : std::stoi(wanted[k]);
+          if (*index[k] > 63) return InvalidArgument(Where() + ": column index " + wanted[k] + " is beyond the 64 fields read");
+          continue;
+        }
+        named = true;
+        *index[k] = -1;
+        for (int f = 0; f < std::min(count, 64); ++f) {
+          if (fields[f] == wanted[k]) *index[k] = f;
+        }
+        if (*index[k] < 0) {
+          std::string names;
+          for (int f = 0; f < std::min(count, 64); ++f) names += (f ? ", " : "") + std::string(fields[f]);
+          return InvalidArgument(Where() + ": no column '" + wanted[k] + "' in the header (" + names + ")");
+        }
+      }
+      if (named) continue;  // the header
+    }
+    const int last = std::max(st.layout.src, st.layout.dst);
+    const int count = SplitFields(line, st.layout.delimiter, last, fields);
+    if (count <= last) {
+      return InvalidArgument(Where() + ": " + std::to_string(count) + " fields, but column " + std::to_string(last) +
+                             " is needed: '" + std::string(line.substr(0, 80)) + "'");
+    }
+    *src = fields[st.layout.src];
+    *dst = fields[st.layout.dst];
+    if (src->empty() || dst->empty()) return InvalidArgument(Where() + ": empty node id");
+    return true;
+  }
 }
 
 }  // namespace seer

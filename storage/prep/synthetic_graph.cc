@@ -301,7 +301,7 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
     double scale = f > 0 ? config.feature_signal / std::sqrt(static_cast<double>(f)) : 0;
     for (int64_t j = 0; j < f; ++j) centroids[k * f + j] = static_cast<float>(scale * rng.Gaussian());
   }
-  const bool half = config.feature_dtype == FeatureDtype::kFloat16;
+  const bool half = config.feature_dtype != FeatureDtype::kFloat32;  // float16 or bfloat16
   std::vector<float> rows32(half ? 0 : static_cast<size_t>(kNodeChunk * f));
   std::vector<uint16_t> rows16(half ? static_cast<size_t>(kNodeChunk * f) : 0);
   std::vector<int32_t> chunk_labels(kNodeChunk);
@@ -324,7 +324,7 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
         const float* centroid = centroids.data() + cls * f;
         for (int64_t j = 0; j < f; ++j) {
           float x = centroid[j] + static_cast<float>(config.feature_noise * rng.Gaussian());
-          if (half) rows16[i * f + j] = FloatToHalf(x);
+          if (half) EncodeFeatureValues(&x, config.feature_dtype, 1, &rows16[i * f + j]);
           else rows32[i * f + j] = x;
         }
       }

@@ -83,7 +83,7 @@ TEST(DataCliTest, PrepOfGeneratedEdgeListEqualsGenTopology) {
   const std::string graph = "--nodes 20011 --avg-degree 9 --seed 3 --quiet";
   ASSERT_EQ(Seer("gen " + graph + " --edge-list-out " + dir + "/e.bin64").exit_code, 0);
   ASSERT_EQ(Seer("gen " + graph + " --out " + dir + "/gen").exit_code, 0);
-  CommandRun prep = Seer("prep --edges " + dir + "/e.bin64 --num-nodes 20011 --memory-budget 25M --out " + dir +
+  CommandRun prep = Seer("prep --edges " + dir + "/e.bin64 --num-nodes 20011 --memory-budget 1M --out " + dir +
                          "/prep --quiet");
   ASSERT_EQ(prep.exit_code, 0) << prep.output;
   EXPECT_EQ(prep.output.find(", 1 partitions"), std::string::npos) << prep.output;
@@ -137,9 +137,133 @@ TEST(DataCliTest, HelpListsEveryFlagWithDefaults) {
   }
   CommandRun prep = Seer("prep --help");
   for (const char* flag : {"--edges", "--edges-format", "--features", "--labels", "--train", "--ogb",
-                           "--undirected", "--dedup", "--drop-self-loops", "--index-dtype", "--memory-budget"}) {
+                           "--undirected", "--dedup", "--drop-self-loops", "--index-dtype", "--memory-budget",
+                           "--threads", "--src-col", "--dst-col", "--remap-ids", "bfloat16"}) {
     EXPECT_NE(prep.output.find(flag), std::string::npos) << flag;
   }
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+// Runs /usr/bin/python3 -c SCRIPT; its stdout (first line) or "SKIP" when numpy (or
+// what the script imports) is missing.
+std::string Python(const std::string& script) {
+  const std::string command = "/usr/bin/python3 -c '" + script + "' 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return "SKIP";
+  std::string out;
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  const int rc = ::pclose(pipe);
+  if (out.find("ModuleNotFoundError") != std::string::npos || out.find("No such file") != std::string::npos) return "SKIP";
+  if (rc != 0) return "FAILED: " + out;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+// Parallel prep: 1 thread and 2 threads write the same bytes (text input parsed in
+// several blocks and pieces, spilled to several partitions).
+TEST(DataCliTest, PrepWithOneOrTwoThreadsWritesIdenticalFiles) {
+  std::string dir = MakeTempDir();
+  ASSERT_EQ(Seer("gen --nodes 30011 --avg-degree 7 --seed 9 --quiet --edge-list-out " + dir + "/e.txt").exit_code, 0);
+  for (const char* threads : {"1", "2"}) {
+    CommandRun prep = Seer("prep --edges " + dir + "/e.txt --undirected --dedup --memory-budget 1M --threads " +
+                           threads + " --out " + dir + "/t" + threads + " --quiet");
+    ASSERT_EQ(prep.exit_code, 0) << prep.output;
+    EXPECT_EQ(prep.output.find(", 1 partitions"), std::string::npos) << prep.output;
+  }
+  for (const char* file : {"/indptr.bin", "/indices.bin", "/labels.bin", "/dataset.json"}) {
+    const std::string one = ReadBytes(dir + "/t1" + file), two = ReadBytes(dir + "/t2" + file);
+    EXPECT_FALSE(one.empty()) << file;
+    EXPECT_TRUE(one == two) << file;
+  }
+  EXPECT_EQ(Seer("check " + dir + "/t2 --deep --quiet").exit_code, 0);
+}
+
+// The budget floor is sized from the inputs: a tiny conversion runs within 4 MiB, and the
+// memory it adds to the program's own is within that budget.
+TEST(DataCliTest, TinyConversionFitsAFewMiB) {
+  std::string dir = MakeTempDir();
+  WriteText(dir + "/e.txt", "0 1\n1 2\n2 0\n3 1\n");
+  CommandRun prep = Seer("prep --edges " + dir + "/e.txt --memory-budget 4M --out " + dir + "/ds --quiet");
+  ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  const size_t at = prep.output.find(" above the ");
+  ASSERT_NE(at, std::string::npos) << prep.output;
+  const size_t open = prep.output.rfind('(', at);
+  const std::string added = prep.output.substr(open + 1, at - open - 1);  // e.g. "1.2 MiB"
+  double value = std::stod(added);
+  const double mib = added.find("MiB") != std::string::npos ? value : added.find("KiB") != std::string::npos ? value / 1024 : value / 1048576;
+  EXPECT_LE(mib, 4.0) << prep.output;
+  ExpectOneLineError(Seer("prep --edges " + dir + "/e.txt --memory-budget 16K --out " + dir + "/ds2 --quiet"),
+                     "prep", "raise --memory-budget");
+}
+
+// bfloat16 features end to end through the CLI; the oracle is torch's own float32 ->
+// bfloat16 rounding (numpy has no bfloat16), skipped when torch is missing.
+TEST(DataCliTest, PrepBFloat16FeaturesMatchTorch) {
+  std::string dir = MakeTempDir();
+  const std::string make =
+      "import numpy as np; r = np.random.default_rng(4); "
+      "np.save(\"" + dir + "/f.npy\", (r.standard_normal((300, 7)) * 10).astype(np.float32)); "
+      "np.save(\"" + dir + "/l.npy\", r.integers(0, 3, 300)); print(\"ok\")";
+  const std::string made = Python(make);
+  if (made == "SKIP") GTEST_SKIP() << "no numpy";
+  ASSERT_EQ(made, "ok");
+  ASSERT_EQ(Seer("gen --nodes 300 --avg-degree 4 --seed 2 --quiet --edge-list-out " + dir + "/e.bin64").exit_code, 0);
+  CommandRun prep = Seer("prep --edges " + dir + "/e.bin64 --features " + dir + "/f.npy --labels " + dir +
+                         "/l.npy --feature-dtype bfloat16 --out " + dir + "/ds --quiet");
+  ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  EXPECT_NE(prep.output.find("7 features x bfloat16"), std::string::npos) << prep.output;
+  CommandRun check = Seer("check " + dir + "/ds --deep");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("bfloat16"), std::string::npos) << check.output;
+  const std::string compare =
+      "import numpy as np, torch, json; f = np.load(\"" + dir + "/f.npy\"); "
+      "m = json.load(open(\"" + dir + "/ds/dataset.json\")); assert m[\"feature_dtype\"] == \"bfloat16\"; "
+      "got = np.fromfile(\"" + dir + "/ds/features.bin\", dtype=np.uint16)[: f.size]; "
+      "want = torch.from_numpy(f.reshape(-1)).to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16); "
+      "print(int((got != want).sum()))";
+  const std::string mismatches = Python(compare);
+  if (mismatches == "SKIP") GTEST_SKIP() << "no torch";
+  EXPECT_EQ(mismatches, "0");
+}
+
+// CSV with named columns and string ids: the mapping file is the sorted distinct ids
+// (numpy/Python oracle), the topology the renumbered pairs, and `seer check` reads both.
+TEST(DataCliTest, PrepCsvColumnsWithStringIds) {
+  std::string dir = MakeTempDir();
+  std::string csv = "weight,source,target\n";
+  std::vector<std::pair<std::string, std::string>> edges = {
+      {"paris", "rome"}, {"rome", "oslo"}, {"42", "paris"}, {"oslo", "42"}, {"7", "rome"}, {"paris", "7"}};
+  for (auto& [s, d] : edges) csv += "1.5," + s + "," + d + "\n";
+  WriteText(dir + "/e.csv", csv);
+  CommandRun prep = Seer("prep --edges " + dir + "/e.csv --src-col source --dst-col target --remap-ids --out " + dir +
+                         "/ds --quiet");
+  ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  EXPECT_NE(prep.output.find("5 nodes, 6 edges"), std::string::npos) << prep.output;
+  EXPECT_NE(prep.output.find("node_ids.txt"), std::string::npos) << prep.output;
+  EXPECT_EQ(Seer("check " + dir + "/ds --deep --quiet").exit_code, 0);
+  const std::string oracle =
+      "import csv, numpy as np; rows = list(csv.DictReader(open(\"" + dir + "/e.csv\"))); "
+      "ids = sorted({r[k] for r in rows for k in (\"source\", \"target\")}, "
+      "key=lambda s: (0, int(s), \"\") if s.isdigit() and (s == \"0\" or s[0] != \"0\") else (1, 0, s)); "
+      "got = open(\"" + dir + "/ds/node_ids.txt\").read().split(); "
+      "ip = np.fromfile(\"" + dir + "/ds/indptr.bin\", dtype=np.int64); ix = np.fromfile(\"" + dir + "/ds/indices.bin\", dtype=np.uint32); "
+      "pos = {s: i for i, s in enumerate(ids)}; "
+      "want = sorted((pos[r[\"target\"]], pos[r[\"source\"]]) for r in rows); "
+      "have = sorted((v, int(u)) for v in range(len(ids)) for u in ix[ip[v]:ip[v + 1]]); "
+      "print(\"ok\" if got == ids and want == have else \"mismatch %s %s %s %s\" % (got, ids, want, have))";
+  const std::string result = Python(oracle);
+  if (result == "SKIP") GTEST_SKIP() << "no numpy";
+  EXPECT_EQ(result, "ok");
+  // An unknown column is named with the header's columns.
+  ExpectOneLineError(Seer("prep --edges " + dir + "/e.csv --src-col from --dst-col target --remap-ids --out " + dir +
+                          "/ds2 --quiet"),
+                     "prep", "e.csv:1: no column 'from' in the header (weight, source, target)");
+  EXPECT_FALSE(Exists(dir + "/ds2/dataset.json"));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "storage/prep/edge_list.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <utility>
@@ -192,6 +193,70 @@ TEST(EdgeListTest, ParallelTextParseKeepsOrderAndExactLineNumbers) {
                 std::string::npos) << error;
     });
   }
+}
+
+// CSV/TSV tables with the endpoints chosen by header name or field index; the oracle is
+// kEdges written into the table by this test.
+TEST(EdgeListTest, TableColumnsByNameOrIndex) {
+  std::string dir = MakeTempDir();
+  std::string csv = "# exported\nweight,\"to\", from ,kind\n";
+  std::string tsv;
+  std::string nohead;
+  for (auto& [s, d] : kEdges) {
+    csv += "0.5," + std::to_string(d) + ", \"" + std::to_string(s) + "\",a b\n";
+    tsv += "x\t" + std::to_string(s) + "\t\t" + std::to_string(d) + "\r\n";
+    nohead += std::to_string(d) + " 9 " + std::to_string(s) + "\n";
+  }
+  WriteText(dir + "/t.csv", csv);
+  WriteText(dir + "/t.tsv", "name\tsrc\tunused\tdst\n" + tsv);
+  WriteText(dir + "/t2.tsv", tsv);
+  WriteText(dir + "/t.txt", nohead);
+  struct Case {
+    std::string file;
+    TextColumns columns;
+  } cases[] = {
+      {"t.csv", {"from", "to"}},    // names, quoted and padded
+      {"t.csv", {"2", "1"}},        // indices: the header's fields are non-numeric
+      {"t.tsv", {"src", "dst"}},    // tab-separated, empty field kept
+      {"t2.tsv", {"1", "3"}},       // no header
+      {"t.txt", {"2", "0"}},        // blank-separated
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file + " " + c.columns.src + "," + c.columns.dst);
+    Gzip(dir + "/" + c.file);  // also through zlib
+    for (std::string name : {c.file + ".gz"}) {
+      auto source = OpenEdgeList(dir + "/" + name, EdgeListFormat::kText, -1, c.columns);
+      ASSERT_TRUE(source.ok()) << source.status().ToString();
+      EXPECT_EQ(ReadAll(**source), kEdges);
+      EXPECT_EQ(ReadAll(**source), kEdges) << "second pass after Rewind";
+    }
+    std::string plain = dir + "/" + c.file;
+    ASSERT_EQ(std::system(("gunzip -f '" + plain + ".gz'").c_str()), 0);
+    auto source = OpenEdgeList(plain, EdgeListFormat::kText, -1, c.columns);
+    ASSERT_TRUE(source.ok());
+    EXPECT_EQ(ReadAll(**source), kEdges);
+  }
+  struct Bad {
+    std::string text;
+    TextColumns columns;
+    std::string expected;
+  } bad[] = {
+      {"a,b\n1,2\n", {"a", "c"}, "/bad.csv:1: no column 'c' in the header (a, b)"},
+      {"a,b,c\n1,2,3\n4,5\n", {"a", "c"}, "/bad.csv:3: 2 fields, but column 2 is needed: '4,5'"},
+      {"a,b\n1,2\n3,y\n", {"a", "b"}, "/bad.csv:3: non-numeric node id 'y'"},
+      {"1,2\n3,4\n", {"0", "1"}, "OK"},
+  };
+  for (const Bad& b : bad) {
+    SCOPED_TRACE(b.text);
+    WriteText(dir + "/bad.csv", b.text);
+    auto source = OpenEdgeList(dir + "/bad.csv", EdgeListFormat::kText, -1, b.columns);
+    ASSERT_TRUE(source.ok());
+    std::string error = ReadError(**source);
+    EXPECT_NE(error.find(b.expected), std::string::npos) << error;
+  }
+  auto binary = OpenEdgeList(dir + "/e.bin64", EdgeListFormat::kBin64, -1, TextColumns{"a", "b"});
+  ASSERT_FALSE(binary.ok());
+  EXPECT_NE(binary.status().message().find("--src-col/--dst-col need a text edge list"), std::string::npos);
 }
 
 }  // namespace

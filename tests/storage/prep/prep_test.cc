@@ -4,7 +4,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <random>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -159,6 +162,131 @@ TEST(PrepTest, OgbFolderWithGzipFiles) {
   EXPECT_NE(bad.status().message().find("node-feat.csv.gz:2: malformed line: 2 values, expected 3"),
             std::string::npos) << bad.status().message();
   EXPECT_FALSE(HasManifest(dir + "/out2"));
+}
+
+// --remap-ids: string ids renumbered in id order (integers by value, then strings by
+// bytes), the mapping in node_ids.txt and the manifest; oracle by hand.
+TEST(PrepTest, RemapStringIdsWritesTheMapping) {
+  std::string dir = MakeTempDir();
+  WriteText(dir + "/e.csv", "from,to,w\nbob,alice,1\n10,bob,2\n\"carol\",10,3\n9,alice,4\nbob,9,5\n");
+  PrepInputs in;
+  in.edges = dir + "/e.csv";
+  in.columns = TextColumns{"from", "to"};
+  in.remap_ids = true;
+  auto summary = PrepareDataset(in, PrepOptions{}, dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  // Order: 9, 10, alice, bob, carol -> 0..4.
+  std::string ids = testing::ReadFileBytes(dir + "/out/node_ids.txt");
+  EXPECT_EQ(ids, "9\n10\nalice\nbob\ncarol\n");
+  // Edges (dense): 3->2, 1->3, 4->1, 0->2, 3->0; in-lists: 0:{3} 1:{4} 2:{0,3} 3:{1} 4:{}.
+  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/indptr.bin"), (std::vector<int64_t>{0, 1, 2, 4, 5, 5}));
+  EXPECT_EQ(ReadArray<uint32_t>(dir + "/out/indices.bin"), (std::vector<uint32_t>{3, 4, 0, 3, 1}));
+  auto checked = CheckDataset(dir + "/out", DatasetCheckOptions{true});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->manifest.node_ids, "node_ids.txt");
+  // The check reads the mapping: an unsorted one is refused with its line.
+  WriteText(dir + "/out/node_ids.txt", "9\n10\nbob\nalice\ncarol\n");
+  auto bad = CheckDataset(dir + "/out", DatasetCheckOptions{false});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("node_ids.txt:4: node id 'alice' is not after 'bob'"), std::string::npos)
+      << bad.status().message();
+  // Node arrays need integer ids.
+  std::vector<float> f(10);
+  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {5, 2}, f.data()).ok());
+  in.features = dir + "/f.npy";
+  auto refused = PrepareDataset(in, PrepOptions{}, dir + "/out2");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("needs integer ids"), std::string::npos) << refused.status().message();
+  EXPECT_FALSE(HasManifest(dir + "/out2"));
+}
+
+// Sparse integer ids with node arrays indexed by original id, through a budget small
+// enough for many sorted runs. Oracle: the distinct ids sorted, features/labels rows
+// picked by id, splits translated, CSC from the renumbered pairs.
+TEST(PrepTest, RemapSparseIntegerIdsMapsNodeArrays) {
+  std::string dir = MakeTempDir();
+  std::mt19937_64 rng(3);
+  const int64_t kIdSpace = 50000;
+  std::vector<std::pair<int64_t, int64_t>> edges;
+  std::string text = "# sparse ids\n";
+  for (int i = 0; i < 40000; ++i) {
+    const int64_t s = static_cast<int64_t>(rng() % 3000) * 16 + 5, d = static_cast<int64_t>(rng() % 3000) * 16 + 5;
+    edges.emplace_back(s, d);
+    text += std::to_string(s) + "\t" + std::to_string(d) + "\n";
+  }
+  WriteText(dir + "/e.txt", text);
+  std::vector<int64_t> ids;
+  for (auto& [s, d] : edges) ids.insert(ids.end(), {s, d});
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  auto dense = [&](int64_t id) { return std::lower_bound(ids.begin(), ids.end(), id) - ids.begin(); };
+  std::vector<float> features(static_cast<size_t>(kIdSpace * 3));
+  for (size_t i = 0; i < features.size(); ++i) features[i] = static_cast<float>(i);
+  std::vector<int64_t> labels(static_cast<size_t>(kIdSpace));
+  for (int64_t i = 0; i < kIdSpace; ++i) labels[i] = i % 7;
+  std::vector<int64_t> train = {ids[5], ids[2], ids.back()};
+  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {kIdSpace, 3}, features.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {kIdSpace}, labels.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {3}, train.data()).ok());
+  PrepInputs in;
+  in.edges = dir + "/e.txt";
+  in.remap_ids = true;
+  in.features = dir + "/f.npy";
+  in.labels = dir + "/l.npy";
+  in.train = dir + "/t.npy";
+  PrepOptions options;
+  options.memory_budget_bytes = 2 << 20;  // sort runs of 1 MiB: 80000 records need several
+  auto summary = PrepareDataset(in, options, dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(summary->csc.num_nodes, static_cast<int64_t>(ids.size()));
+  std::string expected_ids;
+  for (int64_t id : ids) expected_ids += std::to_string(id) + "\n";
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/out/node_ids.txt"), expected_ids);
+  auto got_features = ReadArray<float>(dir + "/out/features.bin");
+  auto got_labels = ReadArray<int32_t>(dir + "/out/labels.bin");
+  for (size_t k = 0; k < ids.size(); ++k) {
+    ASSERT_EQ(got_features[3 * k + 1], features[static_cast<size_t>(ids[k] * 3 + 1)]) << k;
+    ASSERT_EQ(got_labels[k], labels[static_cast<size_t>(ids[k])]) << k;
+  }
+  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/train.bin"),
+            (std::vector<int64_t>{5, 2, static_cast<int64_t>(ids.size()) - 1}));
+  std::vector<std::pair<int64_t, int64_t>> by_dst;  // (dst, src) dense
+  for (auto& [s, d] : edges) by_dst.emplace_back(dense(d), dense(s));
+  std::sort(by_dst.begin(), by_dst.end());
+  auto indices = ReadArray<uint32_t>(dir + "/out/indices.bin");
+  ASSERT_EQ(indices.size(), by_dst.size());
+  for (size_t i = 0; i < by_dst.size(); ++i) ASSERT_EQ(indices[i], by_dst[i].second) << i;
+  ASSERT_TRUE(CheckDataset(dir + "/out", DatasetCheckOptions{true}).ok());
+  // A split id that is not a node of the edge list is named.
+  train[1] = 7;
+  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {3}, train.data()).ok());
+  auto bad = PrepareDataset(in, options, dir + "/out2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("t.npy: element 1: node id 7 does not occur in the edge list"),
+            std::string::npos) << bad.status().message();
+}
+
+// Features stored as bfloat16: every value is the nearest bfloat16 of the float32 input.
+TEST(PrepTest, BFloat16FeaturesAreTheRoundedInputs) {
+  NpyDataset d = MakeNpyInputs();
+  PrepOptions options;
+  options.feature_dtype = FeatureDtype::kBFloat16;
+  auto summary = PrepareDataset(d.in, options, d.dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->feature_dtype, FeatureDtype::kBFloat16);
+  auto checked = CheckDataset(d.dir + "/out", DatasetCheckOptions{true});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->manifest.feature_dtype, FeatureDtype::kBFloat16);
+  auto stored = ReadArray<uint16_t>(d.dir + "/out/features.bin");
+  for (int i = 0; i < 30; ++i) {
+    const float x = static_cast<float>(i) / 7;
+    uint32_t bits;
+    std::memcpy(&bits, &x, 4);
+    // Oracle: keep the top 16 bits, round half to even on the rest.
+    const uint32_t rest = bits & 0xffffu, top = bits >> 16;
+    const uint32_t expected = top + ((rest > 0x8000u || (rest == 0x8000u && (top & 1u))) ? 1 : 0);
+    EXPECT_EQ(stored[i], expected) << i;
+  }
 }
 
 }  // namespace

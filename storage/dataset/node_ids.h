@@ -1,0 +1,38 @@
+// The optional node-id mapping of a dataset (`seer prep --remap-ids`): `node_ids.txt`,
+// line k+1 = the original id of node k, recorded in dataset.json as "node_ids". Original
+// ids are ordered: canonical non-negative integers (digits, no sign, no leading zero,
+// < 2^63) first, by value, then every other token by bytes; the file lists them
+// strictly ascending in that order, so a lookup is a binary search (or a merge).
+// Pure functions and a whole-file load; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "storage/base/status.h"
+
+namespace seer {
+
+namespace dataset_files {
+inline constexpr const char* kNodeIds = "node_ids.txt";
+}  // namespace dataset_files
+
+// A byte string whose order is the id order above, and back.
+std::string IdSortKey(std::string_view id);
+std::string IdFromSortKey(std::string_view key);
+// True (and *value) for a canonical non-negative integer id.
+bool CanonicalIntegerId(std::string_view id, int64_t* value);
+
+// Reads a mapping file and checks it: `expected` lines (-1: any), none empty, strictly
+// ascending. Errors name the file and line.
+Result<std::vector<std::string>> LoadNodeIds(const std::string& path, int64_t expected);
+
+// The same checks streamed (memory: one line): `seer check`.
+Status CheckNodeIdsFile(const std::string& path, int64_t expected);
+
+// Dense node number of `id` in the sorted mapping, or -1.
+int64_t FindNodeId(const std::vector<std::string>& ids, std::string_view id);
+
+}  // namespace seer
