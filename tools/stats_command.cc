@@ -17,6 +17,7 @@
 #include "storage/base/json_file.h"
 #include "storage/dataset/dataset.h"
 #include "flag_binding.h"
+#include "stats_device_tier.h"
 #include "commands.h"
 
 namespace seer::cli {
@@ -92,7 +93,7 @@ void PrintResults(const std::vector<PolicyStats>& results, const ReplayGridOptio
 
 Status WriteResultsJson(const std::string& path, const StatsFiles& files, const std::string& trace_dir,
                         const ReplayGrid& grid, const ReplayGridOptions& o, const Dataset& dataset,
-                        const std::vector<PolicyStats>& results) {
+                        const std::vector<PolicyStats>& results, const Json& device_tier) {
   Json rows = Json::array();
   for (const PolicyStats& s : results) {
     rows.push_back({{"policy", s.policy},           {"capacity_rows", s.capacity_rows},
@@ -110,13 +111,21 @@ Status WriteResultsJson(const std::string& path, const StatsFiles& files, const 
                     {"belady_scope", NameOf(kBeladyScopeNames, o.belady_scope)},
                     {"presc_epochs", o.presc_epochs},
                     {"results", rows}};
-  return WriteJsonFileAtomically(path, doc);
+  Json out = doc;
+  if (!device_tier.is_null()) out["device_tier"] = device_tier;
+  return WriteJsonFileAtomically(path, out);
 }
 
-Status RunStats(const StatsFiles& files, const ReplayGridOptions& o) {
+Status RunStats(const StatsFiles& files, const ReplayGridOptions& o, const DeviceTierFlags& device) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(files.dataset));
   const std::string trace_dir = files.trace.empty() ? files.dataset + "/trace" : files.trace;
   SEER_ASSIGN_OR_RETURN(RecordedTrace trace, LoadRecordedTrace(trace_dir));
+  // The device-tier replay reads the trace before the policy grid takes it over.
+  const DeviceTierGridOptions device_options = MakeDeviceTierGridOptions(device, o);
+  DeviceTierGridResult device_result;
+  if (!device.capacities.empty()) {
+    SEER_ASSIGN_OR_RETURN(device_result, RunDeviceTierGrid(dataset, trace, device_options));
+  }
   SEER_ASSIGN_OR_RETURN(ReplayGrid grid, ReplayGrid::Create(dataset, std::move(trace), o, trace_dir));
   fmt::print("seer stats: {}, trace {}: {} superbatches, {} batches, {} accesses; {} nodes x {} B rows, {} B blocks\n",
              files.dataset, trace_dir, grid.num_superbatches(), grid.num_batches(), grid.num_accesses(),
@@ -124,8 +133,10 @@ Status RunStats(const StatsFiles& files, const ReplayGridOptions& o) {
   std::fflush(stdout);
   SEER_ASSIGN_OR_RETURN(std::vector<PolicyStats> results, grid.Run());
   PrintResults(results, o);
+  if (!device.capacities.empty()) PrintDeviceTierResults(device_result, device_options);
   if (!files.json.empty()) {
-    SEER_RETURN_IF_ERROR(WriteResultsJson(files.json, files, trace_dir, grid, o, dataset, results));
+    SEER_RETURN_IF_ERROR(WriteResultsJson(files.json, files, trace_dir, grid, o, dataset, results,
+                                          device.capacities.empty() ? Json() : DeviceTierResultsJson(device_result)));
   }
   if (!files.svg.empty()) {
     SEER_RETURN_IF_ERROR(WriteFileAtomically(
@@ -144,9 +155,11 @@ CommandMain RegisterStatsCommand(CLI::App& root) {
       "report misses, hit ratio, blocks and bytes read (Belady = lower bound)");
   auto files = std::make_shared<StatsFiles>();
   auto options = std::make_shared<ReplayGridOptions>();
+  auto device = std::make_shared<DeviceTierFlags>();
   AddStatsFlags(cmd, files.get(), options.get());
-  return [files, options]() -> int {
-    Status st = RunStats(*files, *options);
+  AddDeviceTierFlags(cmd, device.get());
+  return [files, options, device]() -> int {
+    Status st = RunStats(*files, *options, *device);
     return st.ok() ? 0 : ReportError("stats", st);
   };
 }

@@ -85,6 +85,43 @@ TEST_F(StatsCliTest, SuperbatchScopeNeverBeatsTheWholeTrace) {
   EXPECT_LE(x["results"][0]["misses"].get<int64_t>(), y["results"][0]["misses"].get<int64_t>());
 }
 
+// --device-capacity: every device policy at each device capacity; transfers + device hits
+// = accesses; `off` transfers every access and has the policy grid's belady misses as its
+// host misses; belady (whole trace, the default scope) transfers the fewest rows.
+TEST_F(StatsCliTest, DeviceCapacityReportsTransfersAndSsdBytesPerDevicePolicy) {
+  const std::string json = root_ + "/device.json";
+  const CliRun run = RunSeer("stats " + root_ + "/g --trace " + root_ + "/t --planner cpu --policies belady " +
+                             "--capacities 10% --device-capacity 100,48K --json " + json);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("device tier"), std::string::npos) << run.output;
+  const Json doc = ReadJson(json);
+  ASSERT_TRUE(doc.contains("device_tier")) << doc.dump();
+  const int64_t host_misses = doc["results"][0]["misses"].get<int64_t>();
+  // 48 KiB of float32 rows of 47 values (188 B) = 261 rows.
+  std::map<int64_t, std::map<std::string, Json>> by_capacity;
+  for (const Json& r : doc["device_tier"]) {
+    EXPECT_EQ(r["device_hits"].get<int64_t>() + r["h2d_rows"].get<int64_t>(), r["accesses"].get<int64_t>());
+    EXPECT_EQ(r["h2d_bytes"].get<int64_t>(), r["h2d_rows"].get<int64_t>() * 188);
+    EXPECT_EQ(r["host_capacity_rows"].get<int64_t>(), 411);
+    by_capacity[r["device_capacity_rows"].get<int64_t>()][r["device_policy"].get<std::string>()] = r;
+  }
+  ASSERT_TRUE(by_capacity.count(0) && by_capacity.count(100) && by_capacity.count(261)) << doc.dump();
+  const Json& off = by_capacity[0]["off"];
+  EXPECT_EQ(off["h2d_rows"].get<int64_t>(), off["accesses"].get<int64_t>());
+  EXPECT_EQ(off["host_misses"].get<int64_t>(), host_misses);
+  for (int64_t cap : {100, 261}) {
+    auto& row = by_capacity[cap];
+    ASSERT_EQ(row.size(), 3u) << cap;
+    for (const char* other : {"previous-batch", "presc"}) {
+      EXPECT_LE(row["belady"]["h2d_rows"].get<int64_t>(), row[other]["h2d_rows"].get<int64_t>()) << other;
+    }
+    EXPECT_LT(row["belady"]["h2d_rows"].get<int64_t>(), off["h2d_rows"].get<int64_t>());
+  }
+  EXPECT_LE(by_capacity[261]["belady"]["h2d_rows"].get<int64_t>(), by_capacity[100]["belady"]["h2d_rows"].get<int64_t>());
+  seer::testing::ExpectOneLineError(RunSeer("stats " + root_ + "/g --trace " + root_ + "/t --device-capacity 12Q"),
+                                    "stats", "12Q");
+}
+
 TEST_F(StatsCliTest, BadInputsAreOneLineErrors) {
   const std::string stats = "stats " + root_ + "/g --trace " + root_;
   using seer::testing::ExpectOneLineError;
