@@ -1,6 +1,7 @@
 #include "executor/cache_policy.h"
 
 #include <chrono>
+#include <unordered_set>
 #include <utility>
 
 #include "cache/degrees.h"
@@ -10,27 +11,76 @@ namespace {
 
 bool ChangesContent(PolicyKind kind) { return kind == PolicyKind::kBelady || kind == PolicyKind::kLru; }
 
+// The ids of every batch of `batches`, copied into RAM (policies that need them all).
+struct ReadIds {
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<IdSpan> spans;
+};
+Result<ReadIds> ReadAllIds(BatchIdSource& batches) {
+  ReadIds out;
+  SEER_RETURN_IF_ERROR(batches.Rewind());
+  for (int64_t i = 0; i < batches.num_batches(); ++i) {
+    SEER_ASSIGN_OR_RETURN(IdSpan span, batches.Next());
+    out.ids.emplace_back(span.data, span.data + span.size);
+  }
+  out.spans = MakeIdSpans(out.ids);
+  return out;
+}
+
+// Each batch's ids that are used for the first time in the superbatch, in batch order,
+// until `capacity` distinct ids are seen: what an initial fill (Belady's first uses,
+// LRU's first distinct nodes) depends on, in O(capacity + one batch) RAM.
+Result<ReadIds> ReadFirstUses(BatchIdSource& batches, int64_t capacity) {
+  ReadIds out;
+  std::unordered_set<int64_t> seen;
+  SEER_RETURN_IF_ERROR(batches.Rewind());
+  for (int64_t i = 0; i < batches.num_batches() && static_cast<int64_t>(seen.size()) < capacity; ++i) {
+    SEER_ASSIGN_OR_RETURN(IdSpan span, batches.Next());
+    std::vector<int64_t> fresh;
+    for (int64_t p = 0; p < span.size; ++p) {
+      if (seen.insert(span.data[p]).second) fresh.push_back(span.data[p]);
+    }
+    out.ids.push_back(std::move(fresh));
+  }
+  out.spans = MakeIdSpans(out.ids);
+  return out;
+}
+
 }  // namespace
 
-SuperbatchCachePlanner::SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy)
-    : policy_(std::move(policy)), slots_(EmptyCacheState(policy_->capacity_rows())) {}
+SuperbatchCachePlanner::SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy, BeladyPlannerOptions belady)
+    : policy_(std::move(policy)), belady_(std::move(belady)), slots_(EmptyCacheState(policy_->capacity_rows())) {}
 
 Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(const SuperbatchTrace& trace) {
-  const auto start = std::chrono::steady_clock::now();
-  SuperbatchPlan plan;
   std::vector<IdSpan> spans;
   spans.reserve(trace.batches.size());
   for (const BatchTrace& b : trace.batches) {
     spans.push_back(IdSpan{b.node_ids.data(), static_cast<int64_t>(b.node_ids.size())});
   }
+  VectorBatchIdSource source(std::move(spans));
+  return Plan(source);
+}
+
+Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(BatchIdSource& batches) {
+  const auto start = std::chrono::steady_clock::now();
+  SuperbatchPlan plan;
   if (!started_) {
     started_ = true;
     if (policy_->capacity_rows() > 0) {
-      slots_ = policy_->InitialSlots(spans);
+      SEER_ASSIGN_OR_RETURN(ReadIds first, ReadFirstUses(batches, policy_->capacity_rows()));
+      slots_ = policy_->InitialSlots(first.spans);
       plan.fill_slots = slots_;
     }
   }
-  if (ChangesContent(policy_->kind()) && policy_->capacity_rows() > 0) {
+  if (policy_->kind() == PolicyKind::kBelady && policy_->capacity_rows() > 0 &&
+      ResolvePlannerDevice(belady_.device) == PlannerDevice::kCpu) {
+    SEER_RETURN_IF_ERROR(batches.Rewind());
+    SEER_ASSIGN_OR_RETURN(BeladyPlan belady, PlanBeladyStreaming(slots_, batches, belady_));
+    slots_ = std::move(belady.final_slots);
+    plan.changesets = std::make_unique<ChangesetStore>(std::move(belady.changesets));
+  } else if (ChangesContent(policy_->kind()) && policy_->capacity_rows() > 0) {
+    SEER_ASSIGN_OR_RETURN(ReadIds all, ReadAllIds(batches));
+    const std::vector<IdSpan>& spans = all.spans;
     SEER_ASSIGN_OR_RETURN(ChangesetStore store, policy_->Plan(slots_, spans));
     // Advance the carried content: C_{i+1} = C_i - out + in, changeset by changeset.
     for (int64_t i = 0; i < store.size(); ++i) {
@@ -48,10 +98,11 @@ Result<std::vector<int64_t>> CountPresamplingVisits(SuperbatchSampler& sampler, 
   // CountVisits per superbatch would cost a node-sized array each time.
   std::vector<int64_t> visits(static_cast<size_t>(num_nodes), 0);
   for (int64_t k = 0; k < sampler.num_superbatches(); ++k) {
-    SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(kPresamplingEpoch, k));
-    for (const BatchTrace& b : trace.batches) {
+    // Batch by batch: a superbatch is never held whole.
+    SEER_RETURN_IF_ERROR(sampler.SampleStreaming(kPresamplingEpoch, k, [&visits](BatchTrace&& b) {
       for (int64_t v : b.node_ids) ++visits[static_cast<size_t>(v)];
-    }
+      return Status::Ok();
+    }));
   }
   return visits;
 }
@@ -70,8 +121,11 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
     options.ranking = RankNodesByScore(visits, options.capacity_rows);
   }
+  BeladyPlannerOptions belady = options.planner;  // the streaming plan's copy
+  belady.working_memory_bytes = spec.planner_working_bytes;
+  belady.runtime_dir = spec.spill_dir;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<CachePolicy> policy, MakeCachePolicy(spec.kind, std::move(options)));
-  return SuperbatchCachePlanner(std::move(policy));
+  return SuperbatchCachePlanner(std::move(policy), std::move(belady));
 }
 
 }  // namespace seer

@@ -48,9 +48,16 @@ struct SuperbatchPlan {
 class SuperbatchCachePlanner {
  public:
   // policy: from MakeCachePolicy; its capacity is the FeatureCache's capacity.
-  explicit SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy);
+  // belady: the planner's options (node scores, working memory, runtime dir) for the
+  // streaming plan below; other policies ignore them.
+  explicit SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy, BeladyPlannerOptions belady = {});
 
   Result<SuperbatchPlan> Plan(const SuperbatchTrace& trace);
+  // The same plan from a superbatch read batch by batch (a trace file on the runtime
+  // directory): Belady on the CPU streams (PlanBeladyStreaming, RAM O(cache rows +
+  // working memory), not O(accesses)); the first Plan's initial fill sees only each
+  // node's first use (O(capacity)); LRU and the GPU planner read the ids into RAM.
+  Result<SuperbatchPlan> Plan(BatchIdSource& batches);
 
   PolicyKind kind() const { return policy_->kind(); }
   int64_t capacity_rows() const { return policy_->capacity_rows(); }
@@ -59,6 +66,7 @@ class SuperbatchCachePlanner {
 
  private:
   std::unique_ptr<CachePolicy> policy_;
+  BeladyPlannerOptions belady_;
   bool started_ = false;
   std::vector<int64_t> slots_;
 };
@@ -68,7 +76,8 @@ struct CachePolicySpec {
   int64_t capacity_rows = 0;             // the feature cache's rows (kNone plans for 0)
   PlannerDevice planner = PlannerDevice::kAuto;
   int64_t changeset_budget_bytes = 0;    // RAM for Belady changesets before they spill
-  std::string spill_dir;                 // where they spill
+  std::string spill_dir;                 // where they spill (and Belady's next-use runs)
+  int64_t planner_working_bytes = int64_t{32} << 20;  // Belady's streaming sort buffer
 };
 
 // The epoch number the PreSC pre-sampling pass uses; training never reaches it, so its

@@ -1,7 +1,12 @@
 #include "executor/superbatch_pipeline.h"
 
+#include <unistd.h>
+
+#include <cstdint>
 #include <new>
 #include <stdexcept>
+
+#include "storage/base/file_io.h"
 
 namespace seer {
 
@@ -23,10 +28,13 @@ Status RunGuarded(const char* stage, const std::function<Status()>& body) {
 
 PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner& planner, FeatureGatherer& gatherer) {
   PipelineStages stages;
-  stages.sample = [&sampler](int64_t epoch, int64_t k, SuperbatchStats* stats) {
-    return sampler.Sample(epoch, k, stats);
+  stages.sample = [&sampler](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats* stats) {
+    return sampler.SampleToFile(epoch, k, path, stats);
   };
-  stages.plan = [&planner](const SuperbatchTrace& trace) { return planner.Plan(trace); };
+  stages.plan = [&planner](const TraceFile& trace) -> Result<SuperbatchPlan> {
+    SEER_ASSIGN_OR_RETURN(TraceIdSource source, TraceIdSource::Open(trace));
+    return planner.Plan(source);
+  };
   stages.fill = [&gatherer](const std::vector<int64_t>& slots, GatherStats* stats) {
     return gatherer.Fill(slots, stats);
   };
@@ -38,8 +46,7 @@ PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner
 SuperbatchPipeline::SuperbatchPipeline(PipelineStages stages, PipelineOptions options)
     : stages_(std::move(stages)),
       options_(std::move(options)),
-      epoch_gate_(options_.first_epoch),
-      trace_store_(options_.trace_store_bytes, options_.runtime_dir) {
+      epoch_gate_(options_.first_epoch) {
   // Two float buffers (MemoryBudgetRequest::pipeline_depth): one trains, one fills.
   for (int i = 0; i < 2; ++i) free_buffers_.Push(std::vector<float>());
 }
@@ -92,19 +99,25 @@ void SuperbatchPipeline::SuperbatchDone() {
 
 void SuperbatchPipeline::EpochDone(int64_t epoch) { epoch_gate_.Open(epoch + 1); }
 
+std::string SuperbatchPipeline::TracePath(int64_t epoch, int64_t k) const {
+  return options_.runtime_dir + "/seer-trace-" + std::to_string(::getpid()) + "-" +
+         std::to_string(reinterpret_cast<uintptr_t>(this)) + "-e" + std::to_string(epoch) + "-sb" + std::to_string(k) +
+         ".sbt";
+}
+
 Status SuperbatchPipeline::InspectorStage() {
-  Status status;
+  Status status = options_.schedule.empty() ? Status::Ok() : MakeDirectories(options_.runtime_dir);
   for (const auto& [epoch, k] : options_.schedule) {
-    if (stop_) break;
+    if (!status.ok() || stop_) break;
     if (!options_.overlap && !exclusion_.Acquire()) break;
     SuperbatchStats stats;
-    Result<SuperbatchTrace> trace = stages_.sample(epoch, k, &stats);
+    Result<TraceFile> trace = stages_.sample(epoch, k, TracePath(epoch, k), &stats);
     if (!options_.overlap) exclusion_.Release();
     if (!trace.ok()) {
       status = trace.status();
       break;
     }
-    if (!sampled_.Push({std::move(trace).value(), stats})) break;
+    if (!sampled_.Push(SampledItem{std::move(trace).value(), stats})) break;  // a dropped handle removes its file
   }
   sampled_.Close();
   return status;
@@ -113,19 +126,19 @@ Status SuperbatchPipeline::InspectorStage() {
 Status SuperbatchPipeline::PlannerStage() {
   Status status;
   while (auto sampled = sampled_.Pop()) {
-    SuperbatchTrace& trace = sampled->first;
-    PlannedSuperbatch p;
-    p.epoch = trace.epoch;
-    p.index = trace.superbatch_index;
-    p.sample_stats = sampled->second;
-    Result<SuperbatchPlan> plan = stages_.plan(trace);
+    PlannedItem item;
+    item.trace = std::move(sampled->trace);
+    PlannedSuperbatch& p = item.planned;
+    p.epoch = item.trace.epoch();
+    p.index = item.trace.superbatch_index();
+    p.sample_stats = sampled->stats;
+    Result<SuperbatchPlan> plan = stages_.plan(item.trace);
     if (!plan.ok()) {
       status = plan.status();
       break;
     }
     p.plan = std::move(plan).value();
-    status = trace_store_.Push(std::move(trace));
-    if (!status.ok() || !planned_.Push(std::move(p))) break;
+    if (!planned_.Push(std::move(item))) break;
   }
   planned_.Close();
   sampled_.Close();
@@ -136,29 +149,26 @@ Status SuperbatchPipeline::GatherStage() {
   Status status;
   bool closed = false;
   while (!closed && status.ok()) {
-    std::optional<PlannedSuperbatch> p = planned_.Pop();
-    if (!p) break;
+    std::optional<PlannedItem> item = planned_.Pop();
+    if (!item) break;
     auto sb = std::make_shared<ExecutingSuperbatch>();
-    sb->planned = std::move(*p);
-    Result<SuperbatchTrace> trace = trace_store_.Pop();
-    if (!trace.ok()) {
-      status = trace.status();
-      break;
-    }
-    sb->trace = std::move(trace).value();
-    status = GatherSuperbatch(sb, &closed);
+    sb->planned = std::move(item->planned);
+    status = GatherSuperbatch(sb, item->trace, &closed);
+    // item (and its trace file) is released here: gathered, failed or abandoned.
   }
   ready_.Close();
   return status;
 }
 
-Status SuperbatchPipeline::GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, bool* closed) {
+Status SuperbatchPipeline::GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, const TraceFile& trace,
+                                            bool* closed) {
   *closed = true;
   if (!epoch_gate_.WaitFor(sb->planned.epoch)) return Status::Ok();
   if (!options_.overlap && !exclusion_.Acquire()) return Status::Ok();
   const SuperbatchPlan& plan = sb->planned.plan;
   if (!plan.fill_slots.empty()) SEER_RETURN_IF_ERROR(stages_.fill(plan.fill_slots, &sb->gather));
-  const size_t n = sb->trace.batches.size();
+  SEER_ASSIGN_OR_RETURN(TraceRecordReader reader, TraceRecordReader::Open(trace));
+  const size_t n = static_cast<size_t>(trace.num_batches());
   for (size_t i = 0; i < n; ++i) {
     std::optional<std::vector<float>> buffer = free_buffers_.Pop();
     if (!buffer) return Status::Ok();
@@ -172,7 +182,8 @@ Status SuperbatchPipeline::GatherSuperbatch(const std::shared_ptr<ExecutingSuper
     g.index = i;
     g.last = i + 1 == n;
     g.rows = std::move(*buffer);
-    SEER_RETURN_IF_ERROR(stages_.gather(sb->trace.batches[i], cs ? &*cs : nullptr, &g.rows, &sb->gather));
+    SEER_RETURN_IF_ERROR(reader.Next(&g.trace));
+    SEER_RETURN_IF_ERROR(stages_.gather(g.trace, cs ? &*cs : nullptr, &g.rows, &sb->gather));
     g.hits_so_far = sb->gather.hits;
     g.rows_so_far = sb->gather.rows;
     if (!ready_.Push(std::move(g))) return Status::Ok();

@@ -1,13 +1,19 @@
 // SuperbatchPipeline: the three stage threads that feed the executor, and the bounded
 // queues and gates between them (DESIGN.md "Executor and models"):
 //
-//   inspector thread  samples superbatch k+1 of the schedule ...
-//   planner thread    ... while the feature-cache policy plans k; planned traces go
-//                     through a TraceStore that spills to runtime files beyond its budget
-//   gather thread     gathers batch after batch — cache fill, hits, misses, changeset
-//                     apply, float32 rows — one batch ahead of the model, also across
-//                     superbatch boundaries; it waits at an epoch boundary until the
-//                     executor's evaluation (which reads the cache) is done: EpochDone()
+//   inspector thread  samples superbatch k+1 of the schedule, streamed batch by batch
+//                     into a trace file on the runtime directory (TraceFile, inspector/
+//                     trace_stream.h) ...
+//   planner thread    ... while the feature-cache policy plans k, reading the batches'
+//                     ids back from k's file (its changesets spill beyond a small budget)
+//   gather thread     reads k's file record by record and gathers batch after batch —
+//                     cache fill, hits, misses, changeset apply, float32 rows — one batch
+//                     ahead of the model, also across superbatch boundaries; it waits at
+//                     an epoch boundary until the executor's evaluation (which reads the
+//                     cache) is done: EpochDone()
+// Between the stages only handles (file + record index) and plans travel, so the RAM
+// the pipeline holds does not grow with the superbatch size; a trace file is removed
+// once gathered, and on every other exit (queues and stages own their handles: RAII).
 //   executor (caller) Next() takes the gathered batches in order; Recycle() hands each
 //                     batch's row buffer back (two buffers circulate: one trains, one
 //                     fills); SuperbatchDone() after the last batch of each superbatch.
@@ -20,7 +26,7 @@
 // every queue and gate, so the other stages and the executor stop instead of waiting.
 // Next() then returns nullopt; Stop() returns the first error.
 //
-// Ownership: the pipeline owns its threads, queues, gates and the TraceStore; the stage
+// Ownership: the pipeline owns its threads, queues, gates and the trace files; the stage
 // callables (PipelineStages) and what they point at must outlive it. Stop() and the
 // destructor close everything and join all three threads, always; they return/finish
 // once each stage's current call (one sample, plan or gather) does. Next/Recycle/
@@ -43,15 +49,18 @@
 #include "executor/feature_gather.h"
 #include "executor/stage_gates.h"
 #include "inspector/superbatch_driver.h"
-#include "inspector/trace_store.h"
+#include "inspector/trace_stream.h"
 #include "storage/base/status.h"
 
 namespace seer {
 
 // What each stage does, one call at a time (each called from its own thread only).
 struct PipelineStages {
-  std::function<Result<SuperbatchTrace>(int64_t epoch, int64_t superbatch, SuperbatchStats* stats)> sample;
-  std::function<Result<SuperbatchPlan>(const SuperbatchTrace& trace)> plan;
+  // Writes superbatch (epoch, superbatch)'s trace to a new file at `path` (on the runtime
+  // directory) and returns its handle (owning the file).
+  std::function<Result<TraceFile>(int64_t epoch, int64_t superbatch, const std::string& path, SuperbatchStats* stats)>
+      sample;
+  std::function<Result<SuperbatchPlan>(const TraceFile& trace)> plan;
   std::function<Status(const std::vector<int64_t>& fill_slots, GatherStats* stats)> fill;
   std::function<Status(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows,
                        GatherStats* stats)>
@@ -64,8 +73,7 @@ PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner
 struct PipelineOptions {
   std::vector<std::pair<int64_t, int64_t>> schedule;  // (epoch, superbatch) in order
   bool overlap = true;
-  int64_t trace_store_bytes = 0;     // RAM for planned traces before they spill
-  std::string runtime_dir;           // where they spill
+  std::string runtime_dir;           // where the trace files live (created if missing)
   int64_t first_epoch = 0;           // the gather thread may start on this epoch
 };
 
@@ -81,7 +89,6 @@ struct PlannedSuperbatch {
 // superbatch's last batch (the queue orders the two).
 struct ExecutingSuperbatch {
   PlannedSuperbatch planned;
-  SuperbatchTrace trace;
   GatherStats gather;
 };
 
@@ -89,10 +96,11 @@ struct GatheredBatch {
   std::shared_ptr<ExecutingSuperbatch> superbatch;
   size_t index = 0;          // within the superbatch
   bool last = false;         // last batch of its superbatch
+  BatchTrace trace;          // read from the superbatch's trace file
   std::vector<float> rows;   // float32, node_ids.size() x feature_dim
   int64_t hits_so_far = 0;   // the superbatch's gather totals when this batch was gathered
   int64_t rows_so_far = 0;
-  const BatchTrace& batch() const { return superbatch->trace.batches[index]; }
+  const BatchTrace& batch() const { return trace; }
 };
 
 class SuperbatchPipeline {
@@ -123,9 +131,20 @@ class SuperbatchPipeline {
   Status InspectorStage();
   Status PlannerStage();
   Status GatherStage();
-  // Gathers one superbatch's batches into `ready_`; *closed when a queue was closed.
-  Status GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, bool* closed);
+  // Gathers one superbatch's batches, read from `trace`, into `ready_`; *closed when a
+  // queue was closed.
+  Status GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, const TraceFile& trace, bool* closed);
   void CloseAll();
+  std::string TracePath(int64_t epoch, int64_t k) const;
+
+  struct SampledItem {
+    TraceFile trace;
+    SuperbatchStats stats;
+  };
+  struct PlannedItem {
+    PlannedSuperbatch planned;
+    TraceFile trace;
+  };
 
   PipelineStages stages_;
   PipelineOptions options_;
@@ -133,9 +152,8 @@ class SuperbatchPipeline {
   std::atomic<bool> stop_{false};
   ExclusionToken exclusion_;
   EpochGate epoch_gate_;
-  TraceStore trace_store_;
-  BoundedQueue<std::pair<SuperbatchTrace, SuperbatchStats>> sampled_{1};
-  BoundedQueue<PlannedSuperbatch> planned_{1};
+  BoundedQueue<SampledItem> sampled_{1};
+  BoundedQueue<PlannedItem> planned_{1};
   BoundedQueue<GatheredBatch> ready_{1};
   BoundedQueue<std::vector<float>> free_buffers_{2};
   std::thread inspector_, planner_, gatherer_;

@@ -25,6 +25,7 @@
 #include "executor/label_table.h"
 #include "executor/superbatch_pipeline.h"
 #include "executor/training_executor.h"
+#include "inspector/trace_stream.h"
 #include "kernels/device.h"
 #include "storage/base/file_io.h"
 #include "storage/base/process_memory.h"
@@ -145,6 +146,9 @@ Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& dat
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
   s.train.emplace(std::move(train));
   options.shuffle = false;
+  // Evaluation samples a superbatch whole into RAM: a few batches at a time suffice (its
+  // batches do not depend on the grouping), so its RAM does not grow with S either.
+  options.superbatch_size = std::min(options.superbatch_size, TraceChunkBatches(o.num_threads));
   for (auto [ids, out] : {std::pair{&seeds.valid, &s.valid}, std::pair{&seeds.test, &s.test}}) {
     if (ids->empty()) continue;
     SEER_ASSIGN_OR_RETURN(SuperbatchSampler eval, SuperbatchSampler::Create(view, *ids, options));
@@ -286,7 +290,8 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   policy_spec.kind = o.cache_policy;
   policy_spec.capacity_rows = data->split().fcache_rows;
   policy_spec.planner = o.planner;
-  policy_spec.changeset_budget_bytes = std::max<int64_t>(0, trace_budget / 2);
+  // Changesets of a superbatch spill to the runtime dir beyond a small constant (inspector/trace_stream.h).
+  policy_spec.changeset_budget_bytes = std::min<int64_t>(kChangesetRamBytes, std::max<int64_t>(0, trace_budget / 2));
   policy_spec.spill_dir = runtime_dir->path();
   SEER_ASSIGN_OR_RETURN(SuperbatchCachePlanner policy,
                         MakeSuperbatchCachePlanner(policy_spec, data->dataset(), *samplers.train));
@@ -306,7 +311,6 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   PipelineOptions pipeline_options;
   pipeline_options.schedule = MakeSchedule(position, o.epochs, samplers.train->num_superbatches());
   pipeline_options.overlap = o.overlap;
-  pipeline_options.trace_store_bytes = trace_budget / 2;
   pipeline_options.runtime_dir = runtime_dir->path();
   pipeline_options.first_epoch = position.epoch;
   reporter->StartProgress(pipeline_options.schedule.empty() ? 0

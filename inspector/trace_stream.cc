@@ -438,4 +438,23 @@ Result<const int64_t*> TraceRecordReader::NextIds(int64_t* num_ids) {
   return reinterpret_cast<const int64_t*>(data + 8 * (kTraceRecordHeaderWords + 3 * num_layers));
 }
 
+// ---- TraceIdSource ---------------------------------------------------------------------
+
+Result<TraceIdSource> TraceIdSource::Open(const TraceFile& file, int64_t read_ahead_bytes) {
+  SEER_ASSIGN_OR_RETURN(TraceRecordReader reader, TraceRecordReader::Open(file, read_ahead_bytes));
+  return TraceIdSource(std::move(reader));
+}
+
+Status TraceIdSource::Rewind() {
+  reader_.Rewind();
+  return Status::Ok();
+}
+
+Result<IdSpan> TraceIdSource::Next() {
+  if (reader_.done()) throw std::logic_error("TraceIdSource::Next past the last batch");
+  int64_t n = 0;
+  SEER_ASSIGN_OR_RETURN(const int64_t* ids, reader_.NextIds(&n));
+  return IdSpan{ids, n};
+}
+
 }  // namespace seer

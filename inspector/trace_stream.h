@@ -26,8 +26,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cache/belady_planner.h"
 #include "inspector/trace.h"
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/status.h"
@@ -165,6 +167,20 @@ class TraceRecordReader {
   int64_t read_ahead_ = 0;
   int64_t window_begin_ = 0, window_end_ = 0;  // file range resident in buffer_
   int64_t next_ = 0;
+};
+
+// The planner's view of a trace file (cache/belady_planner.h BatchIdSource): each
+// record's node ids, front to back, borrowed from the reader's read-ahead buffer.
+class TraceIdSource : public BatchIdSource {
+ public:
+  static Result<TraceIdSource> Open(const TraceFile& file, int64_t read_ahead_bytes = kTraceIoBufferBytes);
+  int64_t num_batches() const override { return reader_.num_batches(); }
+  Status Rewind() override;
+  Result<IdSpan> Next() override;
+
+ private:
+  explicit TraceIdSource(TraceRecordReader reader) : reader_(std::move(reader)) {}
+  TraceRecordReader reader_;
 };
 
 // Parses one batch record at `data` (avail bytes resident), which starts at byte

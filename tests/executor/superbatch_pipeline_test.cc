@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <future>
 #include <new>
@@ -36,24 +37,23 @@ void WithinSeconds(double limit, const std::function<void()>& body) {
   done.get();
 }
 
-// Stages over made-up traces: batch b of superbatch k holds node ids {k*100 + b, ...}.
+// Stages over made-up traces: batch b of superbatch k holds node ids {k*100 + b, 7},
+// written to the trace file the pipeline names.
 PipelineStages FakeStages() {
   PipelineStages stages;
-  stages.sample = [](int64_t epoch, int64_t k, SuperbatchStats*) -> Result<SuperbatchTrace> {
-    SuperbatchTrace trace;
-    trace.epoch = epoch;
-    trace.superbatch_index = k;
+  stages.sample = [](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats*) -> Result<TraceFile> {
+    SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k));
     for (int64_t b = 0; b < kBatchesPerSuperbatch; ++b) {
       BatchTrace batch;
       batch.epoch = epoch;
       batch.batch_index = k * kBatchesPerSuperbatch + b;
       batch.num_seeds = 1;
       batch.node_ids = {k * 100 + b, 7};
-      trace.batches.push_back(batch);
+      SEER_RETURN_IF_ERROR(writer.Append(batch));
     }
-    return trace;
+    return writer.Finish();
   };
-  stages.plan = [](const SuperbatchTrace&) -> Result<SuperbatchPlan> { return SuperbatchPlan(); };
+  stages.plan = [](const TraceFile&) -> Result<SuperbatchPlan> { return SuperbatchPlan(); };
   stages.fill = [](const std::vector<int64_t>&, GatherStats*) { return Status::Ok(); };
   stages.gather = [](const BatchTrace& batch, const Changeset*, std::vector<float>* rows, GatherStats* stats) {
     rows->assign(batch.node_ids.begin(), batch.node_ids.end());
@@ -69,8 +69,7 @@ PipelineOptions Schedule(int64_t epochs, int64_t per_epoch, bool overlap = true)
     for (int64_t k = 0; k < per_epoch; ++k) options.schedule.emplace_back(e, k);
   }
   options.overlap = overlap;
-  options.trace_store_bytes = int64_t{64} << 20;
-  options.runtime_dir = testing::MakeTempDir("pipeline");
+  options.runtime_dir = testing::MakeTempDir("pipeline") + "/runtime";  // made by the pipeline
   return options;
 }
 
@@ -79,6 +78,10 @@ std::vector<int64_t> Drain(SuperbatchPipeline& pipeline, int64_t per_epoch) {
   std::vector<int64_t> seen;
   while (std::optional<GatheredBatch> g = pipeline.Next()) {
     seen.push_back(g->batch().batch_index);
+    // The batch read back from its superbatch's trace file.
+    const int64_t k = g->superbatch->planned.index;
+    const std::vector<int64_t> ids = {k * 100 + static_cast<int64_t>(g->index), 7};
+    EXPECT_EQ(g->batch().node_ids, ids);
     const bool last = g->last;
     const int64_t epoch = g->superbatch->planned.epoch;
     const bool epoch_end = last && g->superbatch->planned.index + 1 == per_epoch;
@@ -89,12 +92,25 @@ std::vector<int64_t> Drain(SuperbatchPipeline& pipeline, int64_t per_epoch) {
   return seen;
 }
 
+// Files left in the runtime directory (none once a pipeline is gone).
+int64_t RuntimeFiles(const std::string& dir) {
+  if (!std::filesystem::exists(dir)) return 0;
+  int64_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
 TEST(SuperbatchPipelineTest, DeliversEveryBatchInScheduleOrder) {
   for (bool overlap : {true, false}) {
     WithinSeconds(30, [&] {
-      auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(2, 2, overlap));
+      const PipelineOptions options = Schedule(2, 2, overlap);
+      auto pipeline = SuperbatchPipeline::Start(FakeStages(), options);
       const std::vector<int64_t> seen = Drain(*pipeline, 2);
       EXPECT_TRUE(pipeline->Stop().ok());
+      EXPECT_EQ(RuntimeFiles(options.runtime_dir), 0) << "every trace file is removed once gathered";
       const std::vector<int64_t> want = {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5};
       EXPECT_EQ(seen, want) << "overlap " << overlap;
     });
@@ -124,13 +140,14 @@ PipelineStages FailingStages(const std::string& stage, Fault fault) {
   };
   if (stage == "inspector") {
     auto inner = stages.sample;
-    stages.sample = [inner, fail_now](int64_t e, int64_t k, SuperbatchStats* s) -> Result<SuperbatchTrace> {
+    stages.sample = [inner, fail_now](int64_t e, int64_t k, const std::string& path,
+                                      SuperbatchStats* s) -> Result<TraceFile> {
       SEER_RETURN_IF_ERROR(fail_now());
-      return inner(e, k, s);
+      return inner(e, k, path, s);
     };
   } else if (stage == "planner") {
     auto inner = stages.plan;
-    stages.plan = [inner, fail_now](const SuperbatchTrace& t) -> Result<SuperbatchPlan> {
+    stages.plan = [inner, fail_now](const TraceFile& t) -> Result<SuperbatchPlan> {
       SEER_RETURN_IF_ERROR(fail_now());
       return inner(t);
     };
@@ -151,9 +168,12 @@ TEST(SuperbatchPipelineTest, AnyFailureInAnyStageBecomesAStatusNamingIt) {
                         Fault::kReturnedError}) {
       SCOPED_TRACE(stage + " fault " + std::to_string(static_cast<int>(fault)));
       WithinSeconds(30, [&] {
-        auto pipeline = SuperbatchPipeline::Start(FailingStages(stage, fault), Schedule(3, 4));
+        const PipelineOptions options = Schedule(3, 4);
+        auto pipeline = SuperbatchPipeline::Start(FailingStages(stage, fault), options);
         Drain(*pipeline, 4);
         const Status status = pipeline->Stop();
+        pipeline.reset();
+        EXPECT_EQ(RuntimeFiles(options.runtime_dir), 0) << "trace files left behind";
         ASSERT_FALSE(status.ok());
         if (fault != Fault::kBadAlloc) {
           EXPECT_NE(status.message().find("injected"), std::string::npos) << status.message();
@@ -189,10 +209,13 @@ TEST(SuperbatchPipelineTest, FailureWhileTheExecutorWaitsEndsNext) {
 TEST(SuperbatchPipelineTest, StopAndDestructionJoinBlockedStages) {
   WithinSeconds(30, [&] {
     // Nobody consumes: every stage ends up blocked on a full queue or the buffer pool.
-    auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(5, 4));
+    const PipelineOptions options = Schedule(5, 4);
+    auto pipeline = SuperbatchPipeline::Start(FakeStages(), options);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     EXPECT_TRUE(pipeline->Stop().ok());
     EXPECT_TRUE(pipeline->Stop().ok()) << "Stop is idempotent";
+    pipeline.reset();
+    EXPECT_EQ(RuntimeFiles(options.runtime_dir), 0) << "queued trace files are removed";
   });
   WithinSeconds(30, [&] {
     auto pipeline = SuperbatchPipeline::Start(FakeStages(), Schedule(5, 4, /*overlap=*/false));
