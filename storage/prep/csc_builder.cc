@@ -92,8 +92,29 @@ inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_
   if (options.undirected) emit(e.dst, e.src);
 }
 
-inline int64_t AtomicIncrement(int64_t* value) {
-  return __atomic_fetch_add(value, int64_t{1}, __ATOMIC_RELAXED);
+// Destination-owned parallel loop: owner t handles every edge whose destination lies in
+// [cuts[t], cuts[t+1]) and scans the whole batch to find them. No two owners touch the
+// same node, so the per-node counters need no atomics (locked increments would also
+// serialise the random cache misses that dominate counting and placement); the price is
+// one sequential re-read of the batch per owner.
+template <typename Body>
+void ForEachOwner(const std::vector<int64_t>& cuts, Body&& body) {
+  const int64_t owners = static_cast<int64_t>(cuts.size()) - 1;
+  if (owners == 1) {
+    body(int64_t{0}, cuts[0], cuts[1]);
+    return;
+  }
+  tbb::parallel_for(int64_t{0}, owners, [&](int64_t t) { body(t, cuts[t], cuts[t + 1]); });
+}
+
+int64_t Owners() { return std::max(1, tbb::this_task_arena::max_concurrency()); }
+
+// [lo, hi) cut into Owners() equal node ranges.
+std::vector<int64_t> EqualCuts(int64_t lo, int64_t hi) {
+  const int64_t owners = Owners();
+  std::vector<int64_t> cuts(static_cast<size_t>(owners) + 1);
+  for (int64_t t = 0; t <= owners; ++t) cuts[t] = lo + (hi - lo) * t / owners;
+  return cuts;
 }
 
 // Runs body(begin, end) over [0, n) in parallel chunks.
@@ -134,7 +155,7 @@ Status BadId(const EdgeSource& source, int64_t edge_number, const Edge& e, int64
 // batch's per-edge bytes (Edge + the source's buffer + two scatter buffers).
 int64_t BatchEdgesFor(const EdgeSource& source, const CscBuildOptions& options, int64_t table_bytes,
                       int64_t index_bytes) {
-  const int64_t scatter = 2 * (options.undirected ? 2 : 1) * 2 * index_bytes;
+  const int64_t scatter = (options.undirected ? 2 : 1) * (2 * 2 * index_bytes + 2);
   const int64_t per_edge = static_cast<int64_t>(sizeof(Edge)) + source.BufferBytes(1024) / 1024 + scatter;
   const int64_t share = std::max<int64_t>(0, options.memory_budget_bytes - table_bytes) / 4;
   return std::clamp<int64_t>(share / per_edge, kMinBatchEdges, kMaxBatchEdges);
@@ -158,8 +179,8 @@ class CscBuild {
     counts_ = std::move(counts);
     const int64_t table_bytes = (num_nodes_ + 1) * 8;
     batch_edges_ = BatchEdgesFor(source_, options_, table_bytes, sizeof(T));
-    const int64_t scatter_bytes = 2 * (options_.undirected ? 2 : 1) * 2 * batch_edges_ *
-                                  static_cast<int64_t>(sizeof(T));
+    const int64_t scatter_bytes = (options_.undirected ? 2 : 1) * batch_edges_ *
+                                  (2 * 2 * static_cast<int64_t>(sizeof(T)) + 2);  // + partition ids
     // The writers' buffers fill only as far as their files go; indptr is written from
     // 64 Ki-entry chunks after the partition buffers are freed.
     const int64_t writer_bytes =
@@ -252,6 +273,8 @@ class CscBuild {
     int current = 0;
     const int64_t slices = std::max<int64_t>(1, tbb::this_task_arena::max_concurrency()) * 4;
     std::vector<int64_t> slice_counts(static_cast<size_t>(slices * num_partitions));
+    static_assert(kMaxPartitions <= 65535, "partition ids are uint16");
+    std::vector<uint16_t> part_of(static_cast<size_t>(per_input * batch_edges_));
     for (;;) {
       SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), batch_edges_));
       if (n == 0) break;
@@ -262,13 +285,17 @@ class CscBuild {
           const int64_t b = std::min(n, s * slice_len), e = std::min(n, b + slice_len);
           int64_t ignored_self_loops = 0;
           for (int64_t i = b; i < e; ++i) {
+            int64_t slot = per_input * i;  // the input's 1 or 2 emitted edges
             Expand(chunk[i], options_, &ignored_self_loops,
-                   [&](int64_t src, int64_t dst) { body(s, src, dst); });
+                   [&](int64_t src, int64_t dst) { body(s, slot++, src, dst); });
           }
         });
       };
-      for_slices([&](int64_t s, int64_t, int64_t dst) {
-        ++slice_counts[static_cast<size_t>(s * num_partitions + PartitionOf(dst))];
+      // The partition of every emitted edge, found once (binary search over bounds_).
+      for_slices([&](int64_t s, int64_t slot, int64_t, int64_t dst) {
+        const int64_t p = PartitionOf(dst);
+        part_of[static_cast<size_t>(slot)] = static_cast<uint16_t>(p);
+        ++slice_counts[static_cast<size_t>(s * num_partitions + p)];
       });
       // Offsets, partition-major: partition p's pairs from every slice, in slice order.
       std::vector<int64_t>& start = starts[current];
@@ -288,8 +315,8 @@ class CscBuild {
       if (buffer.size() < static_cast<size_t>(2 * per_input * batch_edges_)) {
         buffer.resize(static_cast<size_t>(2 * per_input * batch_edges_));
       }
-      for_slices([&](int64_t s, int64_t src, int64_t dst) {
-        int64_t& at = cursor[static_cast<size_t>(s * num_partitions + PartitionOf(dst))];
+      for_slices([&](int64_t s, int64_t slot, int64_t src, int64_t dst) {
+        int64_t& at = cursor[static_cast<size_t>(s * num_partitions + part_of[static_cast<size_t>(slot)])];
         buffer[static_cast<size_t>(2 * at)] = static_cast<T>(src);
         buffer[static_cast<size_t>(2 * at + 1)] = static_cast<T>(dst);
         ++at;
@@ -337,9 +364,18 @@ class CscBuild {
       lists.reserve(static_cast<size_t>(num_edges));  // exactly: the budget counts it
     }
     lists.resize(static_cast<size_t>(num_edges));
+    // Owners get node ranges holding about equal numbers of edges (counts_ holds each
+    // node's start offset here).
+    std::vector<int64_t> cuts = {lo};
+    for (int64_t t = 1, owners = Owners(); t < owners; ++t) {
+      const int64_t target = num_edges * t / owners;
+      cuts.push_back(std::max(cuts.back(), static_cast<int64_t>(
+          std::lower_bound(counts_.begin() + lo, counts_.begin() + hi, target) - counts_.begin())));
+    }
+    cuts.push_back(hi);
     std::atomic<bool> overflow{false};
     auto place = [&](int64_t src, int64_t dst) {
-      const int64_t at = AtomicIncrement(&counts_[dst]);
+      const int64_t at = counts_[dst]++;
       if (at < num_edges) {
         lists[static_cast<size_t>(at)] = static_cast<T>(src);
       } else {
@@ -353,9 +389,13 @@ class CscBuild {
       for (;;) {
         SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), batch_edges_));
         if (n == 0) break;
-        ParallelChunks(n, [&](int64_t b, int64_t e) {
+        ForEachOwner(cuts, [&](int64_t, int64_t own_lo, int64_t own_hi) {
           int64_t ignored_self_loops = 0;
-          for (int64_t i = b; i < e; ++i) Expand(chunk[i], options_, &ignored_self_loops, place);
+          for (int64_t i = 0; i < n; ++i) {
+            Expand(chunk[i], options_, &ignored_self_loops, [&](int64_t src, int64_t dst) {
+              if (dst >= own_lo && dst < own_hi) place(src, dst);
+            });
+          }
         });
         progress.Add(n);
       }
@@ -375,9 +415,10 @@ class CscBuild {
                                         static_cast<int64_t>(pairs.size() * sizeof(T)));
         SEER_RETURN_IF_ERROR(PreadFull(fd.get(), pairs.data(), len, off, *spill_path));
         const int64_t count = len / static_cast<int64_t>(2 * sizeof(T));
-        ParallelChunks(count, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            place(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1]));
+        ForEachOwner(cuts, [&](int64_t, int64_t own_lo, int64_t own_hi) {
+          for (int64_t i = 0; i < count; ++i) {
+            const int64_t dst = static_cast<int64_t>(pairs[2 * i + 1]);
+            if (dst >= own_lo && dst < own_hi) place(static_cast<int64_t>(pairs[2 * i]), dst);
           }
         });
         off += len;
@@ -525,15 +566,16 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
         max_id = std::max(max_id, hi);
       }
       std::atomic<int64_t> self_loops{0}, expanded{0};
-      ParallelChunks(n, [&](int64_t b, int64_t e) {
+      ForEachOwner(EqualCuts(0, static_cast<int64_t>(counts.size())), [&](int64_t t, int64_t lo, int64_t hi) {
         int64_t local_loops = 0, local_edges = 0;
-        for (int64_t i = b; i < e; ++i) {
+        for (int64_t i = 0; i < n; ++i) {
           Expand(chunk[i], options, &local_loops, [&](int64_t, int64_t dst) {
-            AtomicIncrement(&counts[static_cast<size_t>(dst)]);
+            if (dst < lo || dst >= hi) return;
+            ++counts[static_cast<size_t>(dst)];
             ++local_edges;
           });
         }
-        self_loops += local_loops;
+        if (t == 0) self_loops += local_loops;  // every owner sees every self-loop
         expanded += local_edges;
       });
       stats.self_loops_dropped += self_loops.load();

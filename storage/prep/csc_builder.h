@@ -17,8 +17,9 @@
 // exceeds the budget gets its own partition, which then exceeds the budget (reported in
 // CscBuildStats).
 // Parallel (TBB, in the caller's task arena: wrap the call in a tbb::task_arena to bound
-// the threads): the source parses a batch with all threads, degrees are counted and edges
-// bucketed and placed by all threads, neighbor lists sorted in parallel; spill and
+// the threads): the source parses a batch with all threads; degrees are counted and edges
+// placed by destination owners (each thread owns a node range and scans the batch, so
+// no atomics), edges bucketed by slices; neighbor lists sorted in parallel; spill and
 // indices writes run on one background thread, overlapped with the next batch or
 // partition. The output does not depend on the number of threads (lists are sorted).
 // Blocks on file I/O.
