@@ -5,7 +5,8 @@
 # `seer train`, and computes the numpy/scipy baselines (baselines.py) on the same splits.
 #
 #   bench/real_graphs/run_accuracy.sh [WORK_DIR]      (default /tmp/seer-real-graphs)
-# Env: SEER (build/seer), EPOCHS (20), SEEDS ("0"), MODELS ("sage gcn gat mlp"),
+# Env: SEER (build/seer), EPOCHS (30), LR (0.01), BATCH (512), EVAL_EVERY (3), SEEDS ("0"),
+#      MODELS ("sage gcn gat mlp"),
 #      GRAPHS ("include symbols"), EXTRA (more seer train flags, e.g. "--gcn-norm block").
 # Prints one line per run and writes WORK_DIR/accuracy.tsv (graph, model, seed, flags,
 # best valid, test, seconds). Needs python3-numpy and python3-scipy, binutils.
@@ -13,7 +14,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 SEER=${SEER:-build/seer}
 WORK=${1:-/tmp/seer-real-graphs}
-EPOCHS=${EPOCHS:-20}
+EPOCHS=${EPOCHS:-30}
+LR=${LR:-0.01}
+BATCH=${BATCH:-512}
+EVAL_EVERY=${EVAL_EVERY:-3}
 SEEDS=${SEEDS:-0}
 MODELS=${MODELS:-sage gcn gat mlp}
 GRAPHS=${GRAPHS:-include symbols}
@@ -42,14 +46,14 @@ for g in $GRAPHS; do
     for m in $MODELS; do
       log="$WORK/$g.$m.$seed${EXTRA:+.$(echo "$EXTRA" | tr -c 'a-z0-9' _)}.log"
       start=$(date +%s.%N)
-      "$SEER" train "$src/ds" --model "$m" --fanouts 10,10 --hidden 128 --heads 4 --batch-size 512 \
-        --epochs "$EPOCHS" --seed "$seed" --memory-budget 2G $EXTRA > "$log" 2>&1
+      "$SEER" train "$src/ds" --model "$m" --fanouts 10,10 --hidden 128 --heads 4 --batch-size "$BATCH" \
+        --lr "$LR" --epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$seed" --memory-budget 2G $EXTRA > "$log" 2>&1
       end=$(date +%s.%N)
       line=$(grep "best valid acc" "$log" | tail -1)
       valid=$(echo "$line" | sed -E 's/.*best valid acc ([0-9.]+).*/\1/')
       test=$(echo "$line" | sed -E 's/.*test acc ([0-9.]+).*/\1/')
       secs=$(echo "$end - $start" | bc)
-      printf '%s\t%s\t%s\t%s\t%s\t%s\t%.0f\n' "$g" "$m" "$seed" "${EXTRA:--}" "$valid" "$test" "$secs" | tee -a "$OUT_TSV"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%.0f\n' "$g" "$m" "$seed" "epochs $EPOCHS lr $LR batch $BATCH ${EXTRA}" "$valid" "$test" "$secs" | tee -a "$OUT_TSV"
     done
   done
 done
