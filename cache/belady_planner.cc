@@ -7,6 +7,7 @@
 #include <memory>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <queue>
 #include <unordered_set>
@@ -216,30 +217,35 @@ struct RunLayout {
   }
 };
 
-// LSD radix sort of keys on their low `bits` bits (11-bit digits; digits on which all keys
-// agree are skipped). `tmp` is scratch of the same size.
-void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int bits) {
-  constexpr int kDigit = 11;
-  constexpr size_t kBuckets = size_t{1} << kDigit;
+// Stable LSD radix sort of keys on bits [low_bit, low_bit + bits) (digits of at most 12
+// bits; digits on which all keys agree are skipped). Keys that are already in order of
+// their lower bits (records appended in access order) end up sorted on all bits.
+// `tmp` is scratch of the same size.
+void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_bit, int bits) {
   const size_t n = keys->size();
   if (n < 2 || bits == 0) return;
   if (n < 256) {
-    std::sort(keys->begin(), keys->end());
+    std::stable_sort(keys->begin(), keys->end(), [low_bit](uint64_t a, uint64_t b) {
+      return (a >> low_bit) < (b >> low_bit);
+    });
     return;
   }
+  constexpr int kMaxDigit = 8;
+  const int passes = (bits + kMaxDigit - 1) / kMaxDigit;
+  const int kDigit = (bits + passes - 1) / passes;
+  const size_t kBuckets = size_t{1} << kDigit;
   tmp->resize(n);
-  const int passes = (bits + kDigit - 1) / kDigit;
   std::vector<size_t> hist(static_cast<size_t>(passes) * kBuckets, 0);
   const uint64_t* k = keys->data();
   for (size_t t = 0; t < n; ++t) {
-    uint64_t v = k[t];
+    uint64_t v = k[t] >> low_bit;
     for (int p = 0; p < passes; ++p, v >>= kDigit) ++hist[static_cast<size_t>(p) * kBuckets + (v & (kBuckets - 1))];
   }
   uint64_t* src = keys->data();
   uint64_t* dst = tmp->data();
   for (int p = 0; p < passes; ++p) {
     size_t* h = hist.data() + static_cast<size_t>(p) * kBuckets;
-    const int shift = p * kDigit;
+    const int shift = low_bit + p * kDigit;
     if (h[(src[0] >> shift) & (kBuckets - 1)] == n) continue;  // one digit value: no-op pass
     size_t sum = 0;
     for (size_t d = 0; d < kBuckets; ++d) {
@@ -336,7 +342,8 @@ class RunBuilder {
     }
     ids_.clear();
     if (L.packed) {
-      RadixSort(&w, scratch, id_bits + shift);
+      // Appended in (e, pos) order: sorting on the node bits keeps that order per node.
+      RadixSort(&w, scratch, shift, id_bits);
     } else {
       std::vector<std::pair<uint64_t, uint64_t>> pairs(g);
       for (size_t t = 0; t < g; ++t) pairs[t] = {w[2 * t], w[2 * t + 1]};
@@ -735,10 +742,70 @@ struct FiniteEvictsLater {
   bool operator()(const CachedEntry& a, const CachedEntry& b) const { return a.node < b.node; }
 };
 // Inside the ∞ bucket: lower score first, then larger id.
-struct InfiniteEvictsLater {
+struct InfiniteEvictsFirst {
   bool operator()(const CachedEntry& a, const CachedEntry& b) const {
-    return a.aux != b.aux ? a.aux > b.aux : a.node < b.node;
+    return a.aux != b.aux ? a.aux < b.aux : a.node > b.node;
   }
+};
+
+// The ∞ bucket: rows with no further use, evicted lowest score first, then larger id.
+// Rows only enter (pushes) and leave by eviction (pops of the first to evict), so it is
+// kept as sorted runs of geometrically decreasing size (the logarithmic method): pushes
+// are appended to a pending buffer, sorted into a run before the next pop, and runs of
+// similar size are merged. A pop compares the ends of the few runs — sequential memory
+// instead of a binary heap's cache misses over K rows.
+class InfiniteBucket {
+ public:
+  void Push(const CachedEntry& e) {
+    pending_.push_back(e);
+    ++size_;
+    best_ = -1;
+  }
+  int64_t size() const { return size_; }
+  const CachedEntry& Top() {
+    if (best_ < 0) FindBest();
+    return runs_[static_cast<size_t>(best_)].back();
+  }
+  CachedEntry Pop() {
+    if (best_ < 0) FindBest();
+    auto& run = runs_[static_cast<size_t>(best_)];
+    const CachedEntry e = run.back();
+    run.pop_back();
+    if (run.empty()) runs_.erase(runs_.begin() + best_);
+    --size_;
+    best_ = -1;
+    return e;
+  }
+
+ private:
+  // Runs are sorted with the first to evict at the back.
+  static bool EvictedLater(const CachedEntry& a, const CachedEntry& b) { return InfiniteEvictsFirst()(b, a); }
+  void FindBest() {
+    if (!pending_.empty()) {
+      std::sort(pending_.begin(), pending_.end(), EvictedLater);
+      runs_.push_back(std::move(pending_));
+      pending_.clear();
+      while (runs_.size() >= 2 && runs_[runs_.size() - 2].size() <= 2 * runs_.back().size()) {
+        auto& x = runs_[runs_.size() - 2];
+        auto& y = runs_.back();
+        merged_.resize(x.size() + y.size());
+        std::merge(x.begin(), x.end(), y.begin(), y.end(), merged_.begin(), EvictedLater);
+        x.swap(merged_);
+        runs_.pop_back();
+      }
+    }
+    best_ = 0;
+    for (size_t r = 1; r < runs_.size(); ++r) {
+      if (InfiniteEvictsFirst()(runs_[r].back(), runs_[static_cast<size_t>(best_)].back())) {
+        best_ = static_cast<int64_t>(r);
+      }
+    }
+  }
+  std::vector<CachedEntry> pending_;
+  std::vector<std::vector<CachedEntry>> runs_;  // decreasing size
+  std::vector<CachedEntry> merged_;
+  int64_t size_ = 0;
+  int64_t best_ = -1;  // run holding the first to evict; -1 = unknown
 };
 
 // The cache as buckets by next-use batch (index num_batches = ∞). Iteration i takes
@@ -748,28 +815,24 @@ struct InfiniteEvictsLater {
 class BucketedCache {
  public:
   explicit BucketedCache(int64_t num_batches)
-      : inf_(num_batches), buckets_(static_cast<size_t>(num_batches + 1)),
-        is_heap_(static_cast<size_t>(num_batches + 1), 0),
-        nonempty_((static_cast<size_t>(num_batches) + 64) / 64, 0) {
-    is_heap_[static_cast<size_t>(inf_)] = 1;
-  }
+      : inf_(num_batches), buckets_(static_cast<size_t>(num_batches)),
+        is_heap_(static_cast<size_t>(num_batches), 0),
+        nonempty_((static_cast<size_t>(num_batches) + 64) / 64, 0) {}
 
   void Push(int64_t bucket, const CachedEntry& e) {
-    auto& h = buckets_[static_cast<size_t>(bucket)];
-    h.push_back(e);
-    if (is_heap_[static_cast<size_t>(bucket)]) {
-      if (bucket == inf_) {
-        std::push_heap(h.begin(), h.end(), InfiniteEvictsLater());
-      } else {
-        std::push_heap(h.begin(), h.end(), FiniteEvictsLater());
-      }
+    if (bucket == inf_) {
+      inf_bucket_.Push(e);
+    } else {
+      auto& h = buckets_[static_cast<size_t>(bucket)];
+      h.push_back(e);
+      if (is_heap_[static_cast<size_t>(bucket)]) std::push_heap(h.begin(), h.end(), FiniteEvictsLater());
     }
     nonempty_[static_cast<size_t>(bucket) / 64] |= uint64_t{1} << (bucket % 64);
     top_ = std::max(top_, bucket);
     ++size_;
   }
-  // Bucket b's entries (any order); Release(b) afterwards. Pushes during the walk must go
-  // to other buckets.
+  // Finite bucket b's entries (any order); Release(b) afterwards. Pushes during the walk
+  // must go to other buckets.
   const std::vector<CachedEntry>& Peek(int64_t b) const { return buckets_[static_cast<size_t>(b)]; }
   void Release(int64_t b) {
     auto& v = buckets_[static_cast<size_t>(b)];
@@ -782,6 +845,7 @@ class BucketedCache {
   int64_t TopBucket() const { return top_; }
   // The entry evicted first from bucket b (b non-empty).
   const CachedEntry& Top(int64_t b) {
+    if (b == inf_) return inf_bucket_.Top();
     auto& h = buckets_[static_cast<size_t>(b)];
     if (!is_heap_[static_cast<size_t>(b)]) {
       std::make_heap(h.begin(), h.end(), FiniteEvictsLater());
@@ -790,17 +854,21 @@ class BucketedCache {
     return h.front();
   }
   CachedEntry Pop(int64_t b) {
-    Top(b);
-    auto& h = buckets_[static_cast<size_t>(b)];
+    CachedEntry e;
+    bool now_empty;
     if (b == inf_) {
-      std::pop_heap(h.begin(), h.end(), InfiniteEvictsLater());
+      e = inf_bucket_.Pop();
+      now_empty = inf_bucket_.size() == 0;
     } else {
+      Top(b);
+      auto& h = buckets_[static_cast<size_t>(b)];
       std::pop_heap(h.begin(), h.end(), FiniteEvictsLater());
+      e = h.back();
+      h.pop_back();
+      now_empty = h.empty();
     }
-    CachedEntry e = h.back();
-    h.pop_back();
     --size_;
-    if (h.empty()) {
+    if (now_empty) {
       nonempty_[static_cast<size_t>(b) / 64] &= ~(uint64_t{1} << (b % 64));
       if (b == top_) top_ = ScanTop();
     }
@@ -818,8 +886,9 @@ class BucketedCache {
     return -1;
   }
   int64_t inf_;
-  std::vector<std::vector<CachedEntry>> buckets_;
+  std::vector<std::vector<CachedEntry>> buckets_;  // finite buckets 0..S-1
   std::vector<char> is_heap_;
+  InfiniteBucket inf_bucket_;
   std::vector<uint64_t> nonempty_;
   int64_t top_ = -1;
   int64_t size_ = 0;
@@ -852,8 +921,7 @@ class BeladyForward {
                                          ref.batch == num_batches_ ? scores[k] : static_cast<uint32_t>(ref.pos)});
       ++k;
     }
-    // Ascending order is already a valid min-heap.
-    free_slots_ = decltype(free_slots_)(std::greater<int32_t>(), std::move(free_list));
+    free_slots_ = std::move(free_list);
   }
 
   Status Step(int64_t i, const IdSpan& ids, const NextRef* next, Changeset* cs) {
@@ -868,8 +936,6 @@ class BeladyForward {
       if (r.batch != num_batches_) return static_cast<uint32_t>(r.pos);
       return scores_fn_ ? scores_[static_cast<size_t>(p)] : 0u;
     };
-    // Hits: exactly the cached entries whose next access is in batch i; their key moves
-    // to their following access.
     for (const CachedEntry& e : cache_.Peek(i)) {
       const int64_t p = e.aux;
       if (p >= n || ids.data[p] != e.node) {
@@ -892,48 +958,31 @@ class BeladyForward {
     // Cut the `excess` largest keys of C_i ∪ misses (belady_planner.h's key).
     int64_t excess = cache_.size() + static_cast<int64_t>(misses_.size()) - capacity_;
     if (excess > 0) {
-      // Misses in cut order: later next use first; among ∞, lower score; then larger id.
-      std::sort(misses_.begin(), misses_.end(), [](const Miss& a, const Miss& b) {
-        if (a.bucket != b.bucket) return a.bucket > b.bucket;
-        if (a.score != b.score) return a.score < b.score;
-        return a.node > b.node;
-      });
-      size_t m = 0;
-      evicted_.clear();
-      for (; excess > 0; --excess) {
-        const int64_t top = cache_.TopBucket();
-        bool cut_miss;
-        if (m == misses_.size()) {
-          cut_miss = false;
-        } else if (top < 0 || misses_[m].bucket != top) {
-          cut_miss = top < 0 || misses_[m].bucket > top;
-        } else {
-          // Same bucket: a miss loses to a cached node of the same key prefix.
-          cut_miss = top != num_batches_ || misses_[m].score <= cache_.Top(top).aux;
+      CutExcess(i, excess);
+      if (!evicted_.empty()) {
+        std::sort(evicted_.begin(), evicted_.end());
+        cs->out_slots.reserve(evicted_.size());
+        cs->out_ids.reserve(evicted_.size());
+        for (const auto& [slot, node] : evicted_) {
+          cs->out_slots.push_back(slot);
+          cs->out_ids.push_back(node);
         }
-        if (cut_miss) {
-          hit_slot_[static_cast<size_t>(misses_[m].position)] = kDropped;
-          ++m;
-        } else {
-          const CachedEntry e = cache_.Pop(top);
-          evicted_.emplace_back(e.slot, e.node);
-          slot_nodes_[static_cast<size_t>(e.slot)] = kFreeSlot;
-          free_slots_.push(e.slot);
-        }
-      }
-      std::sort(evicted_.begin(), evicted_.end());
-      cs->out_slots.reserve(evicted_.size());
-      cs->out_ids.reserve(evicted_.size());
-      for (const auto& [slot, node] : evicted_) {
-        cs->out_slots.push_back(slot);
-        cs->out_ids.push_back(node);
+        // Free slots: the unused ones merged with the evicted ones, ascending.
+        merged_free_.clear();
+        std::merge(free_slots_.begin() + static_cast<std::ptrdiff_t>(free_next_), free_slots_.end(),
+                   cs->out_slots.begin(), cs->out_slots.end(), std::back_inserter(merged_free_));
+        free_slots_.swap(merged_free_);
+        free_next_ = 0;
       }
     }
-    // Insert the surviving misses in ascending position into the smallest free slots.
+    const size_t inserts = static_cast<size_t>(
+        std::min<int64_t>(static_cast<int64_t>(misses_.size()), capacity_ - cache_.size()));
+    cs->in_ids.reserve(inserts);
+    cs->in_positions.reserve(inserts);
+    cs->in_slots.reserve(inserts);
     for (int64_t p = 0; p < n; ++p) {
       if (hit_slot_[static_cast<size_t>(p)] != -1) continue;
-      const int32_t slot = free_slots_.top();
-      free_slots_.pop();
+      const int32_t slot = free_slots_[free_next_++];
       cache_.Push(next[p].batch, CachedEntry{ids.data[p], slot, aux_of(p)});
       slot_nodes_[static_cast<size_t>(slot)] = ids.data[p];
       cs->in_ids.push_back(ids.data[p]);
@@ -944,6 +993,88 @@ class BeladyForward {
   }
 
   std::vector<int64_t> TakeFinalSlots() { return std::move(slot_nodes_); }
+
+ private:
+  // Cuts the `excess` largest keys of C_i ∪ misses_: dropped misses are marked kDropped
+  // in hit_slot_, evicted rows go to evicted_. Misses are grouped by next-use bucket
+  // (counting sort, highest first); a group that is cut whole needs no inner order, and
+  // only a group cut in part is ordered (a heap in cut order: among ∞, lower score
+  // first; then larger id) and popped one miss at a time.
+  void CutExcess(int64_t i, int64_t excess) {
+    const size_t m = misses_.size();
+    const int64_t lo = i + 1;
+    const size_t range = static_cast<size_t>(num_batches_ - lo + 1);
+    group_start_.assign(range + 1, 0);
+    for (const Miss& x : misses_) ++group_start_[static_cast<size_t>(num_batches_ - x.bucket) + 1];
+    for (size_t k = 1; k <= range; ++k) group_start_[k] += group_start_[k - 1];
+    grouped_.resize(m);
+    for (const Miss& x : misses_) grouped_[group_start_[static_cast<size_t>(num_batches_ - x.bucket)]++] = x;
+    auto cut_later = [](const Miss& a, const Miss& b) {
+      if (a.score != b.score) return a.score > b.score;
+      return a.node < b.node;
+    };
+    size_t g = 0, g_end = 0, group_next = 0;
+    bool ordered = false;
+    uint32_t group_max_score = 0;
+    auto open_group = [&] {
+      g = group_next;
+      g_end = g;
+      group_max_score = 0;
+      while (g_end < m && grouped_[g_end].bucket == grouped_[g].bucket) {
+        group_max_score = std::max(group_max_score, grouped_[g_end].score);
+        ++g_end;
+      }
+      group_next = g_end;
+      ordered = false;
+    };
+    auto drop = [&](const Miss& x) { hit_slot_[static_cast<size_t>(x.position)] = kDropped; };
+    auto evict = [&](int64_t top) {
+      const CachedEntry e = cache_.Pop(top);
+      evicted_.emplace_back(e.slot, e.node);
+      slot_nodes_[static_cast<size_t>(e.slot)] = kFreeSlot;
+    };
+    open_group();
+    evicted_.clear();
+    while (excess > 0) {
+      const int64_t top = cache_.TopBucket();
+      if (g == g_end) {
+        evict(top);
+        --excess;
+        continue;
+      }
+      const int32_t gb = grouped_[g].bucket;
+      if (top > gb) {
+        evict(top);
+        --excess;
+        continue;
+      }
+      // Keys of this group vs the cached rows of bucket `top` (<= gb): a miss loses to
+      // a cached row of the same next use; in the ∞ bucket the score decides first.
+      const bool by_score = top == gb && gb == num_batches_;
+      if (!ordered && (!by_score || group_max_score <= cache_.Top(top).aux) &&
+          static_cast<int64_t>(g_end - g) <= excess) {
+        for (size_t k = g; k < g_end; ++k) drop(grouped_[k]);
+        excess -= static_cast<int64_t>(g_end - g);
+        open_group();
+        continue;
+      }
+      if (!ordered) {
+        std::make_heap(grouped_.begin() + static_cast<std::ptrdiff_t>(g),
+                       grouped_.begin() + static_cast<std::ptrdiff_t>(g_end), cut_later);
+        ordered = true;
+      }
+      if (!by_score || grouped_[g].score <= cache_.Top(top).aux) {
+        drop(grouped_[g]);
+        std::pop_heap(grouped_.begin() + static_cast<std::ptrdiff_t>(g),
+                      grouped_.begin() + static_cast<std::ptrdiff_t>(g_end), cut_later);
+        --g_end;
+        if (g == g_end) open_group();
+      } else {
+        evict(top);
+      }
+      --excess;
+    }
+  }
 
  private:
   static constexpr int32_t kDropped = -2;  // hit_slot_ mark: a miss cut from the cache
@@ -958,10 +1089,15 @@ class BeladyForward {
   const std::function<void(const int64_t*, int64_t, uint32_t*)>& scores_fn_;
   std::vector<int64_t> slot_nodes_;
   BucketedCache cache_;
-  std::priority_queue<int32_t, std::vector<int32_t>, std::greater<int32_t>> free_slots_;
+  // Free slots, ascending; free_slots_[free_next_..] are still free.
+  std::vector<int32_t> free_slots_;
+  size_t free_next_ = 0;
+  std::vector<int32_t> merged_free_;
   std::vector<int32_t> hit_slot_;
   std::vector<uint32_t> scores_;
   std::vector<Miss> misses_;
+  std::vector<Miss> grouped_;
+  std::vector<size_t> group_start_;
   std::vector<std::pair<int32_t, int64_t>> evicted_;
 };
 
