@@ -27,6 +27,7 @@
 #include <stdexcept>
 
 #include "executor/checkpoint_file.h"
+#include "executor/device_rows_internal.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
 
@@ -273,6 +274,20 @@ class TorchModelRunner final : public ModelRunner {
   StepResult TrainStep(const BatchTrace& batch, const float* rows,
                        const int32_t* seed_labels) override {
     CheckBatch(batch);
+    return Train(batch, Stage(batch, rows), seed_labels);
+  }
+
+  StepResult TrainStepRows(const BatchTrace& batch, const DeviceRows& rows,
+                           const int32_t* seed_labels) override {
+    CheckBatch(batch);
+    TORCH_CHECK(rows.tensor.dim() == 2 && rows.tensor.size(0) >= StagedRows(batch) &&
+                    rows.tensor.size(1) == config_.in_dim,
+                "device rows of the wrong shape");
+    return Train(batch, rows.tensor.narrow(0, 0, StagedRows(batch)).to(device_), seed_labels);
+  }
+
+  // One step on the staged input rows x.
+  StepResult Train(const BatchTrace& batch, const Tensor& x, const int32_t* seed_labels) {
     StepResult result;
     Tensor labels = torch::from_blob(const_cast<int32_t*>(seed_labels), {batch.num_seeds},
                                      torch::kInt32).to(torch::kInt64);
@@ -282,7 +297,6 @@ class TorchModelRunner final : public ModelRunner {
                                        static_cast<uint64_t>(batch.batch_index))));
     net_->train();
     std::vector<BlockTensors> blocks = Blocks(batch);
-    Tensor x = Stage(batch, rows);
     Tensor dev_labels = labels.to(device_);
     Tensor logits = net_->Forward(x, blocks, batch.num_seeds, nullptr);
     Tensor loss = torch::nn::functional::cross_entropy(
@@ -453,9 +467,11 @@ class TorchModelRunner final : public ModelRunner {
   }
 
   // The rows the model reads: the first blocks[0].num_src (MLP: num_seeds) of the batch.
+  int64_t StagedRows(const BatchTrace& batch) const {
+    return (config_.kind == ModelKind::kMlp || batch.blocks.empty()) ? batch.num_seeds : batch.blocks[0].num_src;
+  }
   Tensor Stage(const BatchTrace& batch, const float* rows) {
-    const int64_t n = (config_.kind == ModelKind::kMlp || batch.blocks.empty())
-                          ? batch.num_seeds : batch.blocks[0].num_src;
+    const int64_t n = StagedRows(batch);
     Tensor host = torch::from_blob(const_cast<float*>(rows), {n, config_.in_dim}, torch::kFloat32);
     if (!device_.is_cuda()) return host;
     // Pinned staging, then an asynchronous copy on the current stream; the step's

@@ -29,6 +29,8 @@
 
 namespace seer {
 
+class DeviceRows;  // executor/device_tier.h
+
 enum class ModelKind { kSage, kGcn, kGat, kMlp };
 inline constexpr NameValue<ModelKind> kModelKindNames[] = {
     {"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn}, {"gat", ModelKind::kGat}, {"mlp", ModelKind::kMlp}};
@@ -102,6 +104,11 @@ class ModelRunner {
   // One forward/backward/Adam step. A batch without labeled seeds does no update.
   virtual StepResult TrainStep(const BatchTrace& batch, const float* rows,
                                const int32_t* seed_labels) = 0;
+  // The same step on rows already assembled on the device by the device feature tier
+  // (executor/device_tier.h; a CPU tensor on a CPU build): identical result for
+  // identical rows, no host staging.
+  virtual StepResult TrainStepRows(const BatchTrace& batch, const DeviceRows& rows,
+                                   const int32_t* seed_labels) = 0;
   // Inference (no dropout, no grad). classes: num_seeds predicted classes. embeddings
   // (optional): num_seeds x embedding_dim() floats, the input of the last layer.
   virtual void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,
