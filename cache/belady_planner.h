@@ -1,20 +1,34 @@
 // BeladyPlanner: exact Belady changesets for one superbatch (DESIGN.md "Planner: exact
-// Belady changesets", Ginex §3.3-3.4), on the CPU or on a CUDA device, byte-identical.
+// Belady changesets", Ginex §3.3-3.4, with a horizon-aware tie rule), on the CPU or on a
+// CUDA device, byte-identical.
 //
 // Input: the cache state C0 (slot -> node id, kFreeSlot = empty; its length is the
-// capacity K in rows), carried over from the previous superbatch, and ids_0..ids_{S-1}
-// (each batch's unique node ids; an id may not repeat inside one batch). The rule:
+// capacity K in rows), carried over from the previous superbatch, ids_0..ids_{S-1}
+// (each batch's unique node ids; an id may not repeat inside one batch), and optionally
+// a static score per node (options.node_scores; higher = more worth keeping). The rule:
 //
-//   C_{i+1} = the K smallest elements of C_i ∪ ids_i under the key
-//             (next_use_i(v), v ∉ C_i, v)      lexicographic, ∞ last,
-//   next_use_i(v) = first j > i with v ∈ ids_j, or ∞ (only this superbatch is known).
+//   C_{i+1} = the K smallest elements of C_i ∪ ids_i under the key (lexicographic)
+//     next use finite:  (0, next_use_i(v), v ∉ C_i, v)
+//     next use = ∞:     (1, -score(v),     v ∉ C_i, v)
+//   next_use_i(v) = first j > i with v ∈ ids_j, or ∞ (only this superbatch is known);
+//   score(v) = node_scores(v) as uint32, 0 for every node when node_scores is empty
+//   (then ∞ rows are ordered "cached first, then lower id": the pre-tie-rule planner).
+//
+// Why: inside the horizon any order among never-reused rows is optimal, so the misses
+// of this superbatch are still Belady-optimal; but at a superbatch boundary every row
+// with no further use inside the horizon ties at ∞, and ordering them by id threw the
+// hot set away (it lost to a static top-degree cache at small capacities). With a score
+// (the default is the out-degree, cache/degrees.h MakeBeladyNodeScores: the chance a
+// node is sampled as a neighbor) the rows kept across the boundary are the ones the
+// next superbatch most likely reads.
 //
 // Consequences worth knowing:
 //  * When |C_i ∪ ids_i| <= K everything is kept, including nodes never used again:
 //    free capacity is filled ("keep the K smallest"), so a cold cache fills on demand.
 //    A free slot is "nothing there" and loses to any node.
-//  * At the last iteration every key is ∞, so a full cache keeps its content (cached
-//    nodes win the tie) and the final state is carried into the next superbatch.
+//  * At the last iteration every key is ∞: the cache keeps the K best-scored rows of
+//    C ∪ ids (at equal score a cached row beats a miss — no copy — then the lower id),
+//    and the final state is carried into the next superbatch.
 //  * misses_i = |ids_i \ C_i|; hits are served from the cache before the changeset of
 //    iteration i is applied (the executor gathers, then applies).
 //
@@ -28,15 +42,28 @@
 //    ascending slot order; the k-th inserted node (in ascending position) gets the k-th
 //    smallest free slot.
 //
-// Complexity (CPU): next-use tracking is O(T log T) for T total accesses by sorting
-// (node, access position) pairs — no per-node array, so node ids may be large; memory
-// is about 20 bytes per access. The cache is kept as buckets by next-use iteration
-// (heaps ordered by id), so iteration i costs O(|ids_i| log) — never O(K).
+// CPU algorithm (PlanBelady and PlanBeladyStreaming share it; two passes over the batches):
+//  1. Next use of every access: records (node, batch+1, position), C0 as batch 0 with
+//     position = slot (so C0's first uses come out of the same sort), sorted by an LSD
+//     radix sort of 64-bit packed keys; consecutive records of a node link an access to
+//     the next one: NextRef = (next batch (int32), position in it). In RAM this costs
+//     16 bytes per access at the peak. PlanBeladyStreaming with a runtime_dir sorts runs
+//     of working_memory_bytes / 24 accesses, writes each run with one sequential write,
+//     k-way merges them and appends every NextRef (12-byte records) to the file segments
+//     of its batch range (ranges of working_memory_bytes / 16 accesses).
+//  2. Forward pass, one batch at a time: the cache is kept as buckets by next-use batch
+//     (index S = ∞); bucket i is exactly the hits of batch i; evictions pop the highest
+//     non-empty bucket (a finite bucket becomes a max-heap on id only when first evicted
+//     from; the ∞ bucket is kept as sorted runs on (score, id), merged geometrically);
+//     misses are grouped by next-use batch and only a group cut in part is ordered. So
+//     iteration i costs O(|ids_i| log) amortized — never O(K).
+// RAM: PlanBelady O(accesses) (16 B each) + O(K); PlanBeladyStreaming O(K + one batch +
+// working_memory_bytes), with changesets spilled by ChangesetStore past its budget.
 // The GPU path (kernels/belady_gpu.h) re-sorts C_i ∪ ids_i per iteration (O(K + |ids_i|)
 // per iteration on the device), following Ginex; both obey the rule above exactly.
 //
-// Thread-safety: PlanBelady is a pure function (uses TBB internally); ChangesetStore is
-// a single-threaded object.
+// Thread-safety: PlanBelady is a pure function; ChangesetStore is a single-threaded
+// object; a BatchIdSource is read by one planner at a time.
 #pragma once
 
 #include <cstdint>
