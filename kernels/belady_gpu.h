@@ -1,18 +1,23 @@
-// The CUDA Belady planner behind cache/belady_planner.h (PlanBelady with
-// PlannerDevice::kGpu). Plain C++ entry point; no CUDA types. On a build without CUDA
-// it answers kUnsupported.
+// The Thrust Belady planner behind cache/belady_planner.h (PlanBelady with
+// PlannerDevice::kGpu), in two backends built from ONE source (kernels/belady_thrust.inl):
+//   * PlanBeladyGpu: nvcc, Thrust's CUDA system, on the current CUDA device. On a build
+//     without CUDA, or without a device, it answers kUnsupported.
+//   * PlanBeladyThrustHost: the host compiler, Thrust's TBB system (Debian libthrust-dev),
+//     on host threads. Present in every build, so the GPU planner's exact code runs (and is
+//     tested) without a GPU.
+// Plain C++ entry points; no CUDA or Thrust types.
 //
-// It implements exactly the rule and slot assignment documented in
-// cache/belady_planner.h (same output, byte for byte, as the CPU planner):
-//   1. next use of every access: stable radix sort of (node id, access position);
-//   2. per iteration, on the device: hits = slots whose next access falls in batch i;
-//      candidates = occupied slots (key (next_use, 0, id)) ∪ misses (key (next_use, 1,
-//      id)) packed into one uint64 key; if more than K candidates, the largest are cut
-//      after a radix sort; evicted slots and the inserted misses are listed by
-//      stream compaction (ascending slot / ascending position), and the k-th inserted
-//      miss takes the k-th free slot in ascending order.
-// Device memory: about 40 bytes per access + 40 bytes per cache slot.
-// Blocking; not thread-safe with itself (uses the current device, default stream).
+// Both implement exactly the rule and slot assignment documented in
+// cache/belady_planner.h, with the tie rule among nodes with no further use ("higher
+// score, then cached, then lower id"): same output, byte for byte, as the CPU planner.
+// The algorithm (kernels/belady_thrust.inl): next uses by a stable sort of (id, position);
+// the cache kept as an array sorted by key, whose hits are a prefix; per iteration a sort
+// of the batch's candidates, a co-rank search for the cut and one merge — O(n log n + K)
+// work per iteration of n accesses.
+// Memory (device or host): about 32 bytes per access + 72 per cache slot + 40 per access
+// of the largest batch. Node ids may be any value in [0, 2^63).
+// Blocking; not thread-safe with itself for the GPU backend (current device, default
+// stream); the host backend is reentrant.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +27,15 @@
 namespace seer::kernels {
 
 struct BeladyGpuInput {
-  const int64_t* initial_slots = nullptr;  // capacity entries, -1 = free
+  const int64_t* initial_slots = nullptr;    // capacity entries, -1 = free
   int64_t capacity = 0;
-  const int64_t* ids = nullptr;            // all batches back to back
-  const int64_t* batch_offsets = nullptr;  // num_batches + 1 entries, offsets into ids
+  const int64_t* ids = nullptr;              // all batches back to back
+  const int64_t* batch_offsets = nullptr;    // num_batches + 1 entries, offsets into ids
   int64_t num_batches = 0;
+  // Static per-node scores (higher = more worth keeping among nodes with no further use
+  // in the superbatch). score(v) must not depend on where v appears.
+  const uint32_t* scores = nullptr;          // aligned with ids (all accesses); null = 0
+  const uint32_t* initial_scores = nullptr;  // aligned with initial_slots; null = 0
 };
 
 // Flattened changesets: batch i's inserted entries are [in_offsets[i], in_offsets[i+1]).
@@ -44,13 +53,16 @@ struct BeladyGpuOutput {
 
 enum class GpuPlanCode {
   kOk = 0,
-  kUnsupported,      // no CUDA build / no device / ids too large to pack in 64-bit keys
+  kUnsupported,      // GPU backend: no CUDA build / no device
   kInvalidArgument,  // an id repeated inside a batch
-  kError,            // a CUDA call failed (message says which)
+  kError,            // the backend failed (out of memory, a CUDA error; message says which)
 };
 
-// Inputs must already be validated for negative ids and a valid C0 (unique ids).
+// Inputs must already be validated: ids >= 0, C0 ids unique, capacity and batch sizes
+// below 2^31.
 GpuPlanCode PlanBeladyGpu(const BeladyGpuInput& input, BeladyGpuOutput* output,
                           std::string* error_message);
+GpuPlanCode PlanBeladyThrustHost(const BeladyGpuInput& input, BeladyGpuOutput* output,
+                                 std::string* error_message);
 
 }  // namespace seer::kernels

@@ -1,0 +1,447 @@
+// The Belady planner as Thrust algorithms plus SEER_HD (__host__ __device__) functors:
+// ONE source, compiled twice.
+//   * kernels/belady_gpu.cu includes it under nvcc (Thrust's CUDA device system, the
+//     Thrust bundled with the CUDA toolkit) -> PlanBeladyGpu;
+//   * kernels/belady_thrust_host.cc includes it under the host compiler with
+//     THRUST_DEVICE_SYSTEM=THRUST_DEVICE_SYSTEM_TBB (Debian's libthrust-dev, TBB threads)
+//     -> PlanBeladyThrustHost, in every build, so CI runs this exact code.
+// No raw kernel launches and no CUB calls: only Thrust algorithms, so the code compiles
+// with Thrust 1.17 (Debian) and CCCL 3.x (CUDA 13) alike.
+//
+// Before including: #define SEER_THRUST_BACKEND <namespace name> (one per backend, so the
+// two copies never share a symbol). Defines
+//   GpuPlanCode seer::kernels::SEER_THRUST_BACKEND::PlanBeladyThrust(input, output, error)
+// which throws what the backend throws (std::bad_alloc, thrust::system_error); the
+// includer catches.
+//
+// The rule is tie_rule / cache/belady_planner.h's: C_{i+1} = the K smallest of C_i ∪ ids_i
+// under (0, next_use, v ∉ C_i, v) for a finite next use, (1, -score(v), v ∉ C_i, v) for
+// none. It is packed into two words, compared lexicographically:
+//   hi = next_use                       (finite)
+//   hi = 2^63 | (2^32 - 1 - score)      (no further use in this superbatch)
+//   lo = (v ∉ C_i) << 63 | v
+//
+// Algorithm (per superbatch of S batches, T accesses, K slots):
+//   1. next access of every access: stable sort of (id, position); duplicates inside a
+//      batch are adjacent there and rejected.
+//   2. The cache is kept as an array of entries SORTED by key. A cached node's key does
+//      not change until it is hit (its next use stays, its flag is 0, its score is
+//      static), and every cached key has next_use >= i at iteration i, so the hits of
+//      iteration i are exactly the prefix with hi == i (one binary search).
+//   3. Per iteration: the candidates N = this batch's accesses (hits with their new key,
+//      misses with flag 1) are built and sorted (O(n log n)); R = the cached entries
+//      that were not hit (still sorted). The kept set is the first K of merge(R, N): its
+//      split (a from R, b from N) is found by one binary search (co-rank) without
+//      merging. Cut: R[a..] and the hits in N[b..] are evicted (listed by ascending
+//      slot), the misses in N[b..] are not inserted. Inserted: the misses in N[..b) in
+//      ascending position take the smallest free slots (a sorted free list, merged with
+//      the slots just freed). The new cache is merge(R[..a), N[..b) with flags cleared).
+//   Work per iteration: O(n log n) + O(K) for the one merge; memory about 32 bytes per
+//   access (during step 1) + 72 bytes per slot + 40 bytes per access of the largest
+//   batch.
+#include <thrust/binary_search.h>
+#include <thrust/copy.h>
+#include <thrust/count.h>
+#include <thrust/device_vector.h>
+#include <thrust/fill.h>
+#include <thrust/for_each.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/merge.h>
+#include <thrust/sequence.h>
+#include <thrust/sort.h>
+#include <thrust/transform_reduce.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/belady_gpu.h"
+
+#ifndef SEER_THRUST_BACKEND
+#error "define SEER_THRUST_BACKEND before including kernels/belady_thrust.inl"
+#endif
+
+#ifndef SEER_HD
+#if defined(__CUDACC__)
+#define SEER_HD __host__ __device__
+#else
+#define SEER_HD
+#endif
+#endif
+
+namespace seer::kernels::SEER_THRUST_BACKEND {
+namespace th = THRUST_NS_QUALIFIER;
+namespace {
+
+constexpr uint64_t kTopBit = uint64_t{1} << 63;
+constexpr uint64_t kIdMask = kTopBit - 1;
+constexpr int64_t kNoAccess = std::numeric_limits<int64_t>::max();
+
+// A cache entry, or a candidate of the current iteration, with its key (hi, lo).
+struct Entry {
+  uint64_t hi;
+  uint64_t lo;      // bit 63: not cached (a miss); bits 0-62: the node id
+  int64_t next_g;   // global position of the node's next access, -1 = none
+  int32_t slot;     // -1: a miss not (yet) placed
+  int32_t pos;      // position in the current batch (candidates only)
+};
+
+struct KeyLess {
+  SEER_HD bool operator()(const Entry& a, const Entry& b) const {
+    return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
+  }
+};
+struct SlotLess {
+  SEER_HD bool operator()(const Entry& a, const Entry& b) const { return a.slot < b.slot; }
+};
+struct IsCached {
+  SEER_HD bool operator()(const Entry& e) const { return (e.lo & kTopBit) == 0; }
+};
+struct MinOp {
+  SEER_HD int64_t operator()(int64_t a, int64_t b) const { return a < b ? a : b; }
+};
+
+// The batch holding global access position g: the largest b < S with offsets[b] <= g
+// (empty batches share an offset with the next one).
+SEER_HD inline int64_t BatchOf(const int64_t* offsets, int64_t num_batches, int64_t g) {
+  int64_t lo = 0, hi = num_batches;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= g) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+// hi word of the key of a node whose next access is at global position next_g.
+SEER_HD inline uint64_t HiKey(const int64_t* offsets, int64_t num_batches, int64_t next_g,
+                              uint32_t score) {
+  return next_g < 0 ? (kTopBit | static_cast<uint64_t>(0xFFFFFFFFu - score))
+                    : static_cast<uint64_t>(BatchOf(offsets, num_batches, next_g));
+}
+
+// 1. After the stable sort by id: next_g[g_t] = g_{t+1} when the same id follows.
+struct LinkNext {
+  const int64_t* sorted_ids;
+  const int64_t* sorted_g;
+  int64_t total;
+  int64_t* next_g;
+  SEER_HD void operator()(int64_t t) const {
+    const bool same = t + 1 < total && sorted_ids[t + 1] == sorted_ids[t];
+    next_g[sorted_g[t]] = same ? sorted_g[t + 1] : -1;
+  }
+};
+// The later access of a pair that repeats an id inside one batch, else kNoAccess.
+struct DuplicateAt {
+  const int64_t* sorted_ids;
+  const int64_t* sorted_g;
+  int64_t total;
+  const int64_t* offsets;
+  int64_t num_batches;
+  SEER_HD int64_t operator()(int64_t t) const {
+    if (t + 1 >= total || sorted_ids[t + 1] != sorted_ids[t]) return kNoAccess;
+    const int64_t a = sorted_g[t], b = sorted_g[t + 1];
+    return BatchOf(offsets, num_batches, a) == BatchOf(offsets, num_batches, b) ? b : kNoAccess;
+  }
+};
+
+struct SlotOccupied {
+  const int64_t* slot_ids;
+  SEER_HD bool operator()(int64_t s) const { return slot_ids[s] >= 0; }
+};
+struct SlotFree {
+  const int64_t* slot_ids;
+  SEER_HD bool operator()(int64_t s) const { return slot_ids[s] < 0; }
+};
+
+// 2. C0: entry k for occupied slot s = occupied[k], keyed by the node's first access.
+struct InitialEntry {
+  const int64_t* slot_ids;
+  const uint32_t* initial_scores;  // may be null (every score 0)
+  const int32_t* occupied;
+  const int64_t* sorted_ids;
+  const int64_t* sorted_g;
+  int64_t total;
+  const int64_t* offsets;
+  int64_t num_batches;
+  Entry* entries;
+  SEER_HD void operator()(int64_t k) const {
+    const int32_t s = occupied[k];
+    const int64_t v = slot_ids[s];
+    int64_t lo = 0, hi = total;  // first t with sorted_ids[t] >= v
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (sorted_ids[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    const int64_t first_g = (lo < total && sorted_ids[lo] == v) ? sorted_g[lo] : -1;
+    const uint32_t score = initial_scores != nullptr ? initial_scores[s] : 0u;
+    entries[k] = Entry{HiKey(offsets, num_batches, first_g, score), static_cast<uint64_t>(v),
+                       first_g, s, 0};
+  }
+};
+
+// 3a. Hits: the cached entries whose next access lies in this batch.
+struct MarkHit {
+  const Entry* entries;
+  int64_t base;
+  int32_t* pos_slot;
+  SEER_HD void operator()(int64_t e) const {
+    pos_slot[entries[e].next_g - base] = entries[e].slot;
+  }
+};
+
+// 3b. Candidate p of the batch: a hit keeps its slot and takes the key of its next
+// access; a miss gets flag 1.
+struct BuildCandidate {
+  const int64_t* ids;
+  const int64_t* next_g;
+  const uint32_t* scores;  // may be null (every score 0)
+  const int64_t* offsets;
+  int64_t num_batches;
+  int64_t base;
+  const int32_t* pos_slot;
+  Entry* out;
+  SEER_HD void operator()(int64_t p) const {
+    const int64_t g = base + p;
+    const int64_t nxt = next_g[g];
+    const uint32_t score = scores != nullptr ? scores[g] : 0u;
+    const int32_t slot = pos_slot[p];
+    const uint64_t flag = slot >= 0 ? 0 : kTopBit;
+    out[p] = Entry{HiKey(offsets, num_batches, nxt, score), flag | static_cast<uint64_t>(ids[g]),
+                   nxt, slot, static_cast<int32_t>(p)};
+  }
+};
+
+// 3c. Co-rank: how many of the first `keep` elements of merge(R, N) come from R (R and N
+// sorted, keys distinct). One thread; O(log).
+struct CoRank {
+  const Entry* r;
+  int64_t r_size;
+  const Entry* n;
+  int64_t n_size;
+  int64_t keep;
+  int64_t* result;
+  SEER_HD void operator()(int64_t) const {
+    KeyLess less;
+    int64_t lo = keep > n_size ? keep - n_size : 0;
+    int64_t hi = keep < r_size ? keep : r_size;
+    while (lo < hi) {  // first a with !(R[a] < N[keep - a - 1])
+      const int64_t a = lo + (hi - lo) / 2;
+      const int64_t b = keep - a;
+      if (b > 0 && less(r[a], n[b - 1])) lo = a + 1; else hi = a;
+    }
+    *result = lo;
+  }
+};
+
+// 3d. Inserted misses: ins_idx[pos] = index in N of each kept miss.
+struct MarkInserted {
+  const Entry* cand;
+  int32_t* ins_idx;
+  SEER_HD void operator()(int64_t k) const {
+    if ((cand[k].lo & kTopBit) != 0) ins_idx[cand[k].pos] = static_cast<int32_t>(k);
+  }
+};
+struct IsInsertedPos {
+  const int32_t* ins_idx;
+  SEER_HD bool operator()(int64_t p) const { return ins_idx[p] >= 0; }
+};
+// The k-th inserted miss (ascending position) takes the k-th smallest free slot and
+// becomes a cached entry (flag cleared).
+struct PlaceInserted {
+  const int32_t* in_positions;
+  const int32_t* free_slots;
+  const int32_t* ins_idx;
+  Entry* cand;
+  const int64_t* ids;
+  int64_t base;
+  int64_t* in_ids;
+  int32_t* in_slots;
+  SEER_HD void operator()(int64_t k) const {
+    const int32_t p = in_positions[k];
+    Entry& e = cand[ins_idx[p]];
+    e.slot = free_slots[k];
+    e.lo &= kIdMask;
+    in_ids[k] = ids[base + p];
+    in_slots[k] = e.slot;
+  }
+};
+struct SplitEvicted {
+  const Entry* evicted;
+  int32_t* out_slots;
+  int64_t* out_ids;
+  SEER_HD void operator()(int64_t k) const {
+    out_slots[k] = evicted[k].slot;
+    out_ids[k] = static_cast<int64_t>(evicted[k].lo & kIdMask);
+  }
+};
+struct WriteSlot {
+  const Entry* entries;
+  int64_t* slot_ids;
+  SEER_HD void operator()(int64_t e) const {
+    slot_ids[entries[e].slot] = static_cast<int64_t>(entries[e].lo & kIdMask);
+  }
+};
+
+template <typename T>
+T* Raw(th::device_vector<T>& v) { return th::raw_pointer_cast(v.data()); }
+
+inline th::counting_iterator<int64_t> Count(int64_t k) { return th::counting_iterator<int64_t>(k); }
+
+// Appends the first `count` elements of d to *out (device -> host).
+template <typename T>
+void Append(th::device_vector<T>& d, int64_t count, std::vector<T>* out) {
+  const size_t old = out->size();
+  out->resize(old + static_cast<size_t>(count));
+  if (count > 0) th::copy(d.begin(), d.begin() + count, out->data() + old);
+}
+
+}  // namespace
+
+GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std::string* error) {
+  const int64_t S = in.num_batches;
+  const int64_t K = in.capacity;
+  const int64_t T = S > 0 ? in.batch_offsets[S] : 0;
+  int64_t max_batch = 0;
+  for (int64_t i = 0; i < S; ++i) {
+    max_batch = std::max(max_batch, in.batch_offsets[i + 1] - in.batch_offsets[i]);
+  }
+  const size_t k_alloc = static_cast<size_t>(std::max<int64_t>(K, 1));
+  const size_t n_alloc = static_cast<size_t>(std::max<int64_t>(max_batch, 1));
+
+  th::device_vector<int64_t> offsets(in.batch_offsets, in.batch_offsets + S + 1);
+  th::device_vector<int64_t> ids(in.ids, in.ids + T);
+  th::device_vector<uint32_t> scores;
+  if (in.scores != nullptr) scores.assign(in.scores, in.scores + T);
+  th::device_vector<int64_t> next_g(static_cast<size_t>(std::max<int64_t>(T, 1)));
+  th::device_vector<Entry> entries(k_alloc), merged(k_alloc);
+  th::device_vector<int32_t> free_slots(k_alloc), free_merged(k_alloc);
+  int64_t occupied = 0, free_count = 0, free_begin = 0;
+  {
+    // 1. Next access of every access.
+    th::device_vector<int64_t> sorted_ids = ids;
+    th::device_vector<int64_t> sorted_g(static_cast<size_t>(T));
+    th::sequence(sorted_g.begin(), sorted_g.end());
+    th::stable_sort_by_key(sorted_ids.begin(), sorted_ids.end(), sorted_g.begin());
+    th::for_each(Count(0), Count(T), LinkNext{Raw(sorted_ids), Raw(sorted_g), T, Raw(next_g)});
+    const int64_t dup = th::transform_reduce(
+        Count(0), Count(T), DuplicateAt{Raw(sorted_ids), Raw(sorted_g), T, Raw(offsets), S},
+        kNoAccess, MinOp());
+    if (dup != kNoAccess) {
+      int64_t b = 0;
+      while (in.batch_offsets[b + 1] <= dup) ++b;
+      *error = "node " + std::to_string(in.ids[dup]) + " appears twice in batch " + std::to_string(b) +
+               " (position " + std::to_string(dup - in.batch_offsets[b]) + "); batch ids must be unique";
+      return GpuPlanCode::kInvalidArgument;
+    }
+    // 2. C0, sorted by key; its free slots in ascending order.
+    if (K > 0) {
+      th::device_vector<int64_t> slot_ids(in.initial_slots, in.initial_slots + K);
+      th::device_vector<uint32_t> initial_scores;
+      if (in.initial_scores != nullptr) initial_scores.assign(in.initial_scores, in.initial_scores + K);
+      th::device_vector<int32_t> occupied_slots(k_alloc);
+      occupied = th::copy_if(Count(0), Count(K), occupied_slots.begin(), SlotOccupied{Raw(slot_ids)}) -
+                 occupied_slots.begin();
+      free_count = th::copy_if(Count(0), Count(K), free_slots.begin(), SlotFree{Raw(slot_ids)}) -
+                   free_slots.begin();
+      th::for_each(Count(0), Count(occupied),
+                   InitialEntry{Raw(slot_ids), in.initial_scores != nullptr ? Raw(initial_scores) : nullptr,
+                                Raw(occupied_slots), Raw(sorted_ids), Raw(sorted_g), T, Raw(offsets), S,
+                                Raw(entries)});
+      th::sort(entries.begin(), entries.begin() + occupied, KeyLess());
+    }
+  }
+
+  th::device_vector<int32_t> pos_slot(n_alloc), ins_idx(n_alloc), in_positions(n_alloc), in_slots(n_alloc);
+  th::device_vector<int64_t> in_ids(n_alloc), out_ids(n_alloc), scalar(1);
+  th::device_vector<int32_t> out_slots(n_alloc);
+  th::device_vector<Entry> cand(n_alloc), evicted(n_alloc);
+  const uint32_t* scores_ptr = in.scores != nullptr ? Raw(scores) : nullptr;
+
+  out->num_misses.assign(static_cast<size_t>(S), 0);
+  out->in_offsets.assign(1, 0);
+  out->out_offsets.assign(1, 0);
+  out->in_ids.clear();
+  out->in_positions.clear();
+  out->in_slots.clear();
+  out->out_ids.clear();
+  out->out_slots.clear();
+  for (int64_t i = 0; i < S; ++i) {
+    const int64_t base = in.batch_offsets[i];
+    const int64_t n = in.batch_offsets[i + 1] - base;
+    int64_t num_in = 0, num_out = 0;
+    if (n > 0) {
+      // Hits: the prefix of the cache with next use i.
+      const Entry probe{static_cast<uint64_t>(i + 1), 0, 0, 0, 0};
+      const int64_t h =
+          th::lower_bound(entries.begin(), entries.begin() + occupied, probe, KeyLess()) - entries.begin();
+      th::fill(pos_slot.begin(), pos_slot.begin() + n, -1);
+      th::for_each(Count(0), Count(h), MarkHit{Raw(entries), base, Raw(pos_slot)});
+      th::for_each(Count(0), Count(n), BuildCandidate{Raw(ids), Raw(next_g), scores_ptr, Raw(offsets), S,
+                                                      base, Raw(pos_slot), Raw(cand)});
+      th::sort(cand.begin(), cand.begin() + n, KeyLess());
+      out->num_misses[static_cast<size_t>(i)] = n - h;
+
+      // Keep the first K of merge(R, N): a from R = entries[h, occupied), b from N.
+      const int64_t r = occupied - h;
+      int64_t a = r, b = n;
+      if (r + n > K) {
+        th::for_each(Count(0), Count(1), CoRank{Raw(entries) + h, r, Raw(cand), n, K, Raw(scalar)});
+        // Copied, not read through a device_reference (Thrust 1.17 binds a null system
+        // reference there, which UBSan reports).
+        th::copy(scalar.begin(), scalar.end(), &a);
+        b = K - a;
+      }
+      // Evicted: R[a, r) and the hits in N[b, n), by ascending slot.
+      if (a < r || b < n) {
+        auto end = th::copy(entries.begin() + h + a, entries.begin() + occupied, evicted.begin());
+        end = th::copy_if(cand.begin() + b, cand.begin() + n, end, IsCached());
+        num_out = end - evicted.begin();
+        th::sort(evicted.begin(), end, SlotLess());
+        th::for_each(Count(0), Count(num_out), SplitEvicted{Raw(evicted), Raw(out_slots), Raw(out_ids)});
+        if (num_out > 0) {
+          th::merge(free_slots.begin() + free_begin, free_slots.begin() + free_begin + free_count,
+                    out_slots.begin(), out_slots.begin() + num_out, free_merged.begin());
+          free_slots.swap(free_merged);
+          free_begin = 0;
+          free_count += num_out;
+        }
+      }
+      // Inserted: the misses in N[0, b), ascending position, into the smallest free slots.
+      th::fill(ins_idx.begin(), ins_idx.begin() + n, -1);
+      th::for_each(Count(0), Count(b), MarkInserted{Raw(cand), Raw(ins_idx)});
+      num_in = th::copy_if(Count(0), Count(n), in_positions.begin(), IsInsertedPos{Raw(ins_idx)}) -
+               in_positions.begin();
+      if (num_in > 0) {
+        th::for_each(Count(0), Count(num_in),
+                     PlaceInserted{Raw(in_positions), Raw(free_slots) + free_begin, Raw(ins_idx), Raw(cand),
+                                   Raw(ids), base, Raw(in_ids), Raw(in_slots)});
+        free_begin += num_in;
+        free_count -= num_in;
+        th::sort(cand.begin(), cand.begin() + b, KeyLess());  // flags cleared: re-sort
+      }
+      // The new cache, still sorted.
+      th::merge(entries.begin() + h, entries.begin() + h + a, cand.begin(), cand.begin() + b,
+                merged.begin(), KeyLess());
+      entries.swap(merged);
+      occupied = a + b;
+    }
+    Append(in_ids, num_in, &out->in_ids);
+    Append(in_positions, num_in, &out->in_positions);
+    Append(in_slots, num_in, &out->in_slots);
+    Append(out_ids, num_out, &out->out_ids);
+    Append(out_slots, num_out, &out->out_slots);
+    out->in_offsets.push_back(out->in_offsets.back() + num_in);
+    out->out_offsets.push_back(out->out_offsets.back() + num_out);
+  }
+  out->final_slots.assign(static_cast<size_t>(K), -1);
+  if (K > 0) {
+    th::device_vector<int64_t> final_slots(static_cast<size_t>(K), -1);
+    th::for_each(Count(0), Count(occupied), WriteSlot{Raw(entries), Raw(final_slots)});
+    th::copy(final_slots.begin(), final_slots.end(), out->final_slots.data());
+  }
+  return GpuPlanCode::kOk;
+}
+
+}  // namespace seer::kernels::SEER_THRUST_BACKEND
