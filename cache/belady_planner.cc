@@ -1150,15 +1150,26 @@ Result<BeladyPlan> PlanBeladyGpu(const std::vector<int64_t>& initial_slots,
   for (int64_t v : flat) {
     if (v < 0) return InvalidArgument("Belady planner: negative node id in a batch");
   }
-  if (options.node_scores) {
-    return Status(StatusCode::kUnsupported, "GPU planner: node scores (tie rule) are not passed to the device yet");
-  }
   kernels::BeladyGpuInput in;
   in.initial_slots = initial_slots.data();
   in.capacity = static_cast<int64_t>(initial_slots.size());
   in.ids = flat.data();
   in.batch_offsets = acc.offsets.data();
   in.num_batches = static_cast<int64_t>(batches.size());
+  // The tie rule's scores, per access and per slot of C0 (free slots: 0, unused).
+  std::vector<uint32_t> scores, initial_scores;
+  if (options.node_scores) {
+    scores.assign(flat.size(), 0);
+    if (!flat.empty()) options.node_scores(flat.data(), static_cast<int64_t>(flat.size()), scores.data());
+    std::vector<int64_t> slot_ids = initial_slots;
+    for (int64_t& v : slot_ids) v = v == kFreeSlot ? 0 : v;
+    initial_scores.assign(slot_ids.size(), 0);
+    if (!slot_ids.empty()) {
+      options.node_scores(slot_ids.data(), static_cast<int64_t>(slot_ids.size()), initial_scores.data());
+    }
+    in.scores = scores.data();
+    in.initial_scores = initial_scores.data();
+  }
   kernels::BeladyGpuOutput out;
   std::string message;
   switch (kernels::PlanBeladyGpu(in, &out, &message)) {

@@ -268,11 +268,12 @@ class BeladyThrustTest : public testing::TestWithParam<Backend> {
 // The acceptance test of the GPU planner: same output as the CPU planner on random traces.
 TEST_P(BeladyThrustTest, MatchesCpuPlannerByteForByte) {
   std::mt19937_64 rng(Seed());
-  for (int round = 0; round < 30; ++round) {
+  for (int round = 0; round < 20; ++round) {
     const int64_t num_nodes = 1 + static_cast<int64_t>(rng() % 3000);
     const int num_batches = 1 + static_cast<int>(rng() % 120);
     const int max_size = static_cast<int>(std::min<int64_t>(num_nodes, 1 + rng() % 300));
     const Batches batches = RandomTrace(rng, num_batches, max_size, num_nodes, round % 2 == 1);
+    const ScoreFn score = MakeScore(rng(), round % 3 == 0 ? 0u : 4u);
     std::set<int64_t> distinct;
     for (const auto& b : batches) distinct.insert(b.begin(), b.end());
     for (int64_t k : {int64_t{0}, int64_t{1}, static_cast<int64_t>(rng() % static_cast<uint64_t>(num_nodes + 1)),
@@ -282,7 +283,9 @@ TEST_P(BeladyThrustTest, MatchesCpuPlannerByteForByte) {
            {std::make_pair(std::string("cold"), EmptyCacheState(k)),
             std::make_pair(std::string("prefetched"), BeladyInitialFill(MakeIdSpans(batches), k)),
             std::make_pair(std::string("carried C0"), RandomInitialState(rng, k, num_nodes))}) {
+        // No scores (the old rule), then scores with many ties.
         ExpectPlan(CpuPlan(c0, batches, nullptr), c0, batches, nullptr, label + " " + name);
+        ExpectPlan(CpuPlan(c0, batches, score), c0, batches, score, label + " " + name + " scores");
         if (HasFatalFailure()) return;
       }
     }
@@ -395,16 +398,23 @@ TEST(BeladyGpuTest, PlanBeladyGpuMatchesCpuPlanner) {
     const int64_t num_nodes = 1 + static_cast<int64_t>(rng() % 5000);
     const Batches batches = RandomTrace(rng, 1 + static_cast<int>(rng() % 100), 300, num_nodes, true);
     const int64_t k = static_cast<int64_t>(rng() % static_cast<uint64_t>(num_nodes + 1));
+    const ScoreFn score = round % 2 == 0 ? nullptr : MakeScore(rng(), 4u);
     BeladyPlannerOptions gpu;
     gpu.device = PlannerDevice::kGpu;
-    auto plan = PlanBelady(EmptyCacheState(k), MakeIdSpans(batches), gpu);
+    if (score) {
+      gpu.node_scores = [score](const int64_t* ids, int64_t n, uint32_t* scores) {
+        for (int64_t k2 = 0; k2 < n; ++k2) scores[k2] = score(ids[k2]);
+      };
+    }
+    const auto c0 = RandomInitialState(rng, k, num_nodes);
+    auto plan = PlanBelady(c0, MakeIdSpans(batches), gpu);
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_EQ(plan->device_used, PlannerDevice::kGpu);
     Plan got;
     for (int64_t i = 0; i < plan->changesets.size(); ++i) got.changesets.push_back(*plan->changesets.Get(i));
     got.final_slots = plan->final_slots;
     got.num_misses = plan->num_misses;
-    ExpectSame(CpuPlan(EmptyCacheState(k), batches, nullptr), got, "round " + std::to_string(round));
+    ExpectSame(CpuPlan(c0, batches, score), got, "round " + std::to_string(round));
   }
 }
 
