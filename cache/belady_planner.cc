@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "kernels/belady_gpu.h"
 #include "kernels/device.h"
@@ -235,28 +236,42 @@ void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_
   const int kDigit = (bits + passes - 1) / passes;
   const size_t kBuckets = size_t{1} << kDigit;
   tmp->resize(n);
-  std::vector<size_t> hist(static_cast<size_t>(passes) * kBuckets, 0);
-  const uint64_t* k = keys->data();
-  for (size_t t = 0; t < n; ++t) {
-    uint64_t v = k[t] >> low_bit;
-    for (int p = 0; p < passes; ++p, v >>= kDigit) ++hist[static_cast<size_t>(p) * kBuckets + (v & (kBuckets - 1))];
-  }
+  // Chunks sorted by separate threads (same result: each chunk scatters to its own
+  // offsets, chunk order kept, so the sort stays stable).
+  const size_t chunks = n < (size_t{1} << 14)
+                            ? 1
+                            : static_cast<size_t>(std::clamp(tbb::this_task_arena::max_concurrency(), 1, 8));
+  auto chunk_begin = [&](size_t c) { return n * c / chunks; };
+  // Per pass, each chunk's digit histogram of the current order.
+  std::vector<size_t> hist(chunks * kBuckets);
+  auto h_at = [&](size_t c, int) { return hist.data() + c * kBuckets; };
   uint64_t* src = keys->data();
   uint64_t* dst = tmp->data();
   for (int p = 0; p < passes; ++p) {
-    size_t* h = hist.data() + static_cast<size_t>(p) * kBuckets;
     const int shift = low_bit + p * kDigit;
-    if (h[(src[0] >> shift) & (kBuckets - 1)] == n) continue;  // one digit value: no-op pass
+    std::fill(hist.begin(), hist.end(), 0);
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      size_t* h = h_at(c, p);
+      for (size_t t = chunk_begin(c); t < chunk_begin(c + 1); ++t) ++h[(src[t] >> shift) & (kBuckets - 1)];
+    });
+    size_t total_first = 0;
+    for (size_t c = 0; c < chunks; ++c) total_first += h_at(c, p)[(src[0] >> shift) & (kBuckets - 1)];
+    if (total_first == n) continue;  // one digit value: no-op pass
     size_t sum = 0;
     for (size_t d = 0; d < kBuckets; ++d) {
-      const size_t c = h[d];
-      h[d] = sum;
-      sum += c;
+      for (size_t c = 0; c < chunks; ++c) {
+        const size_t count = h_at(c, p)[d];
+        h_at(c, p)[d] = sum;
+        sum += count;
+      }
     }
-    for (size_t t = 0; t < n; ++t) {
-      const uint64_t v = src[t];
-      dst[h[(v >> shift) & (kBuckets - 1)]++] = v;
-    }
+    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+      size_t* h = h_at(c, p);
+      for (size_t t = chunk_begin(c); t < chunk_begin(c + 1); ++t) {
+        const uint64_t v = src[t];
+        dst[h[(v >> shift) & (kBuckets - 1)]++] = v;
+      }
+    });
     std::swap(src, dst);
   }
   if (src != keys->data()) keys->swap(*tmp);
@@ -562,20 +577,40 @@ Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int6
 Status NextUseTable::Walk(SortedRun& run) {
   const int wpr = run.layout.words_per_record();
   const int64_t n = run.num_records();
-  AccessRecord prev{-1, 0, 0};
-  for (int64_t t = 0; t < n; ++t) {
-    const AccessRecord cur = run.layout.Decode(run.words.data() + t * wpr);
-    if (cur.node == prev.node) {
-      if (cur.e == prev.e) return DuplicateInBatch(cur.node, cur.e, cur.pos);
-      const NextRef ref{cur.e - 1, cur.pos};
-      if (prev.e == 0) {
-        initial_next_[static_cast<size_t>(prev.pos)] = ref;
-      } else {
-        in_ram_[static_cast<size_t>(offsets_[static_cast<size_t>(prev.e - 1)] + prev.pos)] = ref;
-      }
-    }
-    prev = cur;
+  auto node_at = [&](int64_t t) { return run.layout.Decode(run.words.data() + t * wpr).node; };
+  // Chunks cut at node boundaries walk in parallel: every access (and C0 slot) is
+  // written by exactly one chunk.
+  const int64_t chunks = n < (int64_t{1} << 14)
+                             ? 1
+                             : static_cast<int64_t>(std::clamp(tbb::this_task_arena::max_concurrency(), 1, 8));
+  std::vector<int64_t> bounds(static_cast<size_t>(chunks) + 1, n);
+  bounds[0] = 0;
+  for (int64_t c = 1; c < chunks; ++c) {
+    int64_t t = std::max(bounds[static_cast<size_t>(c) - 1], n * c / chunks);
+    while (t > 0 && t < n && node_at(t) == node_at(t - 1)) ++t;
+    bounds[static_cast<size_t>(c)] = t;
   }
+  std::vector<Status> errors(static_cast<size_t>(chunks));
+  tbb::parallel_for(int64_t{0}, chunks, [&](int64_t c) {
+    AccessRecord prev{-1, 0, 0};
+    for (int64_t t = bounds[static_cast<size_t>(c)]; t < bounds[static_cast<size_t>(c) + 1]; ++t) {
+      const AccessRecord cur = run.layout.Decode(run.words.data() + t * wpr);
+      if (cur.node == prev.node) {
+        if (cur.e == prev.e) {
+          errors[static_cast<size_t>(c)] = DuplicateInBatch(cur.node, cur.e, cur.pos);
+          return;
+        }
+        const NextRef ref{cur.e - 1, cur.pos};
+        if (prev.e == 0) {
+          initial_next_[static_cast<size_t>(prev.pos)] = ref;
+        } else {
+          in_ram_[static_cast<size_t>(offsets_[static_cast<size_t>(prev.e - 1)] + prev.pos)] = ref;
+        }
+      }
+      prev = cur;
+    }
+  });
+  for (const Status& e : errors) SEER_RETURN_IF_ERROR(e);
   return Status::Ok();
 }
 
