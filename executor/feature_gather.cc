@@ -31,6 +31,8 @@ void GatherStats::Add(const GatherStats& o) {
   hits += o.hits;
   misses += o.misses;
   fill_rows += o.fill_rows;
+  h2d_bytes += o.h2d_bytes;
+  device_hits += o.device_hits;
   reads.Add(o.reads);
   fill_reads.Add(o.fill_reads);
   gather_seconds += o.gather_seconds;

@@ -31,6 +31,10 @@ struct GatherStats {
   int64_t hits = 0;          // served by the feature cache
   int64_t misses = 0;        // read from the SSD
   int64_t fill_rows = 0;     // rows installed by fills
+  // Host -> device: rows the model's device receives (feature_dim x 4 B each); with the
+  // device tier (executor/device_tier.h) only its misses, device_hits being served there.
+  int64_t h2d_bytes = 0;
+  int64_t device_hits = 0;
   ReadStats reads;           // miss reads
   ReadStats fill_reads;      // fill reads (reported separately)
   double gather_seconds = 0; // whole gather (hits + reads + apply + convert)

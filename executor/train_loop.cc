@@ -21,6 +21,7 @@
 #include "executor/cache_policy.h"
 #include "executor/checkpointer.h"
 #include "executor/data_path.h"
+#include "executor/device_tier.h"
 #include "executor/evaluation.h"
 #include "executor/label_table.h"
 #include "executor/superbatch_pipeline.h"
@@ -212,6 +213,26 @@ Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const Da
   return model;
 }
 
+// --device-cache: the device tier of the feature cache, or null when off; says its size
+// and why after the split line.
+Result<std::unique_ptr<DeviceFeatureTier>> MakeTrainingDeviceTier(const TrainOptions& o, const DataPath& data,
+                                                                   EpochReporter& reporter) {
+  const bool cuda = o.use_cuda && kernels::CudaDeviceCount() > 0;
+  std::string reason;
+  // auto: the device's free memory after the model's working set is not measured yet
+  // (needs a CUDA build of libtorch): -1 = unknown, so auto gives 0 rows for now.
+  const int64_t rows = DeviceCacheRows(o.device_cache_bytes, data.manifest().feature_dim, cuda, -1, &reason);
+  if (o.device_cache_bytes != 0) reporter.Say("device cache: " + reason);
+  if (rows <= 0) return std::unique_ptr<DeviceFeatureTier>();
+  DeviceTierOptions options;
+  options.num_nodes = data.manifest().num_nodes;
+  options.capacity_rows = rows;
+  options.feature_dim = data.manifest().feature_dim;
+  options.use_cuda = o.use_cuda;
+  options.planner.device = o.planner;
+  return DeviceFeatureTier::Create(options);
+}
+
 // (epoch, superbatch) from the resume position to the end.
 std::vector<std::pair<int64_t, int64_t>> MakeSchedule(const TrainPosition& from, int64_t epochs, int64_t per_epoch) {
   std::vector<std::pair<int64_t, int64_t>> schedule;
@@ -299,6 +320,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   // The model, resumed from the checkpoint when asked.
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
   if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, *reporter));
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
   if (checkpointer.resuming()) {
     reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}", checkpointer.path(), position.epoch + 1,
@@ -315,10 +337,11 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   pipeline_options.first_epoch = position.epoch;
   reporter->StartProgress(pipeline_options.schedule.empty() ? 0
                                                             : samplers.train->num_batches() * (o.epochs - position.epoch));
-  const TrainContext ctx{o, *data, seeds.labels, samplers, model.get(), checkpointer, *reporter};
+  const TrainContext ctx{o, *data, seeds.labels, samplers, model.get(), checkpointer, *reporter, device_tier.get()};
   TrainingExecutor executor(ctx, position);
   std::unique_ptr<SuperbatchPipeline> pipeline =
-      SuperbatchPipeline::Start(TrainingStages(*samplers.train, policy, data->gatherer()), pipeline_options);
+      SuperbatchPipeline::Start(WithDeviceTier(TrainingStages(*samplers.train, policy, data->gatherer()), device_tier.get()),
+                                pipeline_options);
   const Status run_status = executor.Run(*pipeline);
   SEER_RETURN_IF_ERROR(pipeline->Stop());
   SEER_RETURN_IF_ERROR(run_status);

@@ -66,6 +66,7 @@ struct TrainOptions {
   int64_t memory_budget_bytes = int64_t{4} << 30;
   int64_t ncache_budget_bytes = -1;  // -1 = auto
   int64_t fcache_budget_bytes = -1;  // -1 = auto
+  int64_t device_cache_bytes = 0;    // device feature-cache tier (executor/device_tier.h): 0 = off, -1 = auto
   double ncache_share = -1;          // neighbor cache's share of the cache memory; -1 = auto
   int64_t trace_budget_bytes = -1;   // -1 = from the split (tests force spilling with 0)
   std::string runtime_dir;           // spill files; "" = a fresh dir under $TMPDIR

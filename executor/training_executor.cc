@@ -26,12 +26,16 @@ Status TrainingExecutor::Run(SuperbatchPipeline& pipeline) {
     EpochReport& r = BeginBatch(*g, waited);
     const PlannedSuperbatch& p = g->superbatch->planned;
     const BatchTrace& batch = g->batch();
+    const float* rows = nullptr;
+    const DeviceRows* device_rows = nullptr;
+    SEER_RETURN_IF_ERROR(AssembleRows(*g, r, &rows, &device_rows));
     if (ctx_.options.batch_hook) {
-      ctx_.options.batch_hook(batch, g->rows.data(), static_cast<int64_t>(batch.node_ids.size()),
+      if (device_rows != nullptr) rows = ctx_.device_tier->HostRows();
+      ctx_.options.batch_hook(batch, rows, static_cast<int64_t>(batch.node_ids.size()),
                               ctx_.data.manifest().feature_dim);
     }
     double loss = 0;
-    SEER_RETURN_IF_ERROR(TrainBatch(batch, g->rows.data(), r, &loss));
+    SEER_RETURN_IF_ERROR(TrainBatch(batch, rows, device_rows, r, &loss));
     ++r.batches;
     r.seeds += batch.num_seeds;
     ++done_batches_;
@@ -78,7 +82,29 @@ EpochReport& TrainingExecutor::BeginBatch(const GatheredBatch& g, double waited)
   return r;
 }
 
-Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, EpochReport& r, double* loss) {
+Status TrainingExecutor::AssembleRows(const GatheredBatch& g, EpochReport& r, const float** rows,
+                                      const DeviceRows** device_rows) {
+  const BatchTrace& batch = g.batch();
+  const int64_t row_bytes = ctx_.data.manifest().feature_dim * static_cast<int64_t>(sizeof(float));
+  if (ctx_.device_tier == nullptr) {
+    *rows = g.rows.data();
+    r.gather.h2d_bytes += static_cast<int64_t>(batch.node_ids.size()) * row_bytes;
+    return Status::Ok();
+  }
+  DeviceTierStats stats;
+  try {
+    SEER_ASSIGN_OR_RETURN(*device_rows, ctx_.device_tier->Assemble(batch, g.rows, &stats));
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, std::string("device tier: ") + e.what());
+  }
+  r.gather.h2d_bytes += stats.h2d_bytes;
+  r.gather.device_hits += stats.hits;
+  r.transfer_seconds += stats.transfer_seconds;
+  return Status::Ok();
+}
+
+Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, const DeviceRows* device_rows,
+                                    EpochReport& r, double* loss) {
   if (ctx_.model == nullptr) return Status::Ok();
   seed_labels_.resize(static_cast<size_t>(batch.num_seeds));
   for (int64_t s = 0; s < batch.num_seeds; ++s) {
@@ -87,7 +113,8 @@ Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, 
   const auto compute_start = Clock::now();
   StepResult step;
   try {
-    step = ctx_.model->TrainStep(batch, rows, seed_labels_.data());
+    step = device_rows != nullptr ? ctx_.model->TrainStepRows(batch, *device_rows, seed_labels_.data())
+                                  : ctx_.model->TrainStep(batch, rows, seed_labels_.data());
   } catch (const std::exception& e) {
     return Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
   }

@@ -18,6 +18,7 @@
 
 #include "executor/checkpointer.h"
 #include "executor/data_path.h"
+#include "executor/device_tier.h"
 #include "executor/epoch_reporter.h"
 #include "executor/label_table.h"
 #include "executor/model_runner.h"
@@ -42,6 +43,7 @@ struct TrainContext {
   ModelRunner* model;  // null with --no-train
   const Checkpointer& checkpointer;
   EpochReporter& reporter;
+  DeviceFeatureTier* device_tier = nullptr;  // --device-cache (executor/device_tier.h); null = off
 };
 
 class TrainingExecutor {
@@ -61,7 +63,11 @@ class TrainingExecutor {
 
  private:
   EpochReport& BeginBatch(const GatheredBatch& g, double waited);
-  Status TrainBatch(const BatchTrace& batch, const float* rows, EpochReport& r, double* loss);
+  Status TrainBatch(const BatchTrace& batch, const float* rows, const DeviceRows* device_rows, EpochReport& r,
+                    double* loss);
+  // The batch's rows on the model's device: through the device tier when there is one
+  // (*device_rows), else the gathered host rows; counts host->device bytes in r.gather.
+  Status AssembleRows(const GatheredBatch& g, EpochReport& r, const float** rows, const DeviceRows** device_rows);
   Status EndSuperbatch(const GatheredBatch& g, SuperbatchPipeline& pipeline, bool* stop);
   Status EndEpoch(int64_t epoch);
   Status EvaluateEpoch(int64_t epoch, EpochReport& r);

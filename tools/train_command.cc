@@ -148,6 +148,9 @@ void AddMemoryFlags(CLI::App* cmd, TrainOptions* o) {
   AddBytesOrAutoOption(cmd, "--ncache-budget", &o->ncache_budget_bytes,
                        "Neighbor cache share of the budget (auto or bytes, 0 = none)");
   AddBytesOrAutoOption(cmd, "--fcache-budget", &o->fcache_budget_bytes, "Feature cache share of the budget (auto or bytes)");
+  AddBytesOrAutoOption(cmd, "--device-cache", &o->device_cache_bytes,
+                       "Device feature-cache tier in front of the host cache, in bytes of float32 rows (0 = off; auto = "
+                       "what the device has left after the model, 0 without a CUDA device); a CPU tensor without one");
   AddBytesOrAutoOption(cmd, "--trace-budget", &o->trace_budget_bytes,
                        "RAM for traces and changesets before they spill (auto or bytes)");
   cmd->add_option("--runtime-dir", o->runtime_dir, "Where spilled traces/changesets go (default: a fresh dir under $TMPDIR)")
