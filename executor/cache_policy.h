@@ -77,7 +77,7 @@ struct CachePolicySpec {
   PlannerDevice planner = PlannerDevice::kAuto;
   int64_t changeset_budget_bytes = 0;    // RAM for Belady changesets before they spill
   std::string spill_dir;                 // where they spill (and Belady's next-use runs)
-  int64_t planner_working_bytes = int64_t{32} << 20;  // Belady's streaming sort buffer
+  int64_t planner_working_bytes = int64_t{8} << 20;  // Belady's streaming sort buffer (bench/RESULTS.md: 4-64 MiB plan equally fast)
 };
 
 // The epoch number the PreSC pre-sampling pass uses; training never reaches it, so its
