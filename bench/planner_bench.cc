@@ -8,6 +8,7 @@
 // Prints its configuration, WARNING lines when numbers are not to be trusted, and writes
 // JSON with --json.
 #include <algorithm>
+#include <ctime>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -26,6 +27,7 @@
 
 #include "bench_report.h"
 #include "cache/belady_planner.h"
+#include "kernels/belady_gpu.h"
 #include "inspector/superbatch_driver.h"
 #include "kernels/device.h"
 #include "storage/base/byte_size.h"
@@ -59,12 +61,45 @@ std::vector<std::vector<int64_t>> SyntheticSuperbatch(int64_t batches, int64_t i
 struct PlanTiming {
   double seconds = -1;
   int64_t misses = 0;
+  uint64_t digest = 0;  // of every changeset and the final state (byte-identity check)
   std::string error;
+  std::vector<double> runs;  // seconds of each repeat
+  double process_cpu = -1;   // process CPU seconds (all threads) of the last run
+};
+
+double ProcessCpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
+// FNV-1a over the plan: every changeset's counts and arrays, then the final state.
+class PlanDigest {
+ public:
+  template <typename T>
+  void Add(const std::vector<T>& v) {
+    Add(static_cast<int64_t>(v.size()));
+    const auto* p = reinterpret_cast<const unsigned char*>(v.data());
+    for (size_t k = 0; k < v.size() * sizeof(T); ++k) h_ = (h_ ^ p[k]) * 1099511628211ull;
+  }
+  void Add(int64_t x) {
+    for (int k = 0; k < 8; ++k) h_ = (h_ ^ ((static_cast<uint64_t>(x) >> (8 * k)) & 0xff)) * 1099511628211ull;
+  }
+  void Add(const Changeset& cs) {
+    Add(cs.num_accesses);
+    Add(cs.num_misses);
+    Add(cs.in_ids);
+    Add(cs.in_positions);
+    Add(cs.in_slots);
+    Add(cs.out_ids);
+    Add(cs.out_slots);
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 1469598103934665603ull;
 };
 
 PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, PlannerDevice device) {
   BeladyPlannerOptions options;
   options.device = device;
+  const double cpu_start = ProcessCpuSeconds();
   auto start = std::chrono::steady_clock::now();
   auto plan = PlanBelady(c0, spans, options);
   PlanTiming t;
@@ -73,7 +108,73 @@ PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& s
     return t;
   }
   t.seconds = bench::SecondsSince(start);
+  t.process_cpu = ProcessCpuSeconds() - cpu_start;
   t.misses = plan->num_misses;
+  PlanDigest digest;
+  for (int64_t i = 0; i < plan->changesets.size(); ++i) {
+    auto cs = plan->changesets.Get(i);
+    if (!cs.ok()) {
+      t.error = cs.status().ToString();
+      return t;
+    }
+    digest.Add(*cs);
+  }
+  digest.Add(plan->final_slots);
+  t.digest = digest.value();
+  return t;
+}
+
+// The GPU planner's Thrust code on host threads (kernels::PlanBeladyThrustHost), timed
+// like PlanBelady(kGpu): flattening the batches and filling the scores included.
+PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans,
+                          const NodeScoreFn& scores) {
+  const double cpu_start = ProcessCpuSeconds();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int64_t> flat, offsets{0};
+  for (const IdSpan& b : spans) {
+    flat.insert(flat.end(), b.data, b.data + b.size);
+    offsets.push_back(static_cast<int64_t>(flat.size()));
+  }
+  std::vector<uint32_t> access_scores, initial_scores;
+  kernels::BeladyGpuInput in;
+  in.initial_slots = c0.data();
+  in.capacity = static_cast<int64_t>(c0.size());
+  in.ids = flat.data();
+  in.batch_offsets = offsets.data();
+  in.num_batches = static_cast<int64_t>(spans.size());
+  if (scores) {
+    access_scores.resize(flat.size());
+    if (!flat.empty()) scores(flat.data(), static_cast<int64_t>(flat.size()), access_scores.data());
+    std::vector<int64_t> slot_ids = c0;
+    for (int64_t& v : slot_ids) v = v == kFreeSlot ? 0 : v;
+    initial_scores.resize(slot_ids.size());
+    if (!slot_ids.empty()) scores(slot_ids.data(), static_cast<int64_t>(slot_ids.size()), initial_scores.data());
+    in.scores = access_scores.data();
+    in.initial_scores = initial_scores.data();
+  }
+  kernels::BeladyGpuOutput out;
+  PlanTiming t;
+  if (kernels::PlanBeladyThrustHost(in, &out, &t.error) != kernels::GpuPlanCode::kOk) return t;
+  t.error.clear();
+  t.seconds = bench::SecondsSince(start);
+  t.process_cpu = ProcessCpuSeconds() - cpu_start;
+  PlanDigest digest;
+  for (size_t i = 0; i < spans.size(); ++i) {
+    Changeset cs;
+    cs.num_accesses = spans[i].size;
+    cs.num_misses = out.num_misses[i];
+    t.misses += cs.num_misses;
+    const auto ib = out.in_offsets[i], ie = out.in_offsets[i + 1];
+    const auto ob = out.out_offsets[i], oe = out.out_offsets[i + 1];
+    cs.in_ids.assign(out.in_ids.begin() + ib, out.in_ids.begin() + ie);
+    cs.in_positions.assign(out.in_positions.begin() + ib, out.in_positions.begin() + ie);
+    cs.in_slots.assign(out.in_slots.begin() + ib, out.in_slots.begin() + ie);
+    cs.out_ids.assign(out.out_ids.begin() + ob, out.out_ids.begin() + oe);
+    cs.out_slots.assign(out.out_slots.begin() + ob, out.out_slots.begin() + oe);
+    digest.Add(cs);
+  }
+  digest.Add(out.final_slots);
+  t.digest = digest.value();
   return t;
 }
 
@@ -91,6 +192,8 @@ struct BenchConfig {
   std::string json;
   int64_t batch_size = 1000;
   bool gpu = true;
+  std::string planners = "cpu,thrust-host,gpu";
+  int repeats = 1;
 };
 
 // Parses the flags; returns the exit code when the bench should not run.
@@ -108,6 +211,12 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
   app.add_option("--fanouts", c->fanouts_text, "With --dataset: fan-outs")->capture_default_str();
   app.add_option("--gpu", c->gpu, "Also time the GPU planner when a device is present")->capture_default_str();
   app.add_option("--json", c->json, "Write results as JSON to this file")->capture_default_str();
+  app.add_option("--planner", c->planners,
+                 "Planners to time, comma-separated: cpu (the baseline, always timed), thrust-host (the "
+                 "GPU planner's Thrust code on host threads), gpu (when a device is present)")
+      ->capture_default_str();
+  app.add_option("--repeats", c->repeats, "Runs of each planner, interleaved (median reported)")
+      ->capture_default_str();
   return bench::ParseCommandLine(app, argc, argv);
 }
 
@@ -166,12 +275,51 @@ Result<Superbatch> Sampled(const BenchConfig& c) {
 
 // ---- measurement and report -----------------------------------------------------------
 
+std::vector<std::string> SplitCommas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 struct Results {
   int64_t accesses = 0;
   int64_t capacity = 0;
   PlanTiming cpu;
-  PlanTiming gpu;  // seconds -1 when not timed
+  PlanTiming thrust_host;  // seconds -1 when not timed
+  PlanTiming gpu;          // seconds -1 when not timed
 };
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? -1 : (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
+}
+
+// One more run of a planner (the same superbatch each time): its time joins the runs, the
+// reported time is their median; a failure sticks.
+void Rerun(PlanTiming* acc, PlanTiming run) {
+  if (!acc->error.empty()) return;
+  std::vector<double> runs = std::move(acc->runs);
+  if (run.error.empty()) runs.push_back(run.seconds);
+  *acc = std::move(run);
+  acc->runs = std::move(runs);
+  if (acc->error.empty()) acc->seconds = Median(acc->runs);
+}
+
+void PrintVersusCpu(const char* name, const PlanTiming& t, const PlanTiming& cpu, int64_t accesses,
+                    const char* goal) {
+  if (!t.error.empty()) {
+    fmt::print("{} planner failed: {}\n", name, t.error);
+    return;
+  }
+  fmt::print("{}: {:.3f} s (process CPU {:.2f} s), {:.3g} accesses/s ({:.2f}x cpu{}), misses {}, {}\n", name,
+             t.seconds, t.process_cpu, accesses / t.seconds, cpu.seconds / t.seconds, goal, t.misses,
+             t.digest == cpu.digest ? "byte-identical to cpu" : "MISMATCH WITH CPU");
+}
 
 Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
   Results r;
@@ -181,27 +329,32 @@ Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
   const auto spans = MakeIdSpans(sb.ids);
   const auto c0 = EmptyCacheState(r.capacity);
 
-  r.cpu = TimePlan(c0, spans, PlannerDevice::kCpu);
-  if (!r.cpu.error.empty()) return InvalidArgument("cpu planner: " + r.cpu.error);
-  fmt::print("cpu: {:.3f} s, {:.3g} accesses/s, misses {} ({:.1f}%), peak RSS {}\n", r.cpu.seconds,
-             r.accesses / r.cpu.seconds, r.cpu.misses,
+  bool want_thrust_host = false, want_gpu = false;
+  for (const std::string& name : SplitCommas(c.planners)) {
+    if (name == "thrust-host") want_thrust_host = true;
+    else if (name == "gpu") want_gpu = true;
+    else if (name != "cpu") return InvalidArgument("--planner: unknown planner '" + name + "' (cpu, thrust-host, gpu)");
+  }
+  if (want_gpu && (!c.gpu || kernels::CudaDeviceCount() == 0)) {
+    fmt::print("WARNING: no GPU ({}): GPU planner not timed\n", kernels::DescribeDevice());
+    want_gpu = false;
+  }
+  if (c.repeats > 1) fmt::print("{} runs of each planner, interleaved; medians\n", c.repeats);
+  for (int rep = 0; rep < std::max(1, c.repeats); ++rep) {
+    Rerun(&r.cpu, TimePlan(c0, spans, PlannerDevice::kCpu));
+    if (!r.cpu.error.empty()) return InvalidArgument("cpu planner: " + r.cpu.error);
+    if (want_thrust_host) Rerun(&r.thrust_host, TimeThrustHost(c0, spans, NodeScoreFn()));
+    if (want_gpu) Rerun(&r.gpu, TimePlan(c0, spans, PlannerDevice::kGpu));
+  }
+  fmt::print("cpu: {:.3f} s (process CPU {:.2f} s), {:.3g} accesses/s, misses {} ({:.1f}%), peak RSS {}\n",
+             r.cpu.seconds, r.cpu.process_cpu, r.accesses / r.cpu.seconds, r.cpu.misses,
              100.0 * r.cpu.misses / std::max<int64_t>(1, r.accesses), FormatBytes(PeakRssBytes()));
   if (sb.sample_seconds > 0) {
     fmt::print("cpu planning / sampling = {:.1f}% (goal <= 50%)\n",
                100.0 * r.cpu.seconds / sb.sample_seconds);
   }
-  if (!c.gpu || kernels::CudaDeviceCount() == 0) {
-    fmt::print("WARNING: no GPU ({}): GPU planner not timed\n", kernels::DescribeDevice());
-    return r;
-  }
-  r.gpu = TimePlan(c0, spans, PlannerDevice::kGpu);
-  if (!r.gpu.error.empty()) {
-    fmt::print("gpu planner failed: {}\n", r.gpu.error);
-  } else {
-    fmt::print("gpu: {:.3f} s, {:.3g} accesses/s ({:.1f}x cpu; goal >= 10x), misses {}{}\n",
-               r.gpu.seconds, r.accesses / r.gpu.seconds, r.cpu.seconds / r.gpu.seconds,
-               r.gpu.misses, r.gpu.misses == r.cpu.misses ? "" : "  MISMATCH WITH CPU");
-  }
+  if (want_thrust_host) PrintVersusCpu("thrust-host", r.thrust_host, r.cpu, r.accesses, "");
+  if (want_gpu) PrintVersusCpu("gpu", r.gpu, r.cpu, r.accesses, "; goal >= 10x");
   return r;
 }
 
@@ -214,7 +367,11 @@ bench::ReportJson ReportOf(const BenchConfig& c, const Superbatch& sb, const Res
           {"cpu_accesses_per_s", bench::Rounded(r.accesses / r.cpu.seconds, 1)},
           {"misses", r.cpu.misses},
           {"sample_seconds", bench::Rounded(sb.sample_seconds, 6)},
-          {"gpu_seconds", bench::Rounded(r.gpu.seconds, 6)}};
+          {"thrust_host_seconds", bench::Rounded(r.thrust_host.seconds, 6)},
+          {"thrust_host_identical", r.thrust_host.seconds > 0 && r.thrust_host.digest == r.cpu.digest},
+          {"gpu_seconds", bench::Rounded(r.gpu.seconds, 6)},
+          {"gpu_identical", r.gpu.seconds > 0 && r.gpu.digest == r.cpu.digest},
+          {"repeats", c.repeats}};
 }
 
 Status Run(const BenchConfig& c) {
