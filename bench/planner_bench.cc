@@ -4,6 +4,12 @@
 //
 //   planner_bench --batches 1000 --batch-ids 100000 --nodes 100000000 --capacity 10%
 //   planner_bench --dataset DIR --batches 100 --batch-size 1000 --fanouts 10,10,10
+//   planner_bench --streaming --working-memory 64M --runtime-dir DIR --batches 2000 ...
+//
+// --streaming plans with PlanBeladyStreaming from a source that regenerates each
+// synthetic batch when read (the trace is never held whole), spilling next-use runs and
+// changesets to --runtime-dir: the peak RSS it prints is the planner's own, to compare
+// across --batches (goal: flat). Its time includes generating every batch twice.
 //
 // Prints its configuration, WARNING lines when numbers are not to be trusted, and writes
 // JSON with --json.
@@ -37,26 +43,59 @@
 namespace seer {
 namespace {
 
+std::vector<int64_t> SyntheticBatch(int64_t b, int64_t ids_per_batch, int64_t num_nodes, double alpha,
+                                    uint64_t seed);
+
 // Unique ids per batch drawn from a Zipf-like law over num_nodes (hot ids spread over
 // the id range by a multiplicative hash). Per-batch seeds: reproducible in parallel.
 std::vector<std::vector<int64_t>> SyntheticSuperbatch(int64_t batches, int64_t ids_per_batch,
                                                       int64_t num_nodes, double alpha, uint64_t seed) {
   std::vector<std::vector<int64_t>> out(static_cast<size_t>(batches));
   tbb::parallel_for(int64_t{0}, batches, [&](int64_t b) {
-    std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(b));
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    std::unordered_set<int64_t> seen;
-    seen.reserve(static_cast<size_t>(ids_per_batch) * 2);
-    auto& ids = out[static_cast<size_t>(b)];
-    ids.reserve(static_cast<size_t>(ids_per_batch));
-    while (static_cast<int64_t>(ids.size()) < ids_per_batch) {
-      int64_t r = std::min<int64_t>(num_nodes - 1, static_cast<int64_t>(num_nodes * std::pow(u(rng), alpha)));
-      int64_t v = static_cast<int64_t>((static_cast<unsigned __int128>(r) * 2654435761u) % num_nodes);
-      if (seen.insert(v).second) ids.push_back(v);
-    }
+    out[static_cast<size_t>(b)] = SyntheticBatch(b, ids_per_batch, num_nodes, alpha, seed);
   });
   return out;
 }
+
+// One synthetic batch (as SyntheticSuperbatch makes batch b).
+std::vector<int64_t> SyntheticBatch(int64_t b, int64_t ids_per_batch, int64_t num_nodes, double alpha,
+                                    uint64_t seed) {
+  std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(b));
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::unordered_set<int64_t> seen;
+  seen.reserve(static_cast<size_t>(ids_per_batch) * 2);
+  std::vector<int64_t> ids;
+  ids.reserve(static_cast<size_t>(ids_per_batch));
+  while (static_cast<int64_t>(ids.size()) < ids_per_batch) {
+    int64_t r = std::min<int64_t>(num_nodes - 1, static_cast<int64_t>(num_nodes * std::pow(u(rng), alpha)));
+    int64_t v = static_cast<int64_t>((static_cast<unsigned __int128>(r) * 2654435761u) % num_nodes);
+    if (seen.insert(v).second) ids.push_back(v);
+  }
+  return ids;
+}
+
+// Regenerates batch b on every read: RAM for one batch only.
+class GeneratedBatchSource : public BatchIdSource {
+ public:
+  GeneratedBatchSource(int64_t batches, int64_t ids_per_batch, int64_t num_nodes, double alpha, uint64_t seed)
+      : batches_(batches), ids_per_batch_(ids_per_batch), num_nodes_(num_nodes), alpha_(alpha), seed_(seed) {}
+  int64_t num_batches() const override { return batches_; }
+  Status Rewind() override {
+    next_ = 0;
+    return Status::Ok();
+  }
+  Result<IdSpan> Next() override {
+    current_ = SyntheticBatch(next_++, ids_per_batch_, num_nodes_, alpha_, seed_);
+    return IdSpan{current_.data(), static_cast<int64_t>(current_.size())};
+  }
+
+ private:
+  int64_t batches_, ids_per_batch_, num_nodes_;
+  double alpha_;
+  uint64_t seed_;
+  int64_t next_ = 0;
+  std::vector<int64_t> current_;
+};
 
 struct PlanTiming {
   double seconds = -1;
@@ -96,9 +135,11 @@ class PlanDigest {
   uint64_t h_ = 1469598103934665603ull;
 };
 
-PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, PlannerDevice device) {
+PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, PlannerDevice device,
+                    const NodeScoreFn& scores) {
   BeladyPlannerOptions options;
   options.device = device;
+  options.node_scores = scores;
   const double cpu_start = ProcessCpuSeconds();
   auto start = std::chrono::steady_clock::now();
   auto plan = PlanBelady(c0, spans, options);
@@ -194,6 +235,11 @@ struct BenchConfig {
   bool gpu = true;
   std::string planners = "cpu,thrust-host,gpu";
   int repeats = 1;
+  bool streaming = false;
+  std::string working_memory_text = "64M";
+  std::string changeset_budget_text;  // "" = the working memory
+  std::string runtime_dir = "/tmp";
+  bool degree_scores = false;
 };
 
 // Parses the flags; returns the exit code when the bench should not run.
@@ -217,6 +263,15 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
       ->capture_default_str();
   app.add_option("--repeats", c->repeats, "Runs of each planner, interleaved (median reported)")
       ->capture_default_str();
+  app.add_flag("--streaming", c->streaming,
+               "Synthetic: PlanBeladyStreaming from a regenerating source (planner-only peak RSS)");
+  app.add_option("--working-memory", c->working_memory_text, "With --streaming: sort buffer budget")
+      ->capture_default_str();
+  app.add_option("--changeset-budget", c->changeset_budget_text,
+                 "With --streaming: changesets held in RAM before they spill (default: --working-memory)");
+  app.add_option("--runtime-dir", c->runtime_dir, "With --streaming: where runs and changesets spill")
+      ->capture_default_str();
+  app.add_flag("--scores", c->degree_scores, "Give the planner node scores (tie rule) from a synthetic table");
   return bench::ParseCommandLine(app, argc, argv);
 }
 
@@ -275,6 +330,50 @@ Result<Superbatch> Sampled(const BenchConfig& c) {
 
 // ---- measurement and report -----------------------------------------------------------
 
+// A random score per node (uint32 table lookups, as with degree scores).
+NodeScoreFn SyntheticScores(int64_t num_nodes, uint64_t seed) {
+  std::vector<int64_t> table(static_cast<size_t>(num_nodes));
+  std::mt19937_64 rng(seed + 17);
+  for (auto& x : table) x = static_cast<int64_t>(rng() % 100000);
+  return NodeScoresFromTable(table);
+}
+
+// --streaming: the planner's peak RSS with a regenerating source.
+Status RunStreaming(const BenchConfig& c) {
+  SEER_ASSIGN_OR_RETURN(const int64_t working_memory, ParseBytes(c.working_memory_text));
+  SEER_ASSIGN_OR_RETURN(const int64_t capacity, ParseCapacity(c.capacity_text, c.num_nodes));
+  GeneratedBatchSource source(c.batches, c.batch_ids, c.num_nodes, c.alpha, c.seed);
+  BeladyPlannerOptions options;
+  options.device = PlannerDevice::kCpu;
+  options.working_memory_bytes = working_memory;
+  options.runtime_dir = c.runtime_dir;
+  options.changeset_budget_bytes = working_memory;
+  if (!c.changeset_budget_text.empty()) {
+    SEER_ASSIGN_OR_RETURN(options.changeset_budget_bytes, ParseBytes(c.changeset_budget_text));
+  }
+  options.spill_dir = c.runtime_dir;
+  if (c.degree_scores) options.node_scores = SyntheticScores(c.num_nodes, c.seed);
+  const int64_t rss_before = PeakRssBytes();
+  const auto start = std::chrono::steady_clock::now();
+  SEER_ASSIGN_OR_RETURN(BeladyPlan plan, PlanBeladyStreaming(EmptyCacheState(capacity), source, options));
+  const double seconds = bench::SecondsSince(start);
+  fmt::print("streaming: {} accesses, capacity {} rows, working memory {}: {:.3f} s ({:.3g} accesses/s incl. "
+             "generating every batch twice), misses {}, changesets in RAM {} / spilled {}, peak RSS {} (before "
+             "planning {})\n",
+             plan.num_accesses, capacity, FormatBytes(working_memory), seconds, plan.num_accesses / seconds,
+             plan.num_misses, FormatBytes(plan.changesets.ram_bytes()), FormatBytes(plan.changesets.spilled_bytes()),
+             FormatBytes(PeakRssBytes()),
+             FormatBytes(rss_before));
+  if (c.json.empty()) return Status::Ok();
+  return bench::WriteReport(c.json, {{"batches", c.batches},
+                                     {"accesses", plan.num_accesses},
+                                     {"capacity_rows", capacity},
+                                     {"working_memory_bytes", working_memory},
+                                     {"seconds", bench::Rounded(seconds, 6)},
+                                     {"misses", plan.num_misses},
+                                     {"peak_rss_bytes", PeakRssBytes()}});
+}
+
 std::vector<std::string> SplitCommas(const std::string& text) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -329,6 +428,7 @@ Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
   const auto spans = MakeIdSpans(sb.ids);
   const auto c0 = EmptyCacheState(r.capacity);
 
+  const NodeScoreFn scores = c.degree_scores ? SyntheticScores(sb.num_nodes, c.seed) : NodeScoreFn();
   bool want_thrust_host = false, want_gpu = false;
   for (const std::string& name : SplitCommas(c.planners)) {
     if (name == "thrust-host") want_thrust_host = true;
@@ -341,10 +441,10 @@ Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
   }
   if (c.repeats > 1) fmt::print("{} runs of each planner, interleaved; medians\n", c.repeats);
   for (int rep = 0; rep < std::max(1, c.repeats); ++rep) {
-    Rerun(&r.cpu, TimePlan(c0, spans, PlannerDevice::kCpu));
+    Rerun(&r.cpu, TimePlan(c0, spans, PlannerDevice::kCpu, scores));
     if (!r.cpu.error.empty()) return InvalidArgument("cpu planner: " + r.cpu.error);
-    if (want_thrust_host) Rerun(&r.thrust_host, TimeThrustHost(c0, spans, NodeScoreFn()));
-    if (want_gpu) Rerun(&r.gpu, TimePlan(c0, spans, PlannerDevice::kGpu));
+    if (want_thrust_host) Rerun(&r.thrust_host, TimeThrustHost(c0, spans, scores));
+    if (want_gpu) Rerun(&r.gpu, TimePlan(c0, spans, PlannerDevice::kGpu, scores));
   }
   fmt::print("cpu: {:.3f} s (process CPU {:.2f} s), {:.3g} accesses/s, misses {} ({:.1f}%), peak RSS {}\n",
              r.cpu.seconds, r.cpu.process_cpu, r.accesses / r.cpu.seconds, r.cpu.misses,
@@ -382,6 +482,10 @@ Status Run(const BenchConfig& c) {
 #ifndef NDEBUG
   fmt::print("WARNING: debug build; numbers are not representative\n");
 #endif
+  if (c.streaming) {
+    if (!c.dataset_dir.empty()) return InvalidArgument("--streaming is for synthetic superbatches only");
+    return RunStreaming(c);
+  }
   Superbatch sb;
   if (c.dataset_dir.empty()) {
     sb = Synthetic(c);
