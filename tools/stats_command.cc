@@ -87,7 +87,8 @@ void PrintResults(const std::vector<PolicyStats>& results, const ReplayGridOptio
                "for the lower bound.\n");
   }
   fmt::print("presc ranks nodes by visit counts of the trace's first {} epoch(s) (its own pre-sampling, "
-             "optimistic); static-degree by out-degree.\n",
+             "optimistic); static-degree by out-degree; belady keeps, among rows with no further use in "
+             "the superbatch, the higher out-degree (as training does).\n",
              o.presc_epochs);
 }
 
