@@ -156,7 +156,8 @@ Status BadId(const EdgeSource& source, int64_t edge_number, const Edge& e, int64
 int64_t BatchEdgesFor(const EdgeSource& source, const CscBuildOptions& options, int64_t table_bytes,
                       int64_t index_bytes) {
   const int64_t scatter = (options.undirected ? 2 : 1) * (2 * 2 * index_bytes + 2);
-  const int64_t per_edge = static_cast<int64_t>(sizeof(Edge)) + source.BufferBytes(1024) / 1024 + scatter;
+  const int64_t per_edge =
+      static_cast<int64_t>(sizeof(Edge)) + source.BufferBytes(kMaxBatchEdges) / kMaxBatchEdges + scatter;
   const int64_t share = std::max<int64_t>(0, options.memory_budget_bytes - table_bytes) / 4;
   return std::clamp<int64_t>(share / per_edge, kMinBatchEdges, kMaxBatchEdges);
 }

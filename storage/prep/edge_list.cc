@@ -114,18 +114,30 @@ inline bool ParseDigits(const char*& p, const char* end, int64_t* out) {
 // The common line "src<sep>dst" (plain digits, separators, optional blanks): kEdge or
 // kSkip for a blank/comment line; anything else (signs, long numbers, a bad line, an
 // id >= num_nodes) returns kError so the caller takes the exact slow path.
-inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes, Edge* edge) {
+// `end` is the end of the piece: the line ends at the first '\n' before it, which is
+// found while parsing (no separate search); on kEdge/kSkip *line_end is set to it.
+inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes, Edge* edge,
+                              const char** line_end) {
   while (p < end && IsBlank(*p)) ++p;
-  if (p == end || *p == '#' || *p == '%') return LineKind::kSkip;
+  if (p == end || *p == '\n') {
+    *line_end = p;
+    return LineKind::kSkip;
+  }
+  if (*p == '#' || *p == '%') {
+    const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+    *line_end = nl == nullptr ? end : nl;
+    return LineKind::kSkip;
+  }
   int64_t src, dst;
   if (!ParseDigits(p, end, &src)) return LineKind::kError;
   const char* sep = p;
   while (p < end && IsSep(*p)) ++p;
   if (p == sep || !ParseDigits(p, end, &dst)) return LineKind::kError;
   while (p < end && IsSep(*p)) ++p;
-  if (p != end) return LineKind::kError;
+  if (p != end && *p != '\n') return LineKind::kError;
   if (num_nodes >= 0 && (src >= num_nodes || dst >= num_nodes)) return LineKind::kError;
   *edge = Edge{src, dst};
+  *line_end = p;
   return LineKind::kEdge;
 }
 
@@ -297,12 +309,13 @@ class TextEdgeSource : public EdgeSource {
       Edge* dst = out + lines_[i];
       int64_t k = 0;
       for (int64_t line = 0; p < end; ++line) {
-        const char* nl = static_cast<const char*>(std::memchr(p, '\n', end - p));
-        const char* line_end = nl == nullptr ? end : nl;
-        switch (table_ ? LineKind::kError : ParseLineFast(p, line_end, num_nodes_, dst + k)) {
+        const char* line_end = end;
+        switch (table_ ? LineKind::kError : ParseLineFast(p, end, num_nodes_, dst + k, &line_end)) {
           case LineKind::kEdge: ++k; break;
           case LineKind::kSkip: break;
           default: {  // the exact reader decides
+            const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+            line_end = nl == nullptr ? end : nl;
             Edge edge;
             Status error;
             LineKind kind = ParseExact(Strip(p, line_end), 0, &edge, &error);
