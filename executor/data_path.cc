@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "storage/base/byte_size.h"
 #include "storage/io/mmap_reader.h"
 
 namespace seer {
@@ -22,11 +23,14 @@ Result<std::unique_ptr<BlockReader>> OpenBlockReader(const Dataset& ds, const ch
 }
 
 // A superbatch has at most the epoch's batches, and the run has at most
-// epochs x superbatches-per-epoch traces to keep in flight.
+// epochs x superbatches-per-epoch traces to keep in flight. An automatic superbatch
+// (<= 0) is chosen by the split, knowing the epoch's batches.
 void CapSuperbatchToTheRun(const PilotSpec& pilot, int64_t num_seeds, MemoryBudgetRequest* request) {
-  if (num_seeds <= 0 || request->traces_in_flight <= 0) return;
+  if (num_seeds <= 0) return;
   const int64_t batches = CeilDiv(num_seeds, pilot.batch_size);
-  request->superbatch = std::min(std::max<int64_t>(1, request->superbatch), batches);
+  request->epoch_batches = batches;
+  if (request->traces_in_flight <= 0 || request->superbatch <= 0) return;
+  request->superbatch = std::min(request->superbatch, batches);
   const int64_t per_epoch = CeilDiv(batches, request->superbatch);
   request->traces_in_flight = std::min(request->traces_in_flight, std::max<int64_t>(1, pilot.epochs) * per_epoch);
 }
@@ -53,6 +57,31 @@ void RecordBatchShapes(const SuperbatchTrace& trace, size_t num_layers, MemoryBu
 
 }  // namespace
 
+void RecordNeighborCacheInUse(int64_t bytes, const std::string& source, double edge_fraction,
+                              const MemoryBudgetRequest& request, MemoryBudgetSplit* split) {
+  const int64_t share = split->ncache_bytes;
+  split->ncache_bytes = bytes;
+  split->ncache_source = bytes > 0 ? source : std::string();
+  split->ncache_edge_fraction = bytes > 0 ? edge_fraction : -1;
+  split->ncache_share_bytes = bytes > 0 && bytes != share ? share : -1;
+  if (bytes == 0 && share > 0 && split->warnings.empty()) {
+    split->warnings.push_back("the neighbor cache's share (" + FormatBytes(share) +
+                              ") could not be used: sampling reads every adjacency list from the SSD");
+  }
+  // The unused share goes to an automatic feature cache (never beyond every row).
+  if (request.fcache_budget_bytes < 0 && request.feature_cache_used && request.feature_row_bytes > 0 &&
+      share > bytes) {
+    const int64_t rows = std::min(request.num_nodes, (split->fcache_bytes + share - bytes) / request.feature_row_bytes);
+    split->fcache_rows = std::max(split->fcache_rows, rows);
+    split->fcache_bytes = split->fcache_rows * request.feature_row_bytes;
+    if (split->fcache_rows > 0) {
+      auto& w = split->warnings;
+      w.erase(std::remove_if(w.begin(), w.end(), [](const std::string& line) { return line.rfind("the feature cache", 0) == 0; }),
+              w.end());
+    }
+  }
+}
+
 PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_t seed, int num_threads) {
   PilotSpec pilot;
   pilot.batch_size = batch_size;
@@ -64,7 +93,7 @@ PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_
 
 Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr, BlockReader* indices,
                            PilotSpec& pilot, MemoryBudgetRequest* request) {
-  if (pilot.batches <= 0 || pilot.fanouts.empty()) return Status::Ok();
+  if (pilot.batches <= 0) return Status::Ok();
   if (!pilot.split.empty()) {
     SEER_ASSIGN_OR_RETURN(pilot.loaded, ds.LoadSplit(pilot.split));
   }
@@ -108,11 +137,12 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   request.feature_dim = m.feature_dim;
   request.feature_row_bytes = m.feature_row_bytes();
   request.num_classes = m.num_classes;
+  request.topology_bytes = NeighborCacheFullBytes(m.num_nodes, m.num_edges, m.index_bytes());
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, ds.LoadIndptr());
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> indices, OpenBlockReader(ds, dataset_files::kIndices, io));
   if (pilot != nullptr) SEER_RETURN_IF_ERROR(MeasurePilotBatches(ds, indptr, indices.get(), *pilot, &request));
   SEER_ASSIGN_OR_RETURN(split_, SplitMemoryBudget(request));
-  SEER_RETURN_IF_ERROR(OpenCaches(std::move(indptr), std::move(indices)));
+  SEER_RETURN_IF_ERROR(OpenCaches(std::move(indptr), std::move(indices), request));
   SEER_ASSIGN_OR_RETURN(features_, OpenBlockReader(ds, dataset_files::kFeatures, io));
   FeatureCacheOptions cache_options;
   cache_options.num_nodes = m.num_nodes;
@@ -124,22 +154,46 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   return Status::Ok();
 }
 
-// The neighbor cache: a prebuilt DIR/ncache when it fits its share of the budget, else
-// built in memory for it; then the topology over it.
-Status DataPath::OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices) {
+// The neighbor cache: a prebuilt DIR/ncache when it fits its share of the budget and
+// holds about what a cache built for the share would (every list, or >= 90 % of the
+// share), else built in memory for the share; then the topology over it. The split then
+// records the cache in use, and a share it does not use goes to the feature cache (when
+// that one's share is automatic).
+Status DataPath::OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+                            const MemoryBudgetRequest& request) {
   const Dataset& ds = *dataset_;
   NeighborCache ncache;
-  if (split_.ncache_bytes > 0) {
+  std::string source;
+  const int64_t share = split_.ncache_bytes;
+  if (share > 0) {
     const std::string ncache_dir = NeighborCache::DefaultDir(ds);
     if (std::filesystem::exists(ncache_dir + "/" + NeighborCache::kManifestName)) {
       auto loaded = NeighborCache::Load(ncache_dir, ds);
-      if (loaded.ok() && loaded->stats().bytes <= split_.ncache_bytes) ncache = std::move(loaded).value();
+      if (!loaded.ok()) {
+        source = "built in memory; prebuilt " + ncache_dir + " unreadable: " + loaded.status().message();
+      } else if (loaded->stats().bytes > share) {
+        source = "built in memory; prebuilt " + ncache_dir + " (" + FormatBytes(loaded->stats().bytes) +
+                 ") exceeds the share";
+      } else if (loaded->stats().edges_cached < loaded->stats().num_edges &&
+                 10 * loaded->stats().bytes < 9 * share) {
+        source = "built in memory; prebuilt " + ncache_dir + " (" + FormatBytes(loaded->stats().bytes) +
+                 ") holds less than the share";
+      } else {
+        ncache = std::move(loaded).value();
+        source = "prebuilt " + ncache_dir;
+      }
     }
     if (!ncache.enabled()) {
-      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, split_.ncache_bytes));
+      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, share));
+      if (source.empty()) source = "built in memory";
     }
   }
-  split_.ncache_bytes = ncache.enabled() ? split_.ncache_bytes : 0;
+  RecordNeighborCacheInUse(ncache.enabled() ? ncache.stats().bytes : 0, source,
+                           ncache.enabled() && ncache.stats().num_edges > 0
+                               ? static_cast<double>(ncache.stats().edges_cached) /
+                                     static_cast<double>(ncache.stats().num_edges)
+                               : -1,
+                           request, &split_);
   topology_ = std::make_unique<Topology>(std::move(indptr), std::move(indices), ds.manifest().index_dtype,
                                          std::move(ncache));
   return Status::Ok();

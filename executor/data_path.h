@@ -3,9 +3,11 @@
 //   Open  opens the dataset; loads indptr into RAM; opens indices.bin and features.bin
 //         through a BlockReader (O_DIRECT io_uring, or the page cache through mmap);
 //         samples the pilot batches (PilotSpec) so the memory split is sized from real
-//         batch shapes; splits the --memory-budget (SplitMemoryBudget); builds or loads
-//         the neighbor cache within its share; creates the feature cache and the
-//         FeatureGatherer over it.
+//         batch shapes; splits the --memory-budget (SplitMemoryBudget, which also picks
+//         --superbatch auto); builds or loads the neighbor cache within its share (a
+//         prebuilt DIR/ncache only when it holds about what the share would) and records
+//         the cache in use in split(); creates the feature cache and the FeatureGatherer
+//         over it.
 //
 // The DataPath owns all of these; the gatherer points into the cache and the reader, so
 // a DataPath is neither copied nor moved (Open returns it by unique_ptr). Open blocks on
@@ -62,6 +64,12 @@ PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_
 Status MeasurePilotBatches(const Dataset& dataset, const std::vector<int64_t>& indptr, BlockReader* indices,
                            PilotSpec& pilot, MemoryBudgetRequest* request);
 
+// Records in *split the neighbor cache actually in use (`bytes`, 0 = none; where it came
+// from; the fraction of edges it holds, -1 unknown) in place of the split's share; a share
+// it leaves unused goes to the feature cache when that one is automatic.
+void RecordNeighborCacheInUse(int64_t bytes, const std::string& source, double edge_fraction,
+                              const MemoryBudgetRequest& request, MemoryBudgetSplit* split);
+
 class DataPath {
  public:
   // `request` needs the run's budget and batch parameters; the graph's sizes are filled in
@@ -85,7 +93,8 @@ class DataPath {
  private:
   DataPath() = default;
   Status OpenReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot);
-  Status OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices);
+  Status OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+                    const MemoryBudgetRequest& request);
 
   std::optional<Dataset> dataset_;
   std::unique_ptr<Topology> topology_;

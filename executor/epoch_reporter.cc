@@ -78,6 +78,10 @@ Json RunDescription::ToJsonObject() const {
             {"io", io},
             {"direct", direct}};
   if (ncache_share >= 0) j["ncache_share"] = ncache_share;
+  if (!split.superbatch_reason.empty()) j["superbatch_reason"] = split.superbatch_reason;
+  if (!split.ncache_source.empty()) j["ncache_source"] = split.ncache_source;
+  if (split.ncache_edge_fraction >= 0) j["ncache_edge_fraction"] = split.ncache_edge_fraction;
+  if (!split.warnings.empty()) j["warnings"] = split.warnings;
   return j;
 }
 
@@ -133,6 +137,11 @@ void EpochReporter::Say(const std::string& line) {
   if (options_.quiet) return;
   BreakProgressLine();
   fmt::print(stderr, "seer train: {}\n", line);
+}
+
+void EpochReporter::SaySplit(const MemoryBudgetSplit& split) {
+  Say(split.ToString());
+  for (const std::string& warning : split.warnings) Say("WARNING: " + warning);
 }
 
 void EpochReporter::StartProgress(int64_t total_batches) {

@@ -54,7 +54,7 @@ struct RunDescription {
   std::string io;                    // "mmap" or the feature reader's IoModeName
   bool overlap = true;
   bool direct = true;
-  int64_t batches_per_superbatch = 0;
+  int64_t batches_per_superbatch = 0;  // the split's S (split.superbatch_reason says why when auto)
   double ncache_share = -1;          // recorded only when >= 0
   Json ToJsonObject() const;
 };
@@ -101,6 +101,8 @@ class EpochReporter {
 
   // "seer train: LINE" on stderr unless quiet.
   void Say(const std::string& line);
+  // The memory split's line, then one "WARNING: ..." line per split warning.
+  void SaySplit(const MemoryBudgetSplit& split);
   // Starts the rate/ETA clock for `total_batches` batches.
   void StartProgress(int64_t total_batches);
   void Progress(const ProgressPoint& point);

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
-#include "cache/neighbor_cache.h"
+#include <fmt/format.h>
 
+#include "cache/neighbor_cache.h"
+#include "inspector/trace_stream.h"
 #include "storage/base/byte_size.h"
 
 namespace seer {
@@ -173,7 +176,18 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<Bl
   return f;
 }
 
+int64_t NeighborCacheFullBytes(int64_t num_nodes, int64_t num_edges, int64_t index_bytes) {
+  return NeighborCache::TableBytes(num_nodes) + 8 * num_nodes + num_edges * index_bytes;
+}
+
 std::string MemoryBudgetSplit::ToString() const {
+  std::string ncache = FormatBytes(ncache_bytes);
+  if (!ncache_source.empty()) {
+    ncache += " in use (" + ncache_source;
+    if (ncache_edge_fraction >= 0) ncache += ", " + fmt::format("{:.1f}", 100 * ncache_edge_fraction) + "% of the edges";
+    if (ncache_share_bytes >= 0 && ncache_share_bytes != ncache_bytes) ncache += ", share " + FormatBytes(ncache_share_bytes);
+    ncache += ")";
+  }
   return "memory budget " + FormatBytes(budget_bytes) + ": per-node tables " +
          FormatBytes(table_bytes) + ", staging " + FormatBytes(staging_bytes) + " (~" +
          std::to_string(estimated_batch_rows) + " rows/batch, " +
@@ -186,9 +200,9 @@ std::string MemoryBudgetSplit::ToString() const {
          (inspector_bytes > 0 ? ", inspector " + FormatBytes(inspector_bytes) + " (superbatch traces in flight + planner)"
                               : std::string()) +
          ", trace buffers " +
-         FormatBytes(trace_bytes) + ", neighbor cache " + FormatBytes(ncache_bytes) +
+         FormatBytes(trace_bytes) + ", neighbor cache " + ncache +
          ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
-         " rows)";
+         " rows)" + (superbatch_reason.empty() ? std::string() : "; superbatch " + superbatch_reason);
 }
 
 namespace {
@@ -208,7 +222,8 @@ ModelFootprint ModelReservation(const MemoryBudgetRequest& r) {
   ModelConfig model = r.model;
   if (model.in_dim <= 0) model.in_dim = r.feature_dim;
   if (model.num_classes <= 0) model.num_classes = r.num_classes;
-  model.num_layers = static_cast<int64_t>(r.fanouts.size());
+  // The MLP samples no hops (its layers see the seeds only): its layer count is its own.
+  if (!(model.kind == ModelKind::kMlp && r.fanouts.empty())) model.num_layers = static_cast<int64_t>(r.fanouts.size());
   std::vector<BlockShape> blocks;
   if (HasMeasuredShapes(r)) {
     for (const BlockShape& b : r.measured_blocks) {
@@ -224,18 +239,35 @@ ModelFootprint ModelReservation(const MemoryBudgetRequest& r) {
 
 // One batch's trace: global ids (8 B) + per block row_ptr (8 B per dst + 1) and col_idx
 // (4 B per edge); from the pilot when measured, else from the estimated shapes.
-int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
-  int64_t per_batch = 0;
+int64_t TraceBytesPerBatch(const MemoryBudgetRequest& r, int64_t batch_rows) {
   if (HasMeasuredShapes(r) && r.measured_trace_bytes > 0) {
-    per_batch = static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(r.measured_trace_bytes)));
-  } else {
-    per_batch = 8 * batch_rows;
-    for (const BlockShape& b : EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts)) {
-      per_batch += 8 * (b.num_dst + 1) + 4 * b.num_edges;
-    }
+    return static_cast<int64_t>(std::ceil(kPilotMargin * static_cast<double>(r.measured_trace_bytes)));
   }
+  int64_t per_batch = 8 * batch_rows;
+  for (const BlockShape& b : EstimateBlockShapes(r.num_nodes, r.batch_size, r.fanouts)) {
+    per_batch += 8 * (b.num_dst + 1) + 4 * b.num_edges;
+  }
+  return per_batch;
+}
+
+int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
   const int64_t sb = std::max<int64_t>(1, r.superbatch);
-  return r.traces_in_flight * sb * per_batch + r.planner_bytes_per_access * sb * batch_rows;
+  if (r.streaming_inspector) {
+    // The streaming parts without the changesets (the trace buffers hold those), Belady's
+    // sort buffer up to what the superbatch's accesses need (~24 B each: the in-RAM path
+    // when they fit), and a planner that still reads the ids into RAM (LRU).
+    const StreamingInspectorParts parts = StreamingInspectorPartsFor(TraceBytesPerBatch(r, batch_rows), r.sampling_threads);
+    return parts.total() - parts.changesets + std::min(r.planner_working_bytes, 24 * sb * batch_rows) +
+           r.planner_bytes_per_access * sb * batch_rows;
+  }
+  return r.traces_in_flight * sb * TraceBytesPerBatch(r, batch_rows) + r.planner_bytes_per_access * sb * batch_rows;
+}
+
+// The trace buffers' need per batch of a superbatch (TraceBufferNeed without the floor
+// and, streaming, without the cap); the streaming pipeline keeps only changesets there.
+int64_t TraceBufferBytesPerBatch(const MemoryBudgetRequest& r, int64_t batch_rows) {
+  if (r.streaming_inspector) return 2 * 16 * batch_rows;
+  return 2 * std::max(TraceBytesPerBatch(r, batch_rows), 16 * batch_rows);
 }
 
 Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudgetSplit& s, int64_t required) {
@@ -278,19 +310,33 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   return s;
 }
 
+int64_t TraceBufferNeed(const MemoryBudgetRequest& r, int64_t batch_rows) {
+  int64_t need = std::max<int64_t>(1, r.superbatch) * TraceBufferBytesPerBatch(r, batch_rows);
+  if (r.streaming_inspector) need = std::min(need, 2 * kChangesetRamBytes);
+  return std::max<int64_t>(kMinTraceBytes, need);
+}
+
 Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   int64_t left = r.budget_bytes - s->table_bytes - s->staging_bytes;
-  s->trace_bytes = std::max<int64_t>(kMinTraceBytes, left / 8);
+  s->trace_bytes = std::max<int64_t>(kMinTraceBytes, std::min(left / 8, TraceBufferNeed(r, s->estimated_batch_rows)));
   left = std::max<int64_t>(0, left - s->trace_bytes);
   const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
-  if (r.ncache_budget_bytes >= 0 && r.fcache_budget_bytes >= 0) {
-    s->ncache_bytes = r.ncache_budget_bytes;
-    s->fcache_bytes = r.fcache_budget_bytes;
-  } else if (r.ncache_budget_bytes >= 0) {
-    s->ncache_bytes = r.ncache_budget_bytes;
+  const bool nc_auto = r.ncache_budget_bytes < 0;
+  const bool fc_auto = r.fcache_budget_bytes < 0;
+  // What each cache can use: the whole topology; every feature row (none when the
+  // feature cache is never read).
+  const int64_t nc_cap = r.topology_bytes > 0 ? r.topology_bytes : std::numeric_limits<int64_t>::max();
+  const int64_t fc_cap = !r.feature_cache_used ? 0
+                         : r.feature_row_bytes > 0 && r.num_nodes > 0 ? r.feature_row_bytes * r.num_nodes
+                                                                       : std::numeric_limits<int64_t>::max();
+  if (!nc_auto && !fc_auto) {
+    s->ncache_bytes = std::min(r.ncache_budget_bytes, nc_cap);
+    s->fcache_bytes = std::min(r.fcache_budget_bytes, fc_cap);
+  } else if (!nc_auto) {
+    s->ncache_bytes = std::min(r.ncache_budget_bytes, nc_cap);
     s->fcache_bytes = std::max<int64_t>(0, left - s->ncache_bytes);
-  } else if (r.fcache_budget_bytes >= 0) {
-    s->fcache_bytes = r.fcache_budget_bytes;
+  } else if (!fc_auto) {
+    s->fcache_bytes = std::min(r.fcache_budget_bytes, fc_cap);
     s->ncache_bytes = std::max<int64_t>(0, left - s->fcache_bytes);
     if (s->ncache_bytes < ncache_table) s->ncache_bytes = 0;
   } else if (r.ncache_share >= 0) {
@@ -304,7 +350,21 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
     if (s->ncache_bytes < ncache_table + ncache_table / 4) s->ncache_bytes = 0;
     s->fcache_bytes = left - s->ncache_bytes;
   }
-  const bool overridden = r.ncache_budget_bytes >= 0 || r.fcache_budget_bytes >= 0;
+  // Caps: a share beyond what its cache can use goes to the other cache when that one's
+  // share is automatic (the feature cache first: it saves the larger reads).
+  if (s->ncache_bytes > nc_cap) {
+    if (fc_auto) s->fcache_bytes += s->ncache_bytes - nc_cap;
+    s->ncache_bytes = nc_cap;
+  }
+  if (s->fcache_bytes > fc_cap) {
+    const int64_t surplus = s->fcache_bytes - fc_cap;
+    s->fcache_bytes = fc_cap;
+    if (nc_auto && r.ncache_share != 0) {
+      s->ncache_bytes = std::min(nc_cap, s->ncache_bytes + surplus);
+      if (s->ncache_bytes < ncache_table + ncache_table / 4) s->ncache_bytes = 0;
+    }
+  }
+  const bool overridden = !nc_auto || !fc_auto;
   if (s->ncache_bytes + s->fcache_bytes > left && overridden) {
     return Status(StatusCode::kResourceExhausted,
                   "--ncache-budget + --fcache-budget (" + FormatBytes(s->ncache_bytes + s->fcache_bytes) +
@@ -349,10 +409,10 @@ Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   return Status::Ok();
 }
 
-Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
-  if (r.num_nodes < 0 || r.feature_row_bytes < 0 || r.batch_size <= 0) {
-    return InvalidArgument("memory budget: bad graph or batch parameters");
-  }
+namespace {
+
+// The split for the request's own superbatch (>= 1), without warnings.
+Result<MemoryBudgetSplit> SplitFixedSuperbatch(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s = SizeFixedParts(r);
   const int64_t required = s.table_bytes + s.staging_bytes + s.model_bytes + s.inspector_bytes + (2 << 20);
   if (r.budget_bytes < required) return TooSmallForTheFixedParts(r, s, required);
@@ -369,6 +429,127 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& r) {
   }
   s.fcache_rows = r.feature_row_bytes > 0 ? std::min(r.num_nodes, s.fcache_bytes / r.feature_row_bytes) : 0;
   s.fcache_bytes = s.fcache_rows * r.feature_row_bytes;
+  s.superbatch = std::max<int64_t>(1, r.superbatch);
+  return s;
+}
+
+// The smallest --memory-budget (rounded up to MiB) whose split satisfies `enough`, or -1
+// when even 16 TiB does not.
+template <typename Enough>
+int64_t SmallestBudget(MemoryBudgetRequest r, Enough enough) {
+  auto passes = [&](int64_t budget) {
+    r.budget_bytes = budget;
+    auto split = SplitFixedSuperbatch(r);
+    return split.ok() && enough(*split);
+  };
+  int64_t lo = std::max<int64_t>(1 << 20, r.budget_bytes), hi = 2 * lo;
+  while (!passes(hi)) {
+    lo = hi;
+    hi *= 2;
+    if (hi > (int64_t{1} << 44)) return -1;
+  }
+  while (hi - lo > (1 << 20)) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (passes(mid) ? hi : lo) = mid;
+  }
+  return (hi + (1 << 20) - 1) / (1 << 20) * (1 << 20);
+}
+
+std::string WhatTookTheBudget(const MemoryBudgetSplit& s) {
+  std::string took = "per-node tables " + FormatBytes(s.table_bytes) + ", staging " + FormatBytes(s.staging_bytes);
+  if (s.model_bytes > 0) took += ", the model's working set " + FormatBytes(s.model_bytes);
+  if (s.inspector_bytes > 0) took += ", the inspector " + FormatBytes(s.inspector_bytes);
+  took += ", trace buffers " + FormatBytes(s.trace_bytes);
+  if (s.ncache_bytes > 0) took += ", neighbor cache " + FormatBytes(s.ncache_bytes);
+  if (s.fcache_bytes > 0) took += ", feature cache " + FormatBytes(s.fcache_bytes);
+  return took;
+}
+
+}  // namespace
+
+int64_t ChooseSuperbatch(const MemoryBudgetRequest& r, std::string* reason) {
+  MemoryBudgetRequest one = r;
+  one.superbatch = 1;
+  const MemoryBudgetSplit fixed = SizeFixedParts(one);
+  const int64_t rows = fixed.estimated_batch_rows;
+  // RAM that grows with S (none when streaming: the inspector's and the changesets' RAM
+  // is constant, only the runtime dir's files grow).
+  const int64_t per_batch = r.streaming_inspector ? r.planner_bytes_per_access * rows
+                                                 : InspectorReservation(one, rows) + TraceBufferBytesPerBatch(one, rows);
+  const int64_t room = r.budget_bytes - fixed.table_bytes - fixed.staging_bytes - fixed.model_bytes;
+  const int64_t epoch = r.epoch_batches > 0 ? r.epoch_batches : kAutoSuperbatchMax;
+  const int64_t cap = std::min(epoch, kAutoSuperbatchMax);
+  const int64_t by_memory =
+      room <= 0 ? 0
+      : per_batch <= 0
+          ? cap
+          : static_cast<int64_t>(kAutoSuperbatchShare * static_cast<double>(room) / static_cast<double>(per_batch));
+  const int64_t s = std::max<int64_t>(1, std::min(cap, by_memory));
+  if (reason != nullptr) {
+    const std::string cost = fmt::format("the inspector's traces, planner and trace buffers ({}/batch, {} in all)",
+                                         FormatBytes(per_batch), FormatBytes(s * per_batch));
+    if (r.streaming_inspector && per_batch == 0) {
+      *reason = fmt::format(
+          "{} (auto: {}; the inspector streams traces through the runtime dir, so its RAM does not grow with S; "
+          "~{} of trace files per superbatch)",
+          s, cap == r.epoch_batches ? "the whole epoch" : fmt::format("at most {} batches", kAutoSuperbatchMax),
+          FormatBytes(s * TraceBytesPerBatch(one, rows)));
+    } else if (by_memory >= cap) {
+      *reason = fmt::format("{} (auto: {}; {} take {:.1f}% of the {} left for caches)",
+                            s,
+                            cap == r.epoch_batches ? "the whole epoch"
+                                                   : fmt::format("at most {} batches", kAutoSuperbatchMax),
+                            cost, room > 0 ? 100.0 * static_cast<double>(s * per_batch) / static_cast<double>(room) : 0.0,
+                            FormatBytes(std::max<int64_t>(0, room)));
+    } else {
+      *reason = fmt::format("{} (auto: {} may take 1/{:.0f} of the {} left for caches; the epoch has {} batches)", s,
+                            cost, 1 / kAutoSuperbatchShare, FormatBytes(std::max<int64_t>(0, room)),
+                            r.epoch_batches > 0 ? std::to_string(r.epoch_batches) : std::string("?"));
+    }
+  }
+  return s;
+}
+
+std::vector<std::string> SplitWarnings(const MemoryBudgetRequest& request, const MemoryBudgetSplit& s) {
+  std::vector<std::string> warnings;
+  MemoryBudgetRequest r = request;
+  if (r.superbatch <= 0) r.superbatch = std::max<int64_t>(1, s.superbatch);
+  const std::string budget = FormatBytes(r.budget_bytes);
+  if (r.feature_cache_used && r.fcache_budget_bytes != 0 && s.fcache_rows == 0 && r.num_nodes > 0 &&
+      r.feature_row_bytes > 0) {
+    const int64_t target = std::max<int64_t>(1, r.num_nodes / 10);
+    const int64_t fix = SmallestBudget(r, [&](const MemoryBudgetSplit& x) { return x.fcache_rows >= target; });
+    warnings.push_back(fmt::format(
+        "the feature cache gets nothing ({} take the {} budget): every feature row is read from the SSD; {}",
+        WhatTookTheBudget(s), budget,
+        fix > 0 ? fmt::format("--memory-budget {}M would give it {} rows (10% of the nodes)", fix >> 20, target)
+                : std::string("lower --batch-size, --fanouts or --hidden")));
+  }
+  if (r.ncache_budget_bytes != 0 && r.ncache_share != 0 && s.ncache_bytes == 0 && r.topology_bytes > 0) {
+    const int64_t table = NeighborCache::TableBytes(r.num_nodes);
+    const int64_t target = std::max(table + table / 4, table + (r.topology_bytes - table) / 4);
+    const int64_t fix = SmallestBudget(r, [&](const MemoryBudgetSplit& x) { return x.ncache_bytes >= target; });
+    warnings.push_back(fmt::format(
+        "the neighbor cache gets nothing ({} take the {} budget): sampling reads every adjacency list from the "
+        "SSD; {}",
+        WhatTookTheBudget(s), budget,
+        fix > 0 ? fmt::format("--memory-budget {}M would give it {} (a quarter of the topology's {})", fix >> 20,
+                              FormatBytes(target), FormatBytes(r.topology_bytes))
+                : std::string("lower --batch-size, --fanouts or --hidden")));
+  }
+  return warnings;
+}
+
+Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request) {
+  if (request.num_nodes < 0 || request.feature_row_bytes < 0 || request.batch_size <= 0) {
+    return InvalidArgument("memory budget: bad graph or batch parameters");
+  }
+  MemoryBudgetRequest r = request;
+  std::string reason;
+  if (r.superbatch <= 0) r.superbatch = ChooseSuperbatch(request, &reason);
+  SEER_ASSIGN_OR_RETURN(MemoryBudgetSplit s, SplitFixedSuperbatch(r));
+  s.superbatch_reason = reason;
+  s.warnings = SplitWarnings(r, s);
   return s;
 }
 

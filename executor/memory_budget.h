@@ -13,13 +13,21 @@
 //                     GPU they live in device memory; the host keeps the pinned row
 //                     staging and the block index tensors built before the copy)
 //   trace buffers     RAM for superbatch traces and changesets before they spill to
-//                     runtime files: an eighth of what is left, at least 1 MiB
+//                     runtime files: an eighth of what is left, at least 1 MiB, at most
+//                     what they need (TraceBufferNeed: one queued superbatch trace and
+//                     one superbatch of changesets, each half of the buffers)
 //   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
 //                     table, else 0) and 3/4 feature cache; --cache-split NC:FC sets the
 //                     neighbor cache's share instead (same rule: a share that cannot
 //                     hold its table goes to the feature cache);
 //                     --ncache-budget / --fcache-budget override either (the other gets
-//                     the remainder).
+//                     the remainder). Each cache is capped at what it can use — the
+//                     neighbor cache at the whole topology (topology_bytes), the feature
+//                     cache at every row (none with --feature-cache none) — and an
+//                     automatic share's surplus goes to the other cache.
+//
+//   superbatch        --superbatch auto (request.superbatch <= 0): ChooseSuperbatch picks
+//                     S from the pilot's measured trace and planner bytes (below).
 //
 //   inspector         the superbatch traces in flight (sampled, queued, planned, executed)
 //                     and the planner's working set, sized from the pilot batches
@@ -75,14 +83,45 @@ struct MemoryBudgetRequest {
   // The inspector's working set outside the trace buffers: whole superbatch traces held
   // in RAM while they are sampled, queued, planned and executed (`traces_in_flight` of
   // them, `superbatch` batches each; 0 = not reserved), plus the planner's per-access
-  // working set (sort pairs, next uses, heaps) over one superbatch.
+  // working set (sort pairs, next uses, heaps) over one superbatch. superbatch <= 0 =
+  // auto (ChooseSuperbatch).
   int64_t superbatch = 1;
   int64_t traces_in_flight = 0;
   int64_t measured_trace_bytes = 0;      // largest pilot batch's trace (ids + blocks)
   int64_t planner_bytes_per_access = 0;  // 0 = no planner working set
+  // The streaming pipeline (traces on the runtime dir, inspector/trace_stream.h): the
+  // inspector's RAM is StreamingInspectorBytes(one batch's trace, sampling_threads) less
+  // its changesets, plus the planner's working memory (at most what S batches' accesses
+  // need), whatever S is beyond that (traces_in_flight > 0 turns it on; a
+  // planner that reads the ids into RAM, LRU, adds planner_bytes_per_access per access),
+  // and the trace buffers hold changesets only (at most 2 x kChangesetRamBytes).
+  bool streaming_inspector = false;
+  int sampling_threads = 0;              // 0 = the hardware's threads
+  int64_t planner_working_bytes = 0;     // Belady's streaming sort buffer
+  // Batches per epoch (0 = unknown): caps an automatic superbatch.
+  int64_t epoch_batches = 0;
+  // What a neighbor cache holding every adjacency list takes (NeighborCacheFullBytes);
+  // 0 = unknown (no cap).
+  int64_t topology_bytes = 0;
+  // false (--feature-cache none): the feature cache is never read, so it gets nothing
+  // and an automatic neighbor cache may take its share.
+  bool feature_cache_used = true;
 };
 // Headroom over the largest pilot batch (batches of the same size vary by a few %).
 constexpr double kPilotMargin = 1.2;
+
+// A neighbor cache holding every list of a graph: its table, 8 B per cached node and
+// every index (NeighborCache's layout).
+int64_t NeighborCacheFullBytes(int64_t num_nodes, int64_t num_edges, int64_t index_bytes);
+
+// --superbatch auto: the share of the memory left for caches (after tables, staging and
+// the model) that the inspector's S-dependent RAM (traces in flight, the planner's
+// per-access working set and the trace buffers) may take. The lookahead's gain in hits
+// flattens out long before the cache it costs does (bench/RESULTS.md, the S sweep).
+constexpr double kAutoSuperbatchShare = 0.125;
+// ... and never more batches than this per superbatch when the epoch is longer (the
+// first superbatch is sampled before anything else can run).
+constexpr int64_t kAutoSuperbatchMax = 400;
 
 
 // The host memory a ModelRunner needs while training (bytes). Activations are the peak of
@@ -124,6 +163,15 @@ struct MemoryBudgetSplit {
   int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
   int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
   int64_t measured_batches = 0;     // > 0: estimated_batch_rows comes from that many pilot batches
+  int64_t superbatch = 0;           // batches per superbatch the split was made for
+  std::string superbatch_reason;    // --superbatch auto: why this S ("" when given)
+  // The neighbor cache in use, filled by whoever opens it (DataPath): where it came from
+  // ("" = not opened yet: ncache_bytes is the share) and the fraction of edges it holds.
+  std::string ncache_source;
+  double ncache_edge_fraction = -1;
+  int64_t ncache_share_bytes = -1;  // the split's share when the cache in use differs
+  // Lines to show the user (a cache that gets nothing, with the flag that fixes it).
+  std::vector<std::string> warnings;
   // "memory budget 1.0 GiB: tables 12 MiB, staging ..., feature cache 600 MiB (N rows)"
   std::string ToString() const;
 };
@@ -134,8 +182,28 @@ struct MemoryBudgetSplit {
 int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vector<int>& fanouts);
 
 // The split, in three pure phases (exposed for tests; SplitMemoryBudget runs them in
-// order and refuses a budget below the fixed parts between phases 1 and 2):
+// order and refuses a budget below the fixed parts between phases 1 and 2). With
+// request.superbatch <= 0 it first picks S (ChooseSuperbatch) and splits for it; the
+// result's warnings name each cache that gets nothing (SplitWarnings).
 Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request);
+
+// --superbatch auto: the largest S (at most the epoch's batches and kAutoSuperbatchMax)
+// whose S-dependent inspector RAM — traces in flight and the planner's working set
+// (InspectorReservation) plus the trace buffers' need — fits kAutoSuperbatchShare of
+// the memory the caches could have; at least 1. With the streaming inspector nothing in
+// RAM depends on S, so the longest lookahead wins: the whole epoch (up to
+// kAutoSuperbatchMax). `reason` says which bound chose it.
+int64_t ChooseSuperbatch(const MemoryBudgetRequest& request, std::string* reason);
+
+// RAM the trace buffers can use for superbatch S: one queued superbatch trace and one
+// superbatch of changesets (16 B per changed row, at most every row of a batch), each
+// half of the buffers (the run gives half to the trace store, half to the changesets).
+int64_t TraceBufferNeed(const MemoryBudgetRequest& request, int64_t batch_rows);
+
+// One line per cache that gets nothing although the run would use it: what took the
+// memory and the --memory-budget that would give it something (the feature cache 10 %
+// of the rows, the neighbor cache a quarter of the topology), found by re-splitting.
+std::vector<std::string> SplitWarnings(const MemoryBudgetRequest& request, const MemoryBudgetSplit& split);
 // 1. The fixed parts: tables, staging (rows per batch estimated or measured), the
 //    model's working set and the inspector's traces in flight. Caches and traces are 0.
 MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& request);

@@ -14,6 +14,7 @@
 #include "executor/data_path.h"
 #include "executor/memory_budget.h"
 #include "executor/train_loop.h"
+#include "cache/neighbor_cache.h"
 #include "training_fixture.h"
 
 namespace seer {
@@ -177,6 +178,106 @@ TEST(DataPathTest, ConventionalPipelineSeesTheSameBatches) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("belady"), std::string::npos);
+}
+
+// With room for every row, Belady misses each row at most once per run (cold misses):
+// rows with no further use inside the superbatch are admitted into free capacity (the
+// tie rule) instead of being dropped and read again in a later superbatch.
+TEST(DataPathTest, BeladyWithRoomForEveryRowMissesOnlyColdRows) {
+  const int64_t nodes = 3001;
+  const std::string dir = MakeSyntheticGraph("cold", nodes, FeatureDtype::kFloat32, 8);
+  TrainOptions o = SmallRun(dir);
+  o.no_train = true;
+  o.epochs = 3;
+  o.superbatch = 3;
+  o.fcache_budget_bytes = nodes * 8 * 4;
+  o.ncache_budget_bytes = 0;
+  std::vector<char> seen(static_cast<size_t>(nodes), 0);
+  int64_t distinct = 0;
+  o.batch_hook = [&](const BatchTrace& b, const float*, int64_t, int64_t) {
+    for (int64_t v : b.node_ids) distinct += seen[static_cast<size_t>(v)]++ == 0;
+  };
+  auto s = RunTraining(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->split.fcache_rows, nodes);
+  int64_t read = 0;
+  for (const EpochReport& e : s->epochs) read += e.gather.misses + e.gather.fill_rows;
+  EXPECT_GT(distinct, nodes / 2);
+  EXPECT_LE(read, nodes) << "a row was read twice";
+  EXPECT_GE(read, distinct);
+  EXPECT_EQ(s->epochs[1].gather.misses, 0);
+  EXPECT_EQ(s->epochs[2].gather.misses, 0);
+}
+
+// The neighbor cache in use is what the split reports: a prebuilt DIR/ncache smaller than
+// the share is not used silently (a cache for the share is built), a prebuilt one that
+// holds every list is used, and its unused share goes to the feature cache.
+TEST(DataPathTest, SplitReportsTheNeighborCacheInUse) {
+  const std::string dir = MakeSyntheticGraph("ncache_in_use", 4001, FeatureDtype::kFloat32, 8);
+  auto dataset = Dataset::Open(dir);
+  ASSERT_TRUE(dataset.ok());
+  auto indptr = dataset->LoadIndptr();
+  ASSERT_TRUE(indptr.ok());
+  const DatasetManifest& m = dataset->manifest();
+  const int64_t full = NeighborCacheFullBytes(m.num_nodes, m.num_edges, m.index_bytes());
+  TrainOptions o = SmallRun(dir);
+  o.memory_budget_bytes = 64 << 20;  // the share (1/4) holds the whole topology
+  // A small prebuilt cache: not used, a full one is built for the share.
+  auto small = NeighborCache::Build(*dataset, *indptr, NeighborCache::TableBytes(m.num_nodes) + full / 10);
+  ASSERT_TRUE(small.ok());
+  ASSERT_LT(small->stats().edges_cached, m.num_edges);
+  ASSERT_TRUE(small->Save(NeighborCache::DefaultDir(*dataset), /*force=*/true).ok());
+  auto data = seer::testing::OpenDataPath(o);
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->split().ncache_bytes, full);
+  EXPECT_DOUBLE_EQ(data->split().ncache_edge_fraction, 1.0);
+  EXPECT_NE(data->split().ncache_source.find("holds less than the share"), std::string::npos)
+      << data->split().ToString();
+  EXPECT_NE(data->split().ToString().find(" in use (built in memory"), std::string::npos) << data->split().ToString();
+  // A prebuilt cache of every list: used, and reported as such.
+  auto all = NeighborCache::Build(*dataset, *indptr, full);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->stats().edges_cached, m.num_edges);
+  ASSERT_TRUE(all->Save(NeighborCache::DefaultDir(*dataset), /*force=*/true).ok());
+  data = seer::testing::OpenDataPath(o);
+  ASSERT_NE(data, nullptr);
+  EXPECT_EQ(data->split().ncache_bytes, all->stats().bytes);
+  EXPECT_EQ(data->split().ncache_source, "prebuilt " + NeighborCache::DefaultDir(*dataset));
+  // Its share beyond the cache went to the features: every byte of the caches is in use.
+  MemoryBudgetSplit by_hand;
+  by_hand.ncache_bytes = 10 << 20;
+  by_hand.fcache_bytes = 4000;
+  by_hand.fcache_rows = 125;
+  MemoryBudgetRequest request;
+  request.num_nodes = 1000;
+  request.feature_row_bytes = 32;
+  RecordNeighborCacheInUse(1 << 20, "prebuilt x", 1.0, request, &by_hand);
+  EXPECT_EQ(by_hand.ncache_bytes, 1 << 20);
+  EXPECT_EQ(by_hand.ncache_share_bytes, 10 << 20);
+  EXPECT_EQ(by_hand.fcache_rows, 1000);  // capped at every row
+}
+
+// The MLP reads only its seeds' rows, so it samples no neighbors: every batch is its
+// seeds (the feature cache sees each training seed once per epoch, the neighbor cache
+// and indices.bin nothing).
+TEST(DataPathTest, MlpSamplesOnlyTheSeeds) {
+  const std::string dir = MakeSyntheticGraph("mlp_seeds", 2001, FeatureDtype::kFloat32, 8);
+  TrainOptions o = SmallRun(dir);
+  o.model = ModelKind::kMlp;
+  o.epochs = 1;
+  o.eval_every = 0;
+  bool only_seeds = true;
+  o.batch_hook = [&](const BatchTrace& b, const float*, int64_t, int64_t) {
+    only_seeds = only_seeds && b.blocks.empty() && static_cast<int64_t>(b.node_ids.size()) == b.num_seeds;
+  };
+  auto s = RunTraining(o);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  auto train = Dataset::Open(dir)->LoadSplit("train");
+  ASSERT_TRUE(train.ok());
+  EXPECT_TRUE(only_seeds);
+  EXPECT_EQ(s->epochs[0].gather.rows, static_cast<int64_t>(train->size()));
+  EXPECT_EQ(s->epochs[0].ncache_lookups, 0);
+  EXPECT_EQ(s->epochs[0].topology_reads.device_reads, 0);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "executor/model_runner.h"
+#include "storage/base/byte_size.h"
 
 namespace seer {
 namespace {
@@ -254,8 +255,11 @@ TEST(MemoryBudgetTest, MeasuredBatchShapesReplaceTheEstimate) {
   const int64_t trace = static_cast<int64_t>(std::ceil(kPilotMargin * (1 << 20)));
   EXPECT_EQ(inspected->inspector_bytes, 2 * 4 * trace + 32 * 4 * with_margin);
   EXPECT_EQ(inspected->staging_bytes, measured->staging_bytes);
-  EXPECT_NEAR(static_cast<double>(inspected->fcache_bytes + inspected->inspector_bytes),
-              static_cast<double>(measured->fcache_bytes), 2.0 * r.feature_row_bytes);
+  // (the trace buffers hold what superbatches of 4 need, paid by the caches too)
+  EXPECT_NEAR(static_cast<double>(inspected->fcache_bytes + inspected->ncache_bytes + inspected->inspector_bytes +
+                                  inspected->trace_bytes),
+              static_cast<double>(measured->fcache_bytes + measured->ncache_bytes + measured->trace_bytes),
+              2.0 * r.feature_row_bytes);
   EXPECT_NE(inspected->ToString().find("inspector "), std::string::npos) << inspected->ToString();
   r.superbatch = 4000;  // traces that cannot fit: refused, naming --superbatch
   auto refused = SplitMemoryBudget(r);
@@ -287,8 +291,10 @@ TEST(MemoryBudgetTest, ModelBeyondTheFeatureCacheTakesTheNeighborCacheThenTraces
   EXPECT_LE(s->fcache_bytes + s->ncache_bytes, no_train->fcache_bytes + 512 + no_train->ncache_bytes - s->model_bytes);
   EXPECT_LE(s->table_bytes + s->staging_bytes + s->model_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes,
             r.budget_bytes);
-  // A model larger than both caches shrinks the trace buffers too (not below 1 MiB).
-  r.budget_bytes = int64_t{304} << 20;
+  // A model larger than both caches shrinks the trace buffers too (not below 1 MiB): the
+  // smallest budget that holds the fixed parts leaves 2 MiB beside the model.
+  const MemoryBudgetSplit fixed_parts = SizeFixedParts(r);
+  r.budget_bytes = fixed_parts.table_bytes + fixed_parts.staging_bytes + fixed_parts.model_bytes + (2 << 20);
   no_train_r.budget_bytes = r.budget_bytes;
   no_train = SplitMemoryBudget(no_train_r);
   s = SplitMemoryBudget(r);
@@ -346,7 +352,7 @@ TEST(MemoryBudgetTest, PhasesComposeToTheSplit) {
   EXPECT_EQ(s.fcache_bytes + s.ncache_bytes + s.trace_bytes, 0);
   ASSERT_TRUE(SplitCacheMemory(r, &s).ok());
   const int64_t left = r.budget_bytes - s.table_bytes - s.staging_bytes;
-  EXPECT_EQ(s.trace_bytes, left / 8);
+  EXPECT_EQ(s.trace_bytes, std::max<int64_t>(1 << 20, std::min(left / 8, TraceBufferNeed(r, s.estimated_batch_rows))));
   EXPECT_EQ(s.trace_bytes + s.ncache_bytes + s.fcache_bytes, left);
   const MemoryBudgetSplit before = s;
   ASSERT_TRUE(PayReservations(r, &s).ok());
@@ -453,6 +459,197 @@ TEST(MemoryBudgetTest, BatchEstimateIsCappedByNodes) {
   // 111000 draws from 100000 nodes: 100000 (1 - e^-1.11) = 67044 distinct.
   EXPECT_NEAR(EstimateBatchRows(100000, 1000, {10, 10}), 67044, 2);
   EXPECT_EQ(EstimateBatchRows(100000, 1000, {}), 1000);
+}
+
+// ---- the split spends the budget where it pays (issue 12) ------------------------
+
+// At a large budget the neighbor cache's share is capped at the whole topology (Ginex
+// scale: 894 MiB reserved for a 2.8 MiB topology) and the surplus goes to the features.
+TEST(MemoryBudgetTest, NeighborCacheIsCappedAtTheTopology) {
+  MemoryBudgetRequest r = MillionNodeRequest();
+  r.budget_bytes = int64_t{1} << 30;
+  r.feature_dim = 1000;  // 4 GB of features: more than the caches can hold
+  r.feature_row_bytes = 4000;
+  const int64_t topology = NeighborCacheFullBytes(r.num_nodes, 3000000, 4);
+  EXPECT_EQ(topology, 16 * ((r.num_nodes + 63) / 64) + 8 * r.num_nodes + 4 * 3000000);
+  auto uncapped = SplitMemoryBudget(r);
+  ASSERT_TRUE(uncapped.ok());
+  ASSERT_GT(uncapped->ncache_bytes, topology) << "the test needs a share larger than the topology";
+  r.topology_bytes = topology;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->ncache_bytes, topology);
+  // Nothing is lost: the caches together get what they got before (to a row).
+  EXPECT_NEAR(static_cast<double>(s->ncache_bytes + s->fcache_bytes),
+              static_cast<double>(uncapped->ncache_bytes + uncapped->fcache_bytes), 2.0 * r.feature_row_bytes);
+  EXPECT_NE(s->ToString().find("neighbor cache " + FormatBytes(topology)), std::string::npos) << s->ToString();
+  // An explicit share (--cache-split) is capped the same way.
+  r.ncache_share = 0.9;
+  s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->ncache_bytes, topology);
+}
+
+// A feature cache that could hold every row takes no more; the rest goes to the neighbor
+// cache (up to the topology), and with --feature-cache none the feature cache gets nothing.
+TEST(MemoryBudgetTest, FeatureCacheIsCappedAtEveryRow) {
+  MemoryBudgetRequest r = MillionNodeRequest();
+  r.num_nodes = 100000;  // 40 MB of features in a 256 MiB budget
+  r.topology_bytes = NeighborCacheFullBytes(r.num_nodes, 50000000, 4);  // 200 MB of lists
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->fcache_rows, r.num_nodes);
+  const int64_t left = r.budget_bytes - s->table_bytes - s->staging_bytes - s->trace_bytes;
+  EXPECT_EQ(s->ncache_bytes, std::min(r.topology_bytes, left - r.num_nodes * r.feature_row_bytes));
+  r.feature_cache_used = false;
+  auto none = SplitMemoryBudget(r);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->fcache_rows, 0);
+  EXPECT_EQ(none->ncache_bytes, std::min(r.topology_bytes, left));
+  EXPECT_TRUE(none->warnings.empty()) << none->warnings[0];  // nothing to warn about: it is not read
+}
+
+// The trace buffers get what one queued superbatch trace and one superbatch of
+// changesets need (each half), not an eighth of the budget.
+TEST(MemoryBudgetTest, TraceBuffersAreCappedAtTheirNeed) {
+  MemoryBudgetRequest r = MillionNodeRequest();
+  r.budget_bytes = int64_t{1} << 30;
+  r.superbatch = 4;
+  r.measured_batch_rows = 5000;
+  r.measured_batches = 2;
+  r.measured_blocks = {{500, 5000, 5000}, {100, 500, 500}};
+  r.measured_trace_bytes = 100000;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const int64_t rows = static_cast<int64_t>(std::ceil(kPilotMargin * 5000));
+  const int64_t trace = static_cast<int64_t>(std::ceil(kPilotMargin * 100000));
+  const int64_t need = std::max<int64_t>(1 << 20, 2 * 4 * std::max(trace, 16 * rows));
+  EXPECT_EQ(s->trace_bytes, need);
+  EXPECT_EQ(TraceBufferNeed(r, rows), need);
+  EXPECT_LT(s->trace_bytes, (r.budget_bytes - s->table_bytes - s->staging_bytes) / 8);
+  // The caches take everything else (to a row).
+  const int64_t total = s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes;
+  EXPECT_LE(total, r.budget_bytes);
+  EXPECT_GT(total, r.budget_bytes - r.feature_row_bytes);
+}
+
+// A training split whose model takes the whole feature cache warns, naming a
+// --memory-budget that gives the cache 10 % of the rows (checked by re-splitting).
+TEST(MemoryBudgetTest, WarnsWhenACacheGetsNothing) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.reserve_model = true;
+  r.topology_bytes = NeighborCacheFullBytes(r.num_nodes, 10000000, 4);
+  const MemoryBudgetSplit fixed_parts = SizeFixedParts(r);  // the model takes both caches:
+  r.budget_bytes = fixed_parts.table_bytes + fixed_parts.staging_bytes + fixed_parts.model_bytes + (3 << 20);
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  ASSERT_EQ(s->fcache_rows, 0);
+  ASSERT_EQ(s->ncache_bytes, 0);
+  ASSERT_EQ(s->warnings.size(), 2u);
+  const std::string& fc = s->warnings[0];
+  EXPECT_EQ(fc.rfind("the feature cache gets nothing", 0), 0u) << fc;
+  EXPECT_NE(fc.find("the model's working set"), std::string::npos) << fc;
+  const size_t at = fc.find("--memory-budget ");
+  ASSERT_NE(at, std::string::npos) << fc;
+  auto suggested = ParseBytes(fc.substr(at + 16, fc.find(' ', at + 16) - at - 16));
+  ASSERT_TRUE(suggested.ok()) << fc;
+  MemoryBudgetRequest fixed = r;
+  fixed.budget_bytes = *suggested;
+  auto with = SplitMemoryBudget(fixed);
+  ASSERT_TRUE(with.ok());
+  EXPECT_GE(with->fcache_rows, r.num_nodes / 10) << fc;
+  fixed.budget_bytes = *suggested - (2 << 20);
+  EXPECT_LT(SplitMemoryBudget(fixed)->fcache_rows, r.num_nodes / 10) << "not the smallest such budget: " << fc;
+  EXPECT_EQ(s->warnings[1].rfind("the neighbor cache gets nothing", 0), 0u) << s->warnings[1];
+  EXPECT_NE(s->warnings[1].find("--memory-budget "), std::string::npos) << s->warnings[1];
+  // GAT's working set at 256M (both caches 0) warns the same way.
+  r.budget_bytes = int64_t{256} << 20;
+  r.model.kind = ModelKind::kGat;
+  r.model.hidden = 64;
+  r.fanouts = {5, 5};
+  auto gat = SplitMemoryBudget(r);
+  ASSERT_TRUE(gat.ok()) << gat.status().message();
+  if (gat->fcache_rows == 0) EXPECT_FALSE(gat->warnings.empty());
+  // A cache set to nothing on purpose is not warned about.
+  r = BenchLikeRequest();
+  r.reserve_model = true;
+  r.budget_bytes = fixed_parts.table_bytes + fixed_parts.staging_bytes + fixed_parts.model_bytes + (3 << 20);
+  r.fcache_budget_bytes = 0;
+  r.ncache_budget_bytes = 0;
+  auto off = SplitMemoryBudget(r);
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_TRUE(off->warnings.empty());
+}
+
+// --superbatch auto: the largest S whose S-dependent inspector RAM (traces in flight,
+// planner, trace buffers) fits an eighth of the memory the caches could have, capped by
+// the epoch; the split is the split for that S, and the line says why.
+TEST(MemoryBudgetTest, AutoSuperbatchIsTheLongestThatFitsItsShare) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.budget_bytes = int64_t{1} << 30;
+  r.traces_in_flight = 3;
+  r.planner_bytes_per_access = 32;
+  r.measured_batch_rows = 20000;
+  r.measured_batches = 2;
+  r.measured_blocks = {{2000, 20000, 20000}, {1000, 2000, 10000}};
+  r.measured_trace_bytes = 500000;
+  r.epoch_batches = 10000;
+  // Oracle: the cost of S from splits with S given, against the memory left for caches.
+  auto cost = [&](int64_t sb) {
+    MemoryBudgetRequest q = r;
+    q.superbatch = sb;
+    auto s = SplitMemoryBudget(q);
+    EXPECT_TRUE(s.ok());
+    return s->inspector_bytes + TraceBufferNeed(q, s->estimated_batch_rows);
+  };
+  MemoryBudgetRequest q = r;
+  q.superbatch = 1;
+  auto one = SplitMemoryBudget(q);
+  ASSERT_TRUE(one.ok());
+  const int64_t room = r.budget_bytes - one->table_bytes - one->staging_bytes - one->model_bytes;
+  r.superbatch = 0;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const int64_t chosen = s->superbatch;
+  ASSERT_GT(chosen, 1);
+  ASSERT_LT(chosen, r.epoch_batches);
+  EXPECT_LE(cost(chosen), room / 8 + (1 << 20));
+  EXPECT_GT(cost(chosen + 1), room / 8);
+  EXPECT_NE(s->ToString().find("superbatch " + std::to_string(chosen) + " (auto"), std::string::npos) << s->ToString();
+  q.superbatch = chosen;
+  auto same = SplitMemoryBudget(q);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->fcache_rows, s->fcache_rows);
+  EXPECT_EQ(same->inspector_bytes, s->inspector_bytes);
+  // A short epoch: the whole epoch.
+  r.epoch_batches = 7;
+  auto whole = SplitMemoryBudget(r);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->superbatch, 7);
+  EXPECT_NE(whole->ToString().find("the whole epoch"), std::string::npos) << whole->ToString();
+  // Streaming inspector: nothing in RAM grows with S, so the whole epoch (up to the cap),
+  // and the reservation is the same at every S.
+  r.streaming_inspector = true;
+  r.planner_working_bytes = 32 << 20;
+  r.planner_bytes_per_access = 0;  // Belady streams; LRU would read the ids into RAM
+  r.epoch_batches = 200;
+  auto streaming = SplitMemoryBudget(r);
+  ASSERT_TRUE(streaming.ok()) << streaming.status().message();
+  EXPECT_EQ(streaming->superbatch, 200);
+  EXPECT_NE(streaming->ToString().find("does not grow with S"), std::string::npos) << streaming->ToString();
+  q = r;
+  q.superbatch = 100;  // the planner's sort buffer is full from here on
+  EXPECT_EQ(SplitMemoryBudget(q)->inspector_bytes, streaming->inspector_bytes);
+  r.epoch_batches = 100000;
+  EXPECT_EQ(SplitMemoryBudget(r)->superbatch, kAutoSuperbatchMax);
+  r.streaming_inspector = false;
+  r.epoch_batches = 7;
+  // A given S is kept and not explained.
+  r.superbatch = 5;
+  auto given = SplitMemoryBudget(r);
+  ASSERT_TRUE(given.ok());
+  EXPECT_EQ(given->superbatch, 5);
+  EXPECT_EQ(given->ToString().find("(auto"), std::string::npos);
 }
 
 }  // namespace
