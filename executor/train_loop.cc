@@ -51,9 +51,10 @@ void KeepLargeAllocationsMapped() {
 std::string JoinFanouts(const std::vector<int>& fanouts) { return fmt::format("{}", fmt::join(fanouts, ",")); }
 
 Status ValidateTrainOptions(const TrainOptions& o) {
-  if (o.epochs < 0 || o.batch_size <= 0 || o.superbatch <= 0 || o.prefetch_batches <= 0 || o.fanouts.empty()) {
+  if (o.epochs < 0 || o.batch_size <= 0 || o.superbatch < 0 || o.prefetch_batches <= 0 || o.fanouts.empty()) {
     return InvalidArgument(
-        "train: epochs >= 0, batch size >= 1, superbatch >= 1, prefetch >= 1 and at least one fan-out are required");
+        "train: epochs >= 0, batch size >= 1, superbatch >= 1 (or auto), prefetch >= 1 and at least one fan-out are "
+        "required");
   }
   if (o.pipeline == PipelineKind::kConventional && o.cache_policy == PolicyKind::kBelady) {
     return InvalidArgument(
@@ -64,17 +65,23 @@ Status ValidateTrainOptions(const TrainOptions& o) {
   return Status::Ok();
 }
 
-// Batches per superbatch: the lookahead, or (conventional pipeline) the `prefetch_batches`
-// sampled together one group ahead (the planner then only runs online/static policies).
+// Batches per superbatch: the lookahead (0 = auto: the memory split picks it), or
+// (conventional pipeline) the `prefetch_batches` sampled together one group ahead (the
+// planner then only runs online/static policies).
 int64_t BatchesPerSuperbatch(const TrainOptions& o) {
   return o.pipeline == PipelineKind::kConventional ? o.prefetch_batches : o.superbatch;
+}
+
+// The fan-outs the sampler uses: none for the MLP, which reads only the seeds' rows.
+std::vector<int> SampledFanouts(const TrainOptions& o) {
+  return o.model == ModelKind::kMlp ? std::vector<int>{} : o.fanouts;
 }
 
 MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   MemoryBudgetRequest request;
   request.budget_bytes = o.memory_budget_bytes;
   request.batch_size = o.batch_size;
-  request.fanouts = o.fanouts;
+  request.fanouts = SampledFanouts(o);
   request.ncache_budget_bytes = o.ncache_budget_bytes;
   request.fcache_budget_bytes = o.fcache_budget_bytes;
   request.ncache_share = o.ncache_share;
@@ -84,16 +91,18 @@ MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   request.model.kind = o.model;
   request.model.hidden = o.hidden;
   request.model.heads = o.heads;
+  request.model.num_layers = static_cast<int64_t>(o.fanouts.size());
+  request.feature_cache_used = o.cache_policy != PolicyKind::kNone;
   request.model_on_host = !(o.use_cuda && kernels::CudaDeviceCount() > 0);
-  // The inspector's traces in RAM outside the trace store: the one executing, one queued
-  // for the planner and one being sampled (the planner hands its trace to the store before
-  // it waits) — never more than the run has. Belady's CPU planner needs ~37 B per access
-  // including the trace's own 8 B id (planner_bench), LRU's bookkeeping less.
+  // The inspector streams traces through the runtime dir: its RAM is a constant
+  // (StreamingInspectorBytes) plus Belady's streaming sort buffer; LRU still reads a
+  // superbatch's ids into RAM (8 B per access + its bookkeeping).
   request.superbatch = BatchesPerSuperbatch(o);
   request.traces_in_flight = 3;
-  request.planner_bytes_per_access = o.cache_policy == PolicyKind::kBelady ? 32
-                                     : o.cache_policy == PolicyKind::kLru  ? 16
-                                                                           : 0;
+  request.streaming_inspector = true;
+  request.sampling_threads = o.num_threads;
+  request.planner_working_bytes = o.cache_policy == PolicyKind::kBelady ? CachePolicySpec{}.planner_working_bytes : 0;
+  request.planner_bytes_per_access = o.cache_policy == PolicyKind::kLru ? 16 : 0;
   return request;
 }
 
@@ -116,7 +125,7 @@ RunDescription DescribeRun(const TrainOptions& o, const DataPath& data) {
   run.io = o.mmap_io ? "mmap" : IoModeName(data.features().mode());
   run.overlap = o.overlap;
   run.direct = data.features().direct();
-  run.batches_per_superbatch = BatchesPerSuperbatch(o);
+  run.batches_per_superbatch = data.split().superbatch;
   run.ncache_share = o.ncache_share;
   return run;
 }
@@ -140,8 +149,8 @@ Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
 
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
 Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds) {
-  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, BatchesPerSuperbatch(o), o.num_threads,
-                                                   o.fanouts, o.seed, /*shuffle=*/true);
+  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
+                                                   SampledFanouts(o), o.seed, /*shuffle=*/true);
   const TopologyView view = data.topology().view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
@@ -291,7 +300,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   // The data path, sized by the pilot batches; then the reporter (metrics start line).
   const MemoryBudgetRequest request = TrainingBudgetRequest(o);
-  PilotSpec pilot = MakePilot(o.batch_size, o.fanouts, o.seed, o.num_threads);
+  PilotSpec pilot = MakePilot(o.batch_size, SampledFanouts(o), o.seed, o.num_threads);
   pilot.split = "train";
   pilot.epochs = o.epochs;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, TrainingIo(o), &pilot));
@@ -300,7 +309,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReporter> reporter,
                         EpochReporter::Open({o.metrics_path, o.quiet, o.show_progress, o.progress_interval_s},
                                             DescribeRun(o, *data)));
-  reporter->Say(data->split().ToString());
+  reporter->SaySplit(data->split());
 
   // Seeds, labels, samplers, the runtime directory and the feature-cache policy.
   SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(*data, pilot));

@@ -45,7 +45,7 @@ struct TrainOptions {
   // Sampling and schedule.
   std::vector<int> fanouts = {10, 10, 10};
   int64_t batch_size = 1000;
-  int64_t superbatch = 100;
+  int64_t superbatch = 0;            // batches per superbatch; 0 = auto (chosen from the budget)
   int64_t epochs = 10;
   int64_t eval_every = 1;            // epochs; 0 = only after the last epoch
   uint64_t seed = 0;

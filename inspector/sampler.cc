@@ -139,7 +139,6 @@ NeighborSampler::NeighborSampler(TopologyView topology, SamplerOptions options)
   if (topology_.indptr == nullptr || topology_.indptr->empty() || topology_.indices == nullptr) {
     throw std::invalid_argument("NeighborSampler: topology needs indptr and an indices reader");
   }
-  if (options_.fanouts.empty()) throw std::invalid_argument("NeighborSampler: no fan-outs");
   for (int f : options_.fanouts) {
     if (f == 0 || f < -1) throw std::invalid_argument("NeighborSampler: fan-out must be > 0 or -1");
   }

@@ -52,7 +52,7 @@ struct SampleStats {
 };
 
 struct SamplerOptions {
-  std::vector<int> fanouts = {10, 10, 10};  // hop 1 (output layer) first; -1 = all
+  std::vector<int> fanouts = {10, 10, 10};  // hop 1 (output layer) first; -1 = all; empty = the seeds only
   uint64_t seed = 0;
 };
 

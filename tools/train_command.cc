@@ -84,6 +84,20 @@ std::string CacheSplitText(double ncache_share) {
   return fmt::format("{:g}:{:g}", 100 * ncache_share, 100 * (1 - ncache_share));
 }
 
+// "auto" -> 0; a positive number of batches.
+Result<int64_t> ParseSuperbatch(const std::string& text) {
+  if (text == "auto") return int64_t{0};
+  try {
+    size_t used = 0;
+    const long long value = std::stoll(text, &used);
+    if (used == text.size() && value > 0) return static_cast<int64_t>(value);
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--superbatch '" + text + "': expected a number of batches >= 1, or auto");
+}
+
+std::string SuperbatchText(int64_t superbatch) { return superbatch <= 0 ? "auto" : std::to_string(superbatch); }
+
 // --io: the reader modes (IoMode) plus mmap, which reads through the page cache.
 Result<std::pair<IoMode, bool>> ParseTrainIo(const std::string& text) {
   if (text == "mmap") return std::pair{IoMode::kAuto, true};
@@ -108,7 +122,10 @@ void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
 
 void AddScheduleFlags(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("--epochs", o->epochs, "Training epochs")->capture_default_str();
-  cmd->add_option("--superbatch", o->superbatch, "Mini-batches per superbatch (S)")->capture_default_str();
+  AddParsedOption(cmd, "--superbatch", &o->superbatch, ParseSuperbatch, SuperbatchText(o->superbatch),
+                  "Mini-batches per superbatch (S), the planner's lookahead; auto = chosen from the budget and "
+                  "the pilot batches: the whole epoch (at most 400) when the inspector's RAM does not grow with S "
+                  "(the split line says why)");
   cmd->add_option("--eval-every", o->eval_every, "Validate/test every N epochs (0 = after the last only)")
       ->capture_default_str();
   cmd->add_flag("--no-train", o->no_train, "Run the data path (sample, plan, gather, transfer) without the model");
