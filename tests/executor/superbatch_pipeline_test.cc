@@ -7,7 +7,9 @@
 
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <chrono>
+#include <random>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cache/policies.h"
 #include "support/temp_dir.h"
 
 namespace seer {
@@ -232,6 +235,100 @@ TEST(SuperbatchPipelineTest, StopAndDestructionJoinBlockedStages) {
     }
     EXPECT_TRUE(pipeline->Stop().ok());
   });
+}
+
+// The planner stage's input: a superbatch of random batches over `num_nodes` ids (ids
+// distinct inside a batch), written to a trace file.
+SuperbatchTrace RandomSuperbatch(std::mt19937_64& rng, int64_t k, int64_t batches, int64_t num_nodes) {
+  SuperbatchTrace t;
+  t.superbatch_index = k;
+  for (int64_t b = 0; b < batches; ++b) {
+    BatchTrace batch;
+    batch.batch_index = k * batches + b;
+    std::vector<int64_t> ids;
+    const int64_t n = 1 + static_cast<int64_t>(rng() % 12);
+    while (static_cast<int64_t>(ids.size()) < n) {
+      // Skewed: low ids are hot, as on power-law graphs.
+      const int64_t v = static_cast<int64_t>((rng() % num_nodes) * (rng() % num_nodes) / num_nodes);
+      if (std::find(ids.begin(), ids.end(), v) == ids.end()) ids.push_back(v);
+    }
+    batch.num_seeds = 1;
+    batch.node_ids = ids;
+    t.batches.push_back(std::move(batch));
+  }
+  return t;
+}
+
+// The pipeline's planner stage plans from the trace file (TraceIdSource ->
+// SuperbatchCachePlanner::Plan(BatchIdSource&): PlanBeladyStreaming with a tiny working
+// memory, the first fill from first uses only). Oracle: the policy object called the
+// pre-streaming way, on every batch held in RAM (InitialSlots, then Plan per superbatch,
+// the content carried by applying its changesets).
+TEST(SuperbatchPipelineTest, PlannerStageFromTraceFilesEqualsThePolicyInRam) {
+  const std::string dir = testing::MakeTempDir("planner_stage");
+  const int64_t num_nodes = 300;
+  std::vector<int64_t> scores(num_nodes);
+  std::mt19937_64 rng(5);
+  for (int64_t& s : scores) s = static_cast<int64_t>(rng() % 4);
+  for (PolicyKind kind : {PolicyKind::kBelady, PolicyKind::kLru}) {
+    for (int64_t capacity : {int64_t{7}, int64_t{60}, int64_t{400}}) {  // < and > the distinct nodes
+      SCOPED_TRACE(std::string(PolicyKindName(kind)) + " capacity " + std::to_string(capacity));
+      auto make = [&](int64_t working_bytes) {
+        PolicyOptions options;
+        options.capacity_rows = capacity;
+        if (kind == PolicyKind::kBelady) SetBeladyNodeScores(scores, capacity, &options);
+        options.planner.device = PlannerDevice::kCpu;
+        BeladyPlannerOptions streaming = options.planner;
+        streaming.working_memory_bytes = working_bytes;
+        streaming.runtime_dir = dir;
+        streaming.changeset_budget_bytes = 256;  // spill most changesets
+        streaming.spill_dir = dir;
+        auto policy = MakeCachePolicy(kind, options);
+        EXPECT_TRUE(policy.ok());
+        return std::make_pair(std::move(policy).value(), streaming);
+      };
+      auto [stage_policy, streaming] = make(1024);
+      SuperbatchCachePlanner stage(std::move(stage_policy), streaming);
+      auto [oracle, unused] = make(0);
+      (void)unused;
+      std::vector<int64_t> slots;
+      std::mt19937_64 trace_rng(17);
+      for (int64_t k = 0; k < 4; ++k) {
+        const SuperbatchTrace t = RandomSuperbatch(trace_rng, k, 9, num_nodes);
+        auto writer = TraceFileWriter::Create(dir + "/sb.sbt", 0, k);
+        ASSERT_TRUE(writer.ok());
+        for (const BatchTrace& b : t.batches) ASSERT_TRUE(writer->Append(b).ok());
+        auto file = writer->Finish();
+        ASSERT_TRUE(file.ok());
+        auto source = TraceIdSource::Open(*file, 64);  // a read-ahead smaller than the file
+        ASSERT_TRUE(source.ok());
+        auto plan = stage.Plan(*source);
+        ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+
+        std::vector<IdSpan> spans;
+        for (const BatchTrace& b : t.batches) spans.push_back(IdSpan{b.node_ids.data(), static_cast<int64_t>(b.node_ids.size())});
+        if (k == 0) {
+          slots = oracle->InitialSlots(spans);
+          EXPECT_EQ(plan->fill_slots, slots);
+        } else {
+          EXPECT_TRUE(plan->fill_slots.empty());
+        }
+        auto expected = oracle->Plan(slots, spans);
+        ASSERT_TRUE(expected.ok());
+        ASSERT_TRUE(plan->changesets);
+        ASSERT_EQ(plan->changesets->size(), expected->size());
+        for (int64_t i = 0; i < expected->size(); ++i) {
+          auto got = plan->changesets->Get(i);
+          auto want = expected->Get(i);
+          ASSERT_TRUE(got.ok() && want.ok());
+          EXPECT_TRUE(*got == *want) << "superbatch " << k << " batch " << i;
+          for (int32_t slot : want->out_slots) slots[static_cast<size_t>(slot)] = kFreeSlot;
+          for (size_t j = 0; j < want->in_ids.size(); ++j) slots[static_cast<size_t>(want->in_slots[j])] = want->in_ids[j];
+        }
+        EXPECT_EQ(stage.slots(), slots);
+      }
+    }
+  }
 }
 
 TEST(SuperbatchPipelineTest, RunGuardedPassesStatusesThrough) {
