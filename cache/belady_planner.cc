@@ -301,7 +301,7 @@ class RunBuilder {
   void AddInitialSlots(const std::vector<int64_t>& slots) {
     for (size_t s = 0; s < slots.size(); ++s) {
       if (slots[s] == kFreeSlot) continue;
-      ids_.push_back(slots[s]);
+      ids_.push_back(static_cast<uint64_t>(slots[s]));
       pos_of_c0_.push_back(static_cast<int32_t>(s));
       max_id_ = std::max(max_id_, slots[s]);
       max_pos_ = std::max<int64_t>(max_pos_, static_cast<int64_t>(s));
@@ -311,15 +311,24 @@ class RunBuilder {
   }
   // Appends a batch (e = next_e_). kInvalidArgument for a negative id.
   Status AddBatch(const IdSpan& ids, int64_t batch_index) {
+    const size_t at = ids_.size();
+    ids_.resize(at + static_cast<size_t>(ids.size));
+    uint64_t* out = ids_.data() + at;
+    int64_t max_id = max_id_;
+    bool negative = false;
     for (int64_t p = 0; p < ids.size; ++p) {
       const int64_t v = ids.data[p];
-      if (v < 0) {
-        return InvalidArgument(fmt::format("Belady planner: negative node id {} in batch {} (position {})",
-                                           v, batch_index, p));
-      }
-      max_id_ = std::max(max_id_, v);
+      negative |= v < 0;
+      max_id = std::max(max_id, v);
+      out[p] = static_cast<uint64_t>(v);
     }
-    ids_.insert(ids_.end(), ids.data, ids.data + ids.size);
+    if (negative) {
+      ids_.resize(at);
+      const int64_t p = std::find_if(ids.data, ids.data + ids.size, [](int64_t v) { return v < 0; }) - ids.data;
+      return InvalidArgument(fmt::format("Belady planner: negative node id {} in batch {} (position {})",
+                                         ids.data[p], batch_index, p));
+    }
+    max_id_ = max_id;
     max_pos_ = std::max<int64_t>(max_pos_, ids.size - 1);
     batch_sizes_.push_back(ids.size);
     ++next_e_;
@@ -338,23 +347,29 @@ class RunBuilder {
     const int id_bits = BitWidth(static_cast<uint64_t>(max_id_));
     L.packed = id_bits + L.e_bits + L.pos_bits <= 64;
     const int shift = L.pos_bits + L.e_bits;
+    // The ids become the run's words in place (packed), or are spread to two words per
+    // record from the back (unpacked), so the buffer is never copied.
     auto& w = run->words;
-    w.resize(ids_.size() * static_cast<size_t>(L.words_per_record()));
-    size_t g = 0;
-    for (size_t b = 0; b < batch_sizes_.size(); ++b) {
+    w.swap(ids_);
+    const size_t n = w.size();
+    if (!L.packed) w.resize(2 * n);
+    size_t g = n;
+    for (size_t b = batch_sizes_.size(); b-- > 0;) {
       const uint64_t e_rel = b;
       const bool c0 = first_e_ == 0 && b == 0;
-      for (int64_t p = 0; p < batch_sizes_[b]; ++p, ++g) {
+      for (int64_t p = batch_sizes_[b] - 1; p >= 0; --p) {
+        --g;
         const uint64_t pos = c0 ? static_cast<uint64_t>(pos_of_c0_[static_cast<size_t>(p)]) : static_cast<uint64_t>(p);
-        const uint64_t node = static_cast<uint64_t>(ids_[g]);
+        const uint64_t node = w[g];
         if (L.packed) {
           w[g] = (shift == 64 ? 0 : node << shift) | (e_rel << L.pos_bits) | pos;
         } else {
-          w[2 * g] = node;
           w[2 * g + 1] = (e_rel << 32) | pos;
+          w[2 * g] = node;
         }
       }
     }
+    g = n;
     ids_.clear();
     if (L.packed) {
       // Appended in (e, pos) order: sorting on the node bits keeps that order per node.
@@ -370,7 +385,7 @@ class RunBuilder {
  private:
   int32_t first_e_ = 0;
   int32_t next_e_ = 0;
-  std::vector<int64_t> ids_;
+  std::vector<uint64_t> ids_;  // node ids in access order (becomes the run's words)
   std::vector<int32_t> pos_of_c0_;
   std::vector<int64_t> batch_sizes_;
   int64_t max_id_ = 0;
@@ -522,8 +537,8 @@ Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int6
   t->offsets_.assign(1, 0);
   t->runtime_dir_ = options.runtime_dir;
   const bool may_spill = !options.runtime_dir.empty();
-  // Pass-1 buffer: 8 bytes of ids + 8 of keys + 8 of sort scratch per access.
-  const int64_t run_capacity = may_spill ? std::max<int64_t>(1, options.working_memory_bytes / 24)
+  // Pass-1 buffer: 8 bytes of ids (packed into keys in place) + 8 of sort scratch per access.
+  const int64_t run_capacity = may_spill ? std::max<int64_t>(1, options.working_memory_bytes / 16)
                                          : std::numeric_limits<int64_t>::max();
   RunBuilder builder;
   builder.Reset(0);
