@@ -48,7 +48,7 @@
 //     radix sort of 64-bit packed keys; consecutive records of a node link an access to
 //     the next one: NextRef = (next batch (int32), position in it). In RAM this costs
 //     16 bytes per access at the peak. PlanBeladyStreaming with a runtime_dir sorts runs
-//     of working_memory_bytes / 24 accesses, writes each run with one sequential write,
+//     of working_memory_bytes / 16 accesses, writes each run with one sequential write,
 //     k-way merges them and appends every NextRef (12-byte records) to the file segments
 //     of its batch range (ranges of working_memory_bytes / 16 accesses).
 //  2. Forward pass, one batch at a time: the cache is kept as buckets by next-use batch
