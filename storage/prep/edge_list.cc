@@ -479,7 +479,7 @@ class BinaryEdgeSource : public CountedEdgeSource {
           }
           return;
         }
-        out[i] = Edge{src, dst};
+        if constexpr (sizeof(T) != sizeof(int64_t)) out[i] = Edge{src, dst};  // int64: already in place
       }
     };
     if (n <= kParallelEdges) {
