@@ -655,7 +655,9 @@ Status NextUseTable::MergeRuns(const std::vector<RunOnDisk>& runs, int64_t worki
   const int64_t num_batches = this->num_batches();
   // Ranges: consecutive batches whose NextRefs (8 bytes each) fill at most half the
   // working memory (a larger batch is a range of its own).
-  const int64_t range_capacity = std::max<int64_t>(1, working_memory_bytes / 2 / 8);
+  // (At most 2^31 accesses, so an index inside a range fits the records' uint32.)
+  const int64_t range_capacity =
+      std::clamp<int64_t>(working_memory_bytes / 2 / 8, 1, std::numeric_limits<int32_t>::max());
   range_of_batch_.assign(static_cast<size_t>(num_batches), 0);
   for (int64_t b = 0; b < num_batches; ++b) {
     const int64_t start = ranges_.empty() ? 0 : offsets_[static_cast<size_t>(ranges_.back().first_batch)];
