@@ -117,6 +117,9 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
   if (spec.kind == PolicyKind::kStaticDegree && options.capacity_rows > 0) {
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
     options.ranking = RankNodesByScore(degrees, options.capacity_rows);
+  } else if (spec.kind == PolicyKind::kBelady && options.capacity_rows > 0) {
+    // The tie rule's scores and fill ranking, as `seer stats` sets them (same misses).
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options));
   } else if (spec.kind == PolicyKind::kPresc && options.capacity_rows > 0) {
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
     options.ranking = RankNodesByScore(visits, options.capacity_rows);
