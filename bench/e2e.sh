@@ -17,7 +17,7 @@
 #   pyg-peer    (opt-in, --modes) bench/pyg_peer.py: PyTorch Geometric GraphSAGE over the
 #               same CSC and an np.memmap of the same features.bin (bench/gpu.sh)
 #
-# Usage: bench/e2e.sh [--quick|--medium|--large] [--build DIR] [--out DIR]
+# Usage: bench/e2e.sh [--quick|--medium|--large|--ginex] [--build DIR] [--out DIR]
 #                     [--repeats N] [--only no-train|train] [--modes "pyg+ seer ..."]
 #                     [--append]   (add runs to OUT's earlier results; one table over all)
 # Every knob can also be set in the environment (defaults per scale below): NODES DIMS
@@ -47,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --quick) SCALE=quick ;;
     --medium) SCALE=medium ;;
     --large) SCALE=large ;;
+    --ginex) SCALE=ginex ;;
     --build) BUILD="$2"; shift ;;
     --out) OUT="$2"; shift ;;
     --repeats) REPEATS="$2"; shift ;;
@@ -75,11 +76,22 @@ case "$SCALE" in
   large)   : "${NODES:=15000000}" "${DIMS:=128 256}" "${TRAIN_FRACTION:=0.0014}" "${FANOUTS:=10,10,10}" \
              "${LIMIT_128:=1536M}" "${BUDGET_128:=1200M}" "${LIMIT_256:=2560M}" "${BUDGET_256:=2200M}" \
              "${SUPERBATCH:=21}" ;;
+  # Ginex-like (issue 12): Ginex's seed fraction (10 % of the nodes) and >= 200 batches per
+  # epoch with fan-outs 10,10,10 and batch 1000, i.e. 2M nodes, scaled down from Ginex's
+  # graphs in node count only. Average degree 3 keeps a 3-hop batch at ~30K rows so that
+  # two batch buffers, the model and the caches fit a limit 5x below the 2 GiB dataset.
+  # SUPERBATCH empty: no --superbatch flag, every seer mode runs at its default (auto);
+  # seer@S modes sweep S. The ali+pg sweep keeps three splits (CPU time on 2 cores).
+  ginex)   : "${NODES:=2000000}" "${DIMS:=256}" "${AVG_DEGREE:=3}" "${TRAIN_FRACTION:=0.1}" "${FANOUTS:=10,10,10}" \
+             "${LIMIT:=400M}" "${BUDGET:=320M}" "${SUPERBATCH:=}" ;;
 esac
 : "${AVG_DEGREE:=10}" "${BATCH:=1000}" "${HIDDEN:=64}" "${EPOCHS:=2}"
 OUT="${OUT:-$BUILD/bench-e2e-$SCALE}"
 SEER="$BUILD/seer"
 CEILING_BENCH="$BUILD/bench/direct_reader_bench"
+if [[ -z "$MODES" && "$SCALE" == ginex ]]; then
+  MODES="pyg+ ali+pg:0:100 ali+pg:25:75 ali+pg:50:50 seer seer-pg seer-presc"
+fi
 [[ -n "$MODES" ]] || MODES="pyg+ ali+pg:0:100 ali+pg:25:75 ali+pg:50:50 ali+pg:75:25 ali+pg:100:0 seer seer-pg seer-presc"
 KINDS="no-train train"
 [[ -n "$ONLY" ]] && KINDS="$ONLY"
@@ -160,7 +172,7 @@ drop_caches() {
 
 # ---- configuration and warnings ----------------------------------------------------------
 echo "e2e: scale=$SCALE nodes=$NODES dims=[$DIMS] avg_degree=$AVG_DEGREE train_fraction=$TRAIN_FRACTION" \
-     "fanouts=$FANOUTS batch=$BATCH superbatch=$SUPERBATCH hidden=$HIDDEN epochs=$EPOCHS repeats=$REPEATS"
+     "fanouts=$FANOUTS batch=$BATCH superbatch=${SUPERBATCH:-auto} hidden=$HIDDEN epochs=$EPOCHS repeats=$REPEATS"
 echo "e2e: memory limit $LIMIT ($CG_KIND cgroup), --memory-budget $BUDGET; modes: $MODES; kinds: $KINDS"
 echo "e2e: machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
 grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$BUILD/CMakeCache.txt" 2>/dev/null || echo "WARNING: not a Release build"
@@ -213,7 +225,10 @@ PY
     echo "WARNING: no $CEILING_BENCH (cmake --build $BUILD --target direct_reader_bench): no I/O efficiency"
   fi
 
+  # Repeats are the outer loop: every mode runs once before any runs again, so load from
+  # other work on the machine spreads over the modes instead of hitting one.
   for KIND in $KINDS; do
+   for ((rep = 1; rep <= REPEATS; rep++)); do
     for MODE in $MODES; do
       case "$MODE" in
         pyg+) FLAGS=(--preset pyg+) ;;
@@ -236,9 +251,8 @@ PY
       else
         CMD=("$SEER" train "$DATA" "${FLAGS[@]}" --memory-budget "$BUDGET" --fanouts "$FANOUTS" --batch-size "$BATCH"
              --epochs "$EPOCHS" --eval-every 0 --seed 1)
-        [[ "$MODE" == seer@* ]] || CMD+=(--superbatch "$SUPERBATCH")
+        [[ "$MODE" == seer@* || -z "$SUPERBATCH" ]] || CMD+=(--superbatch "$SUPERBATCH")
       fi
-      for ((rep = 1; rep <= REPEATS; rep++)); do
         name="d$DIM-$KIND-${MODE//[:+]/_}-r$rep"
         drop_caches
         start=$(date +%s.%N)
@@ -269,15 +283,17 @@ print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep
                   "train_loss": e["train_loss"], "cgroup_peak_bytes": int(peak),
                   "split": {k: st[k] for k in ("ncache_bytes", "fcache_bytes", "fcache_rows", "staging_bytes",
                                                  "trace_bytes", "table_bytes")},
-                  "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy")}))
+                  "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy"),
+                  "superbatch": st.get("batches_per_superbatch"), "superbatch_reason": st.get("superbatch_reason"),
+                  "warnings": st.get("warnings", [])}))
 PY
         tail -1 "$OUT/results.jsonl" | python3 -c 'import json, sys
 r = json.loads(sys.stdin.read())
 print("e2e: %s: epoch %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature reads %d, cgroup peak %d MiB" % (
     r["run"], r["epoch_s"], 100 * r["fcache_hit_ratio"], 100 * r["ncache_hit_ratio"], r["feature_ssd_reads"],
     r["cgroup_peak_bytes"] >> 20))'
-      done
     done
+   done
   done
 done
 
@@ -295,11 +311,13 @@ for DIM in $DIMS; do
     grep -qF "\"run\": \"d$DIM-$k-seer-r1\"" "$OUT/results.jsonl" && { METRICS="$OUT/d$DIM-$k-seer-r1.jsonl"; break; }
   done
   [[ "$BELADY_CHECK" == 1 && -n "$METRICS" ]] || { echo "e2e: Belady check skipped for dim $DIM (BELADY_CHECK=$BELADY_CHECK, metrics '${METRICS}')"; continue; }
-  read -r ROWS TRAIN_MISSES < <(python3 -c 'import json, sys
+  # The run's S (auto unless SUPERBATCH is set) from its start line.
+  read -r ROWS TRAIN_MISSES RUN_SB < <(python3 -c 'import json, sys
 ls = [json.loads(l) for l in open(sys.argv[1])]
 ep = [l for l in ls if l["type"] == "epoch"]
-print([l for l in ls if l["type"] == "start"][0]["fcache_rows"], sum(e["fcache_accesses"] - e["fcache_hits"] for e in ep))' "$METRICS")
-  "$SEER" sample "$DATA" --out "$OUT/trace-d$DIM" --fanouts "$FANOUTS" --batch-size "$BATCH" --superbatch "$SUPERBATCH" \
+st = [l for l in ls if l["type"] == "start"][0]
+print(st["fcache_rows"], sum(e["fcache_accesses"] - e["fcache_hits"] for e in ep), st["batches_per_superbatch"])' "$METRICS")
+  "$SEER" sample "$DATA" --out "$OUT/trace-d$DIM" --fanouts "$FANOUTS" --batch-size "$BATCH" --superbatch "$RUN_SB" \
     --epochs "$EPOCHS" --seed 1 --force --quiet > "$OUT/trace-d$DIM.out" 2>&1 ||
     { echo "WARNING: seer sample failed (see $OUT/trace-d$DIM.out): no Belady check"; continue; }
   rm -f "$OUT/stats-d$DIM-superbatch.json" "$OUT/stats-d$DIM-trace.json"
