@@ -267,7 +267,10 @@ class TextEdgeSource : public EdgeSource {
   }
   int64_t num_nodes() const override { return num_nodes_; }
   std::string name() const override { return path_; }
-  int64_t BufferBytes(int64_t max_edges) const override { return BlockBytes(max_edges); }
+  // The line reader's buffer: at least its initial 1 MiB, grown to the block.
+  int64_t BufferBytes(int64_t max_edges) const override {
+    return static_cast<int64_t>(std::max<size_t>(BlockBytes(max_edges), 1 << 20));
+  }
 
  private:
   // About 8 bytes of text per edge handed out (short lines are cut by the line count).
