@@ -170,7 +170,7 @@ TEST(DataCliTest, PrepWithOneOrTwoThreadsWritesIdenticalFiles) {
   std::string dir = MakeTempDir();
   ASSERT_EQ(Seer("gen --nodes 30011 --avg-degree 7 --seed 9 --quiet --edge-list-out " + dir + "/e.txt").exit_code, 0);
   for (const char* threads : {"1", "2"}) {
-    CommandRun prep = Seer("prep --edges " + dir + "/e.txt --undirected --dedup --memory-budget 2500K --threads " +
+    CommandRun prep = Seer("prep --edges " + dir + "/e.txt --undirected --dedup --memory-budget 3500K --threads " +
                            threads + " --out " + dir + "/t" + threads + " --quiet");
     ASSERT_EQ(prep.exit_code, 0) << prep.output;
     EXPECT_EQ(prep.output.find(", 1 partitions"), std::string::npos) << prep.output;
