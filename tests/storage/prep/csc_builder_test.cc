@@ -303,7 +303,9 @@ TEST(CscBuilderTest, OneThreadAndManyThreadsWriteIdenticalFiles) {
       EXPECT_EQ(stats[0].num_partitions, stats[1].num_partitions);
       EXPECT_EQ(stats[0].duplicates_dropped, stats[1].duplicates_dropped);
       EXPECT_EQ(stats[0].self_loops_dropped, stats[1].self_loops_dropped);
-      if (budget < (2 << 20)) EXPECT_GT(stats[0].num_partitions, 1);
+      if (budget < (2 << 20)) {
+        EXPECT_GT(stats[0].num_partitions, 1);
+      }
     }
   }
   EXPECT_TRUE(DirIsEmptyOfSpill(dir));
