@@ -401,8 +401,9 @@ Result<const char*> TraceRecordReader::Load() {
     SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), want, begin, file_->path()));
     window_begin_ = begin;
     window_end_ = begin + want;
-    // What was read is consumed once: keep the page cache from growing with S.
-    (void)::posix_fadvise(fd_.get(), begin, want, POSIX_FADV_DONTNEED);
+    // No POSIX_FADV_DONTNEED: the planner reads a file up to three times (first uses, the
+    // planner's two passes) and the gather thread once more; the page cache (reclaimable,
+    // not the process's RSS) serves the later reads.
   }
   return buffer_.data() + (begin - window_begin_);
 }
