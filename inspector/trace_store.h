@@ -11,8 +11,9 @@
 //     int64 node_ids[num_nodes]                           (seeds first)
 //     per layer: int64 row_ptr[num_dst+1], int32 col_idx[num_edges], zero-padded to 8 bytes
 //
-// TraceStore: a FIFO of SuperbatchTrace values between the inspector (Push) and the
-// planner/executor (Pop). Traces stay in RAM while the RAM-resident total fits
+// TraceStore: a FIFO of whole SuperbatchTrace values (Push/Pop). seer train and seer
+// sample no longer use it — their traces stream through files (inspector/trace_stream.h),
+// so RAM does not grow with S; it remains for callers that want whole traces in RAM. Traces stay in RAM while the RAM-resident total fits
 // budget_bytes (measured as their serialized size); a trace that does not fit is written
 // to a runtime file in runtime_dir with one large sequential write (O_DIRECT when the
 // file system allows it), read back when popped, and the file is removed then. The
