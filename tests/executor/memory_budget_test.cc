@@ -122,6 +122,9 @@ TEST(ModelFootprintTest, BoundsTheAllocatorPeakOfATrainingStep) {
   }
   std::printf("\n");
   const ShapedBatch b = MakeShapedBatch(shapes, batch, in_dim, classes, seed);
+  // GCN's full-graph degrees: 10 in-neighbors per node (>= every block's fan-out).
+  std::vector<int64_t> indptr;
+  for (int64_t v = 0; v <= static_cast<int64_t>(b.trace.node_ids.size()); ++v) indptr.push_back(10 * v);
   for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
     for (int64_t hidden : {64, 200}) {
       ModelConfig config;
@@ -133,6 +136,7 @@ TEST(ModelFootprintTest, BoundsTheAllocatorPeakOfATrainingStep) {
       config.heads = 4;
       const int64_t before_model = counter.current();
       auto runner = ModelRunner::Create(config, 0.01, seed, /*use_cuda=*/false);
+      runner->SetGraphIndptr(&indptr);
       ASSERT_EQ(CountModelParameters(config), runner->num_parameters()) << ModelKindName(kind);
       // The first step creates the gradients and Adam's moments; measure the second.
       runner->TrainStep(b.trace, b.rows.data(), b.labels.data());
