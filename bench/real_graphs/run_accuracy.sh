@@ -49,7 +49,7 @@ for g in $GRAPHS; do
       "$SEER" train "$src/ds" --model "$m" --fanouts 10,10 --hidden 128 --heads 4 --batch-size "$BATCH" \
         --lr "$LR" --epochs "$EPOCHS" --eval-every "$EVAL_EVERY" --seed "$seed" --memory-budget 2G $EXTRA > "$log" 2>&1
       end=$(date +%s.%N)
-      line=$(grep "best valid acc" "$log" | tail -1)
+      line=$(grep "seer train: best valid acc" "$log" | tail -1)
       valid=$(echo "$line" | sed -E 's/.*best valid acc ([0-9.]+).*/\1/')
       test=$(echo "$line" | sed -E 's/.*test acc ([0-9.]+).*/\1/')
       secs=$(echo "$end - $start" | bc)
