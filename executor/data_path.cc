@@ -184,7 +184,11 @@ Status DataPath::OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockRe
       }
     }
     if (!ncache.enabled()) {
-      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, share));
+      // Ranked by the expected list reads of this run's sampling (fan-outs, batch size).
+      NeighborCacheBuildOptions build;
+      if (!request.fanouts.empty()) build.fanouts = request.fanouts;
+      if (request.batch_size > 0) build.batch_size = request.batch_size;
+      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, share, build));
       if (source.empty()) source = "built in memory";
     }
   }

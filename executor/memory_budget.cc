@@ -553,4 +553,11 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request) 
   return s;
 }
 
+int64_t DeviceTrainingWorkingSetBytes(const MemoryBudgetRequest& request, const MemoryBudgetSplit& split) {
+  MemoryBudgetRequest on_device = request;
+  on_device.model_on_host = true;  // the host tally: weights, grads, Adam, best copy + autograd set
+  const ModelFootprint footprint = ModelReservation(on_device);
+  return footprint.total_bytes() + split.estimated_batch_rows * request.pipeline_depth * 4 * request.feature_dim;
+}
+
 }  // namespace seer

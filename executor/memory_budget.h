@@ -187,6 +187,13 @@ int64_t EstimateBatchRows(int64_t num_nodes, int64_t batch_size, const std::vect
 // result's warnings name each cache that gets nothing (SplitWarnings).
 Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request);
 
+// What one training step holds on a training device (GPU): parameters, gradients, Adam's
+// moments and the best copy, the autograd working set of the largest (pilot-measured,
+// with margin) batch, and `pipeline_depth` float32 input batches — the host tally of
+// EstimateModelFootprint, counted on the device. --device-cache auto gives the device
+// tier what the device has free beyond this.
+int64_t DeviceTrainingWorkingSetBytes(const MemoryBudgetRequest& request, const MemoryBudgetSplit& split);
+
 // --superbatch auto: the largest S (at most the epoch's batches and kAutoSuperbatchMax)
 // whose S-dependent inspector RAM — traces in flight and the planner's working set
 // (InspectorReservation) plus the trace buffers' need — fits kAutoSuperbatchShare of

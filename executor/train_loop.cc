@@ -225,12 +225,20 @@ Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const Da
 // --device-cache: the device tier of the feature cache, or null when off; says its size
 // and why after the split line.
 Result<std::unique_ptr<DeviceFeatureTier>> MakeTrainingDeviceTier(const TrainOptions& o, const DataPath& data,
+                                                                   const MemoryBudgetRequest& request,
                                                                    EpochReporter& reporter) {
   const bool cuda = o.use_cuda && kernels::CudaDeviceCount() > 0;
   std::string reason;
-  // auto: the device's free memory after the model's working set is not measured yet
-  // (needs a CUDA build of libtorch): -1 = unknown, so auto gives 0 rows for now.
-  const int64_t rows = DeviceCacheRows(o.device_cache_bytes, data.manifest().feature_dim, cuda, -1, &reason);
+  // auto: what the device has free now (the model's weights are already there) less a
+  // training step's working set and an eighth of the free memory as allocator headroom.
+  int64_t device_free = -1;
+  if (cuda && o.device_cache_bytes < 0) {
+    const int64_t free_now = kernels::CudaFreeMemoryBytes();
+    if (free_now > 0) {
+      device_free = free_now - free_now / 8 - DeviceTrainingWorkingSetBytes(request, data.split());
+    }
+  }
+  const int64_t rows = DeviceCacheRows(o.device_cache_bytes, data.manifest().feature_dim, cuda, device_free, &reason);
   if (o.device_cache_bytes != 0) reporter.Say("device cache: " + reason);
   if (rows <= 0) return std::unique_ptr<DeviceFeatureTier>();
   DeviceTierOptions options;
@@ -329,7 +337,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   // The model, resumed from the checkpoint when asked.
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
   if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
-  SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, *reporter));
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, request, *reporter));
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
   if (checkpointer.resuming()) {
     reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}", checkpointer.path(), position.epoch + 1,

@@ -42,6 +42,8 @@ Result<std::unique_ptr<Topology>> OpenTopology(const Dataset& dataset, const Sam
   topo.reader.mode = o.io;
   topo.reader.queue_depth = o.queue_depth;
   topo.ncache_budget_bytes = ncache_budget;
+  topo.ncache_fanouts = o.fanouts;
+  topo.ncache_batch_size = o.batch_size;
   if (o.use_saved_ncache) topo.ncache_dir = NeighborCache::DefaultDir(dataset);
   topo.show_progress = o.show_progress;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology, Topology::Open(dataset, topo));

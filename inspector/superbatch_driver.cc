@@ -42,6 +42,8 @@ Result<std::unique_ptr<Topology>> Topology::Open(const Dataset& dataset,
   } else if (options.ncache_budget_bytes > 0) {
     NeighborCacheBuildOptions build;
     build.show_progress = options.show_progress;
+    if (!options.ncache_fanouts.empty()) build.fanouts = options.ncache_fanouts;
+    if (options.ncache_batch_size > 0) build.batch_size = options.ncache_batch_size;
     SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(dataset, indptr,
                                                        options.ncache_budget_bytes, build));
   }

@@ -40,6 +40,10 @@ struct TopologyOptions {
   // is built in memory for ncache_budget_bytes (0 = none).
   std::string ncache_dir;
   int64_t ncache_budget_bytes = 0;
+  // The built cache's ranking (expected list reads): the run's fan-outs and batch size
+  // (empty / 0 = NeighborCacheBuildOptions' defaults).
+  std::vector<int> ncache_fanouts;
+  int64_t ncache_batch_size = 0;
   bool show_progress = false;
 };
 

@@ -19,6 +19,16 @@ int CudaDeviceCount() {
   return count;
 }
 
+long long CudaFreeMemoryBytes() {
+  if (CudaDeviceCount() == 0) return -1;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return static_cast<long long>(free_bytes);
+}
+
 std::string DescribeDevice() {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);

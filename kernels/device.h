@@ -13,5 +13,8 @@ bool BuiltWithCuda();
 int CudaDeviceCount();
 // "NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)" or "none (<reason>)".
 std::string DescribeDevice();
+// Free bytes on the current CUDA device now (cudaMemGetInfo; memory held by libtorch's
+// caching allocator counts as used); -1 without CUDA, a driver or a device.
+long long CudaFreeMemoryBytes();
 
 }  // namespace seer::kernels

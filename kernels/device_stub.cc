@@ -6,5 +6,6 @@ namespace seer::kernels {
 bool BuiltWithCuda() { return false; }
 int CudaDeviceCount() { return 0; }
 std::string DescribeDevice() { return "none (built without CUDA)"; }
+long long CudaFreeMemoryBytes() { return -1; }
 
 }  // namespace seer::kernels

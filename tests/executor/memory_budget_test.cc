@@ -224,6 +224,24 @@ TEST(MemoryBudgetTest, ModelIsPaidByTheFeatureCacheFirst) {
 
 // Pilot batches: staging and the model are sized from the largest measured batch times
 // kPilotMargin; without a measurement the uniform-draw estimate is used.
+// --device-cache auto leaves a GPU training step its whole working set: the host tally of
+// the model (weights, grads, Adam, best copy, autograd set) plus the float32 input batches,
+// however the host split was made (model_on_host = false reserves only pinned staging).
+TEST(MemoryBudgetTest, DeviceWorkingSetCountsTheWholeStepOnTheDevice) {
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.reserve_model = true;
+  auto host = SplitMemoryBudget(r);
+  ASSERT_TRUE(host.ok()) << host.status().message();
+  r.model_on_host = false;
+  auto gpu = SplitMemoryBudget(r);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  const int64_t inputs = gpu->estimated_batch_rows * r.pipeline_depth * 4 * r.feature_dim;
+  EXPECT_EQ(DeviceTrainingWorkingSetBytes(r, *gpu), host->model_bytes + inputs);
+  EXPECT_GT(DeviceTrainingWorkingSetBytes(r, *gpu), gpu->model_bytes);
+  r.model.hidden = 512;  // a wider model needs more device memory
+  EXPECT_GT(DeviceTrainingWorkingSetBytes(r, *gpu), host->model_bytes + inputs);
+}
+
 TEST(MemoryBudgetTest, MeasuredBatchShapesReplaceTheEstimate) {
   MemoryBudgetRequest r = BenchLikeRequest();
   r.reserve_model = true;
@@ -573,7 +591,9 @@ TEST(MemoryBudgetTest, WarnsWhenACacheGetsNothing) {
   r.fanouts = {5, 5};
   auto gat = SplitMemoryBudget(r);
   ASSERT_TRUE(gat.ok()) << gat.status().message();
-  if (gat->fcache_rows == 0) EXPECT_FALSE(gat->warnings.empty());
+  if (gat->fcache_rows == 0) {
+    EXPECT_FALSE(gat->warnings.empty());
+  }
   // A cache set to nothing on purpose is not warned about.
   r = BenchLikeRequest();
   r.reserve_model = true;

@@ -16,5 +16,15 @@ TEST(DeviceTest, DescribesDeviceOrItsAbsence) {
   }
 }
 
+// --device-cache auto sizes the device tier from this: -1 means "unknown" (no device), a
+// device reports a positive amount no larger than its total memory.
+TEST(DeviceTest, FreeMemoryIsUnknownWithoutADeviceAndPositiveWithOne) {
+  if (CudaDeviceCount() == 0) {
+    EXPECT_EQ(CudaFreeMemoryBytes(), -1);
+  } else {
+    EXPECT_GT(CudaFreeMemoryBytes(), 0);
+  }
+}
+
 }  // namespace
 }  // namespace seer::kernels
