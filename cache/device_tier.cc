@@ -241,6 +241,8 @@ Result<TwoTierStats> SimulateTwoTier(DeviceTierPolicy policy, int64_t device_row
   PolicyOptions host_options;
   host_options.capacity_rows = host_rows;
   host_options.planner = options.planner;
+  host_options.planner.node_scores = options.host_node_scores;
+  host_options.ranking = options.host_fill_ranking;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<CachePolicy> host_policy,
                         MakeCachePolicy(PolicyKind::kBelady, std::move(host_options)));
   SEER_ASSIGN_OR_RETURN(PolicyStats host, SimulatePolicy(*host_policy, host_superbatches, options.sim));

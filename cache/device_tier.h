@@ -38,6 +38,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -127,7 +128,11 @@ struct TwoTierStats {
 struct TwoTierOptions {
   SimulationOptions sim;             // num_nodes, row_bytes (disk), block_bytes
   int64_t transfer_row_bytes = 0;    // bytes of one row sent to the device (float32 rows)
-  BeladyPlannerOptions planner;
+  BeladyPlannerOptions planner;      // both tiers' planner (device, working memory)
+  // The host tier's Belady scores, as training's host policy has them (tie rule + fill
+  // ranking: MakeBeladyNodeScores); empty = none. The device tier plans without scores.
+  std::function<void(const int64_t*, int64_t, uint32_t*)> host_node_scores;
+  std::vector<int64_t> host_fill_ranking;
 };
 
 // Replays `superbatches` with the device tier under `policy` (capacity device_rows; presc

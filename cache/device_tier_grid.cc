@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cache/degrees.h"
 #include "storage/base/unique_fd.h"
 #include "storage/io/direct_reader.h"
 
@@ -68,6 +69,13 @@ Result<DeviceTierGridResult> RunDeviceTierGrid(const Dataset& dataset, const Rec
   sim.sim.block_bytes = result.block_bytes;
   sim.transfer_row_bytes = result.transfer_row_bytes;
   sim.planner.device = options.planner;
+  {
+    // The host tier's scores as training gives its host policy (train misses = stats).
+    PolicyOptions host_scores;
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, host_rows.empty() ? 0 : host_rows.back(), &host_scores));
+    sim.host_node_scores = host_scores.planner.node_scores;
+    sim.host_fill_ranking = std::move(host_scores.ranking);
+  }
   std::vector<DeviceTierPolicy> policies;
   for (DeviceTierPolicy p : options.policies) {
     if (std::find(policies.begin(), policies.end(), p) == policies.end()) policies.push_back(p);
