@@ -1,9 +1,12 @@
 #include "executor/data_path.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <utility>
 
+#include "kernels/device.h"
 #include "storage/base/byte_size.h"
 #include "storage/io/mmap_reader.h"
 
@@ -148,6 +151,24 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   cache_options.num_nodes = m.num_nodes;
   cache_options.capacity_rows = split_.fcache_rows;
   cache_options.row_bytes = m.feature_row_bytes();
+  if (io.pin_feature_cache) {
+    // One allocation per cache: the flag says which allocator its release must use.
+    auto pinned = std::make_shared<bool>(false);
+    cache_options.allocate = [pinned](size_t bytes) -> void* {
+      if (void* p = kernels::CudaAllocPinned(bytes)) {
+        *pinned = true;
+        return p;
+      }
+      return std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    };
+    cache_options.release = [pinned](void* p) {
+      if (*pinned) {
+        kernels::CudaFreePinned(p);
+      } else {
+        std::free(p);
+      }
+    };
+  }
   SEER_ASSIGN_OR_RETURN(FeatureCache cache, FeatureCache::Create(cache_options));
   cache_.emplace(std::move(cache));
   gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_);

@@ -37,6 +37,9 @@ struct DataIoOptions {
   bool direct = true;
   bool quiet = false;
   bool mmap = false;  // page cache through mmap instead of the direct reader
+  // Training on a CUDA device: the feature cache's slots in page-locked memory
+  // (kernels::CudaAllocPinned), falling back to ordinary memory when pinning fails.
+  bool pin_feature_cache = false;
 };
 
 // Batches sampled before the budget is split, so staging and the model's working set are

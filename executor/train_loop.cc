@@ -113,6 +113,7 @@ DataIoOptions TrainingIo(const TrainOptions& o) {
   io.direct = o.direct_io;
   io.quiet = o.quiet;
   io.mmap = o.mmap_io;
+  io.pin_feature_cache = o.use_cuda && kernels::CudaDeviceCount() > 0;
   return io;
 }
 

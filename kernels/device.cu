@@ -29,6 +29,20 @@ long long CudaFreeMemoryBytes() {
   return static_cast<long long>(free_bytes);
 }
 
+void* CudaAllocPinned(size_t bytes) {
+  if (bytes == 0 || CudaDeviceCount() == 0) return nullptr;
+  void* pointer = nullptr;
+  if (cudaHostAlloc(&pointer, bytes, cudaHostAllocPortable) != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return pointer;
+}
+
+void CudaFreePinned(void* pointer) {
+  if (pointer != nullptr) cudaFreeHost(pointer);
+}
+
 std::string DescribeDevice() {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);

@@ -3,6 +3,7 @@
 // the first call may block while the CUDA runtime initializes.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace seer::kernels {
@@ -16,5 +17,10 @@ std::string DescribeDevice();
 // Free bytes on the current CUDA device now (cudaMemGetInfo; memory held by libtorch's
 // caching allocator counts as used); -1 without CUDA, a driver or a device.
 long long CudaFreeMemoryBytes();
+// Page-locked host memory (cudaHostAlloc, portable): host->device copies from it run at
+// full speed and asynchronously. nullptr without CUDA/a device or when pinning fails;
+// release with CudaFreePinned.
+void* CudaAllocPinned(size_t bytes);
+void CudaFreePinned(void* pointer);
 
 }  // namespace seer::kernels

@@ -21,6 +21,7 @@ namespace seer {
 namespace {
 
 using seer::testing::MakeSyntheticGraph;
+using seer::testing::OpenDataPath;
 using seer::testing::ReadAllFeatures;
 using seer::testing::SmallRun;
 
@@ -104,6 +105,19 @@ INSTANTIATE_TEST_SUITE_P(
                       HookCase{PolicyKind::kLru, true, FeatureDtype::kFloat32, PipelineKind::kConventional, false},
                       HookCase{PolicyKind::kBelady, false, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, true}),
     [](const auto& info) { return HookCaseName(info.param); });
+
+// Training on CUDA pins the feature cache's slots; without a device (or when pinning
+// fails) the allocator falls back to ordinary memory and the data path is the same.
+TEST(DataPathTest, PinnedFeatureCacheFallsBackWithoutADevice) {
+  const std::string dir = MakeSyntheticGraph("pinned", 2001, FeatureDtype::kFloat32, 8);
+  TrainOptions o = SmallRun(dir);
+  auto plain = OpenDataPath(o, /*pin=*/false);
+  auto pinned = OpenDataPath(o, /*pin=*/true);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(pinned, nullptr);
+  EXPECT_GT(pinned->split().fcache_rows, 0);
+  EXPECT_EQ(pinned->split().fcache_rows, plain->split().fcache_rows);
+}
 
 TEST(DataPathTest, BeladyMissesNoMoreThanOtherPolicies) {
   const std::string dir = MakeSyntheticGraph("misses", 3001, FeatureDtype::kFloat32, 8);

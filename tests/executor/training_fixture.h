@@ -65,8 +65,9 @@ inline TrainOptions SmallRun(const std::string& dir) {
 }
 
 // `o.dataset_dir`'s DataPath with `o`'s budget, batch size and fan-outs (page cache, no
-// pilot batches); null (and a test failure) when it does not open.
-inline std::unique_ptr<DataPath> OpenDataPath(const TrainOptions& o) {
+// pilot batches; `pin`: the feature cache's slots through the pinned allocator);
+// null (and a test failure) when it does not open.
+inline std::unique_ptr<DataPath> OpenDataPath(const TrainOptions& o, bool pin = false) {
   MemoryBudgetRequest request;
   request.budget_bytes = o.memory_budget_bytes;
   request.batch_size = o.batch_size;
@@ -74,6 +75,7 @@ inline std::unique_ptr<DataPath> OpenDataPath(const TrainOptions& o) {
   DataIoOptions io;
   io.direct = false;
   io.quiet = true;
+  io.pin_feature_cache = pin;
   auto data = DataPath::Open(o.dataset_dir, request, io, /*pilot=*/nullptr);
   EXPECT_TRUE(data.ok()) << data.status().ToString();
   return data.ok() ? std::move(data).value() : nullptr;

@@ -26,5 +26,17 @@ TEST(DeviceTest, FreeMemoryIsUnknownWithoutADeviceAndPositiveWithOne) {
   }
 }
 
+// The feature cache's slots are pinned through this when training on CUDA.
+TEST(DeviceTest, PinnedMemoryOnlyWithADevice) {
+  void* p = CudaAllocPinned(1 << 20);
+  if (CudaDeviceCount() == 0) {
+    EXPECT_EQ(p, nullptr);
+  } else {
+    ASSERT_NE(p, nullptr);
+    static_cast<char*>(p)[(1 << 20) - 1] = 7;  // writable to the end
+  }
+  CudaFreePinned(p);
+}
+
 }  // namespace
 }  // namespace seer::kernels
