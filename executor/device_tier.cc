@@ -24,25 +24,42 @@ torch::Tensor IndexTensor(const std::vector<int64_t>& v, const torch::Device& de
 
 }  // namespace
 
-// The tensors and, under CUDA, the pinned staging buffer and the side stream on which the
-// misses are copied (the compute stream waits on an event recorded after the copy).
+// The tensors and, under CUDA, two pinned staging buffers used in turn and the side
+// stream on which the misses are copied (the compute stream waits on an event recorded
+// after the copy). Double-buffered: batch i's copy may still run while the host packs
+// batch i+1 into the other buffer; the host waits only before reusing a buffer, for the
+// copy of two batches ago.
 struct DeviceFeatureTier::Impl {
   torch::Device device = torch::kCPU;
-  torch::Tensor slots;    // [capacity x dim]
-  torch::Tensor staging;  // pinned, CUDA only
+  torch::Tensor slots;       // [capacity x dim]
+  torch::Tensor staging[2];  // pinned, CUDA only
+  std::optional<c10::Event> copied[2];
+  int next_staging = 0;
   std::optional<c10::Stream> side_stream;
   DeviceRows rows;
   torch::Tensor host_copy;
+
+  ~Impl() {
+    try {
+      if (side_stream) side_stream->synchronize();  // no copy outlives its staging buffer
+    } catch (...) {
+    }
+  }
 
   // Packed misses [m x dim] on the device.
   torch::Tensor Transfer(const float* data, int64_t m, int64_t dim) {
     torch::Tensor host = torch::from_blob(const_cast<float*>(data), {m, dim}, torch::kFloat32);
     if (!device.is_cuda()) return host;
-    if (!staging.defined() || staging.numel() < m * dim) {
-      staging = torch::empty({std::max<int64_t>(m, 1) * dim * 2},
-                             torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
+    const int b = next_staging;
+    next_staging ^= 1;
+    // The copy that last read this buffer (two batches ago) is normally done; if not,
+    // wait for the side stream (libtorch 1.13's c10::Event cannot be waited on alone).
+    if (copied[b] && !copied[b]->query()) side_stream->synchronize();
+    if (!staging[b].defined() || staging[b].numel() < m * dim) {
+      staging[b] = torch::empty({std::max<int64_t>(m, 1) * dim * 2},
+                                torch::TensorOptions().dtype(torch::kFloat32).pinned_memory(true));
     }
-    torch::Tensor pinned = staging.narrow(0, 0, m * dim).view({m, dim});
+    torch::Tensor pinned = staging[b].narrow(0, 0, m * dim).view({m, dim});
     pinned.copy_(host);
     const c10::impl::DeviceGuardImplInterface* impl = c10::impl::getDeviceGuardImpl(device.type());
     const c10::Stream compute = impl->getStream(device);
@@ -52,12 +69,9 @@ struct DeviceFeatureTier::Impl {
       c10::StreamGuard guard(*side_stream);
       out = pinned.to(device, /*non_blocking=*/true);
     }
-    c10::Event copied(device.type());
-    copied.record(*side_stream);
-    copied.block(compute);
-    // The staging buffer is reused by the next batch: the host waits for this copy (the
-    // compute stream does not; it only waits on the event).
-    side_stream->synchronize();
+    copied[b].emplace(device.type());
+    copied[b]->record(*side_stream);
+    copied[b]->block(compute);
     return out;
   }
 };
