@@ -46,45 +46,75 @@ int64_t TraceRecordBytes(const BatchTrace& batch) { return trace_format::RecordB
 
 // ---- Parsing one record -----------------------------------------------------------------
 
-Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
-                        BatchTrace* out, int64_t* record_bytes_out) {
-  auto corrupt = [&](int64_t local, const std::string& what) {
-    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(file_offset + local) + ": " +
-                   what);
-  };
-  auto word = [&](int64_t at) {
+namespace {
+
+// One record's bytes as little-endian words, and kCorrupt naming the file and the
+// absolute byte offset of what is wrong.
+struct RecordBytes {
+  const char* data;
+  int64_t file_offset;
+  const std::string& path;
+  int64_t word(int64_t at) const {
     int64_t v;
     std::memcpy(&v, data + at, 8);
     return v;
-  };
-  BatchTrace& b = *out;
-  if (avail < 8 * kTraceRecordHeaderWords) return corrupt(0, "truncated record");
-  const int64_t record_bytes = word(0);
-  b.epoch = word(8);
-  b.batch_index = word(16);
-  b.num_seeds = word(24);
-  const int64_t num_nodes = word(32);
-  const int64_t num_layers = word(40);
-  if (record_bytes <= 0 || record_bytes % 8 != 0 || record_bytes > avail || num_nodes < 0 || num_layers < 0 ||
-      num_layers > record_bytes / 24 || b.num_seeds < 0 || b.num_seeds > num_nodes) {
-    return corrupt(0, "bad batch record header");
   }
+  Status corrupt(int64_t local, const std::string& what) const {
+    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(file_offset + local) + ": " +
+                   what);
+  }
+};
+
+// Checks a record header only (what the index and NextIds need): sizes consistent with
+// the layer counts. Returns the record's size and its node count.
+Status CheckRecordHeader(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
+                         int64_t* record_bytes, int64_t* num_nodes_out) {
+  const RecordBytes r{data, file_offset, path};
+  if (avail < 8 * kTraceRecordHeaderWords) return r.corrupt(0, "truncated record");
+  const int64_t bytes = r.word(0);
+  const int64_t num_seeds = r.word(24);
+  const int64_t num_nodes = r.word(32);
+  const int64_t num_layers = r.word(40);
+  if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || num_nodes < 0 || num_layers < 0 ||
+      num_layers > bytes / 24 || num_seeds < 0 || num_seeds > num_nodes) {
+    return r.corrupt(0, "bad batch record header");
+  }
+  if (8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes > bytes) {
+    return r.corrupt(0, "record size does not match its counts");
+  }
+  *record_bytes = bytes;
+  *num_nodes_out = num_nodes;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
+                        BatchTrace* out, int64_t* record_bytes_out) {
+  const RecordBytes r{data, file_offset, path};
+  int64_t record_bytes = 0, num_nodes = 0;
+  SEER_RETURN_IF_ERROR(CheckRecordHeader(data, avail, file_offset, path, &record_bytes, &num_nodes));
+  BatchTrace& b = *out;
+  b.epoch = r.word(8);
+  b.batch_index = r.word(16);
+  b.num_seeds = r.word(24);
+  const int64_t num_layers = r.word(40);
   int64_t pos = 8 * kTraceRecordHeaderWords;
   b.blocks.resize(static_cast<size_t>(num_layers));
   int64_t need = 8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes;
   for (LayerBlock& l : b.blocks) {
-    l.num_dst = word(pos);
-    l.num_src = word(pos + 8);
-    const int64_t num_edges = word(pos + 16);
+    l.num_dst = r.word(pos);
+    l.num_src = r.word(pos + 8);
+    const int64_t num_edges = r.word(pos + 16);
     if (l.num_dst < 0 || l.num_src < l.num_dst || l.num_src > num_nodes || num_edges < 0 ||
         num_edges > record_bytes) {
-      return corrupt(pos, "bad layer header");
+      return r.corrupt(pos, "bad layer header");
     }
     l.col_idx.resize(static_cast<size_t>(num_edges));
     need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
     pos += 24;
   }
-  if (need != record_bytes) return corrupt(0, "record size does not match its counts");
+  if (need != record_bytes) return r.corrupt(0, "record size does not match its counts");
   b.node_ids.resize(static_cast<size_t>(num_nodes));
   if (num_nodes > 0) std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
   pos += 8 * num_nodes;
@@ -95,53 +125,19 @@ Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, co
     pos += 8 * (l.num_dst + 1);
     if (!l.col_idx.empty()) std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
     if (l.row_ptr[0] != 0 || l.row_ptr.back() != static_cast<int64_t>(l.col_idx.size())) {
-      return corrupt(row_ptr_at, "row_ptr does not span col_idx");
+      return r.corrupt(row_ptr_at, "row_ptr does not span col_idx");
     }
     for (size_t d = 0; d + 1 < l.row_ptr.size(); ++d) {
-      if (l.row_ptr[d] > l.row_ptr[d + 1]) return corrupt(row_ptr_at, "row_ptr decreases");
+      if (l.row_ptr[d] > l.row_ptr[d + 1]) return r.corrupt(row_ptr_at, "row_ptr decreases");
     }
     for (int32_t c : l.col_idx) {
-      if (c < 0 || c >= l.num_src) return corrupt(pos, "col_idx entry outside [0, num_src)");
+      if (c < 0 || c >= l.num_src) return r.corrupt(pos, "col_idx entry outside [0, num_src)");
     }
     pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
   }
   *record_bytes_out = record_bytes;
   return Status::Ok();
 }
-
-namespace {
-
-// Checks a record header only (what the index and NextIds need): sizes consistent with
-// the layer counts. Returns the record's size and its node count.
-Status CheckRecordHeader(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
-                         int64_t* record_bytes, int64_t* num_nodes_out) {
-  auto corrupt = [&](int64_t local, const std::string& what) {
-    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(file_offset + local) + ": " +
-                   what);
-  };
-  auto word = [&](int64_t at) {
-    int64_t v;
-    std::memcpy(&v, data + at, 8);
-    return v;
-  };
-  if (avail < 8 * kTraceRecordHeaderWords) return corrupt(0, "truncated record");
-  const int64_t bytes = word(0);
-  const int64_t num_seeds = word(24);
-  const int64_t num_nodes = word(32);
-  const int64_t num_layers = word(40);
-  if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || num_nodes < 0 || num_layers < 0 ||
-      num_layers > bytes / 24 || num_seeds < 0 || num_seeds > num_nodes) {
-    return corrupt(0, "bad batch record header");
-  }
-  if (8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes > bytes) {
-    return corrupt(0, "record size does not match its counts");
-  }
-  *record_bytes = bytes;
-  *num_nodes_out = num_nodes;
-  return Status::Ok();
-}
-
-}  // namespace
 
 // ---- TraceFile -----------------------------------------------------------------------------
 
