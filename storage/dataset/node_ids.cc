@@ -6,7 +6,6 @@
 #include "storage/base/file_io.h"
 
 namespace seer {
-namespace {
 
 void PutBigEndian(uint64_t v, char* out) {
   for (int i = 7; i >= 0; --i) {
@@ -21,7 +20,6 @@ uint64_t GetBigEndian(const char* in) {
   return v;
 }
 
-}  // namespace
 
 bool CanonicalIntegerId(std::string_view id, int64_t* value) {
   if (id.empty() || id.size() > 19 || (id.size() > 1 && id[0] == '0')) return false;

@@ -22,6 +22,10 @@ inline constexpr const char* kNodeIds = "node_ids.txt";
 // A byte string whose order is the id order above, and back.
 std::string IdSortKey(std::string_view id);
 std::string IdFromSortKey(std::string_view key);
+// 8 bytes, most significant first (byte order = numeric order): the integer part of
+// the sort keys, also used by the external sorts of `seer prep --remap-ids`.
+void PutBigEndian(uint64_t v, char* out);
+uint64_t GetBigEndian(const char* in);
 // True (and *value) for a canonical non-negative integer id.
 bool CanonicalIntegerId(std::string_view id, int64_t* value);
 

@@ -23,19 +23,6 @@ namespace {
 constexpr int64_t kMaxRuns = 512;
 constexpr size_t kIoBufferBytes = 64 << 10;
 
-void PutBigEndian(uint64_t v, char* out) {
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<char>(v & 0xffu);
-    v >>= 8;
-  }
-}
-
-uint64_t GetBigEndian(const char* in) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
-  return v;
-}
-
 // Sequential buffered writer / reader over a plain file.
 class OutFile {
  public:
