@@ -76,6 +76,13 @@ std::string DatasetManifest::ToJson() const {
   return root.dump(2) + "\n";
 }
 
+std::string DatasetManifest::Identity() const {
+  DatasetManifest content = *this;
+  content.created_by.clear();
+  const std::string json = content.ToJson();
+  return Xxh64::ToHex(Xxh64::Hash(json.data(), json.size()));
+}
+
 namespace {
 Status FieldError(const std::string& path, const std::string& field, const std::string& what) {
   return Corrupt(path + ": field '" + field + "' " + what);

@@ -74,6 +74,11 @@ struct DatasetManifest {
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }
 
   std::string ToJson() const;
+  // The dataset's identity: 16 hex digits of XXH64 over the manifest's content (sizes,
+  // dtypes, counts and every file's checksum; not `created_by`). Files derived from a
+  // dataset (neighbor cache, traces, changesets, checkpoints) record it, and a reader
+  // refuses a file whose identity differs, naming both. Two ranks compare it at start.
+  std::string Identity() const;
   // `path` is only used in error messages.
   static Result<DatasetManifest> FromJson(const std::string& json, const std::string& path);
 };

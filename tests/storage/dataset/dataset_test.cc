@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "storage/base/atomic_file.h"
+#include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
 #include "support/test_support.h"
 
@@ -212,6 +213,33 @@ TEST(DatasetTest, ManifestWrittenByEarlierVersionsStillReads) {
   auto again = DatasetManifest::FromJson(m->ToJson(), "new/dataset.json");
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->ToJson(), m->ToJson());
+}
+
+TEST(DatasetTest, IdentityFollowsContentNotCreator) {
+  DatasetManifest m;
+  m.num_nodes = 10;
+  m.num_edges = 20;
+  m.feature_dim = 4;
+  m.num_classes = 3;
+  m.files["indptr.bin"] = {88, "xxh64", "0123456789abcdef"};
+  m.created_by = "seer 1";
+  const std::string id = m.Identity();
+  EXPECT_EQ(id.size(), 16u);
+  // The identity is the XXH64 of the manifest's JSON without created_by.
+  DatasetManifest plain = m;
+  plain.created_by.clear();
+  const std::string json = plain.ToJson();
+  EXPECT_EQ(id, Xxh64::ToHex(Xxh64::Hash(json.data(), json.size())));
+
+  DatasetManifest other_tool = m;
+  other_tool.created_by = "seer 2";
+  EXPECT_EQ(other_tool.Identity(), id);
+  DatasetManifest changed_file = m;
+  changed_file.files["indptr.bin"].checksum = "0123456789abcdee";
+  EXPECT_NE(changed_file.Identity(), id);
+  DatasetManifest changed_count = m;
+  changed_count.num_classes = 4;
+  EXPECT_NE(changed_count.Identity(), id);
 }
 
 }  // namespace
