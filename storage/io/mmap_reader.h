@@ -11,8 +11,11 @@
 // nothing. mode() reports kPread (buffered, synchronous) and direct() false.
 //
 // Thread safety: ReadBatch may run on many threads at once (the mapping is read-only).
-// A request beyond the end of the file is kUnexpectedEof naming the path and offset;
-// a file truncated while mapped raises SIGBUS (as with any mmap user).
+// A request beyond the end of the file is kUnexpectedEof naming the path and offset.
+// A file truncated while mapped is kUnexpectedEof too, naming the path, the offset of the
+// missing page and the file's size now: the first OpenMmapReader installs a process-wide
+// SIGBUS handler that turns a bus error inside ReadBatch's copy into that error (a bus
+// error anywhere else still ends the process, through the previous disposition).
 #pragma once
 
 #include <memory>

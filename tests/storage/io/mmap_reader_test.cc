@@ -4,10 +4,16 @@
 #include "storage/io/mmap_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/temp_dir.h"
@@ -52,6 +58,103 @@ TEST(MmapReaderTest, ReadsMatchTheFileAndOutOfRangeIsAnError) {
   EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
   EXPECT_NE(st.message().find(std::to_string(bytes.size() - 10)), std::string::npos) << st.message();
   EXPECT_FALSE(OpenMmapReader(dir + "/missing.bin").ok());
+}
+
+std::string WriteRandomFile(const std::string& path, size_t size) {
+  std::string bytes(size, '\0');
+  std::mt19937_64 rng(11);
+  for (char& c : bytes) c = static_cast<char>(rng());
+  FILE* f = std::fopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  return bytes;
+}
+
+// A file truncated after it was mapped: a read of a page past the new end is an error
+// naming the file, the page's offset and both sizes (it was SIGBUS, signal 7, before);
+// reads of the remaining pages still work, and a second bad read is an error again.
+TEST(MmapReaderTest, FileTruncatedWhileMappedIsAnErrorNotASignal) {
+  const std::string dir = MakeTempDir("mmap_bus");
+  const std::string path = dir + "/features.bin";
+  const std::string bytes = WriteRandomFile(path, 16 * 4096);
+  auto reader = OpenMmapReader(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  ASSERT_EQ(::truncate(path.c_str(), 2 * 4096), 0);
+  std::string out(100, 'x');
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::vector<ReadRequest> lost = {{0, 100, out.data()}, {9 * 4096 + 5, 100, out.data()}};
+    Status st = (*reader)->ReadBatch(lost);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), StatusCode::kUnexpectedEof);
+    EXPECT_NE(st.message().find(path + " at offset 36864"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("now 8192 bytes, 65536 when mapped"), std::string::npos) << st.message();
+    std::vector<ReadRequest> kept = {{4096 + 3, 100, out.data()}};
+    ASSERT_TRUE((*reader)->ReadBatch(kept).ok());
+    EXPECT_EQ(out, bytes.substr(4096 + 3, 100));
+  }
+}
+
+// Truncation under readers running on several threads: every thread gets the error (none
+// kills the process), whatever it was reading when the file shrank.
+TEST(MmapReaderTest, TruncationUnderRunningReadersOnManyThreads) {
+  const std::string dir = MakeTempDir("mmap_bus_threads");
+  const std::string path = dir + "/features.bin";
+  WriteRandomFile(path, 64 * 4096);
+  auto reader = OpenMmapReader(path);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  constexpr int kThreads = 4;
+  std::atomic<int> started{0};
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      std::string out(512, 'x');
+      bool counted = false;
+      while (true) {
+        ReadRequest r{static_cast<int64_t>(rng() % (64 * 4096 - 512)), 512, out.data()};
+        Status st = (*reader)->ReadBatch(&r, 1);
+        if (!st.ok()) {
+          errors[t] = st.message();
+          if (!counted) started.fetch_add(1);
+          return;
+        }
+        if (!counted) {
+          counted = true;
+          started.fetch_add(1);
+        }
+      }
+    });
+  }
+  while (started.load() < kThreads) std::this_thread::yield();
+  ASSERT_EQ(::truncate(path.c_str(), 0), 0);
+  for (auto& thread : threads) thread.join();
+  for (const std::string& e : errors) {
+    EXPECT_NE(e.find(path + " at offset "), std::string::npos) << e;
+    EXPECT_NE(e.find("truncated while in use"), std::string::npos) << e;
+  }
+}
+
+// A bus error outside ReadBatch still ends the process (the handler passes it on).
+TEST(MmapReaderTest, BusErrorOutsideAReadStillEndsTheProcess) {
+  const std::string dir = MakeTempDir("mmap_bus_other");
+  const std::string path = dir + "/other.bin";
+  WriteRandomFile(path, 4 * 4096);
+  ASSERT_TRUE(OpenMmapReader(path).ok());  // installs the handler
+  auto died = [](int status) {
+    return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  };
+  EXPECT_EXIT(
+      {
+        FILE* f = std::fopen(path.c_str(), "rb");
+        void* p = mmap(nullptr, 4 * 4096, PROT_READ, MAP_SHARED, fileno(f), 0);
+        if (::truncate(path.c_str(), 0) != 0) std::_Exit(0);
+        volatile char c = static_cast<const char*>(p)[3 * 4096];
+        (void)c;
+        std::_Exit(0);
+      },
+      died, "");
 }
 
 }  // namespace
