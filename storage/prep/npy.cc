@@ -17,6 +17,23 @@ namespace {
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr int64_t kMagicBytes = 6;
 
+// Header text quoted in an error, with control and non-ASCII bytes as \xNN, so the
+// message stays one line whatever the file holds.
+std::string Printable(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 // Scanner over the header's Python dict literal. pos_ is the offset inside the header
 // text; errors report it as an absolute file offset.
 class HeaderParser {
@@ -57,6 +74,15 @@ class HeaderParser {
     if (!have_descr || !have_order || !have_shape) {
       return Error("header lacks one of 'descr', 'fortran_order', 'shape'");
     }
+    ++pos_;  // '}'
+    // The header runs exactly to the data: the dict, space padding, then '\n' as its last
+    // byte. A header length that stops early (or late) shifts every element.
+    while (pos_ + 1 < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t')) ++pos_;
+    if (pos_ + 1 != text_.size() || text_.back() != '\n') {
+      return Error("the header must end with space padding and a newline at byte offset " +
+                   std::to_string(base_ + static_cast<int64_t>(text_.size()) - 1) +
+                   " (its recorded length does not reach the data start)");
+    }
     return Status::Ok();
   }
 
@@ -67,7 +93,7 @@ class HeaderParser {
   }
   Status Error(const std::string& what) const {
     return Corrupt(path_ + ": bad .npy header at byte offset " +
-                   std::to_string(base_ + static_cast<int64_t>(pos_)) + ": " + what);
+                   std::to_string(base_ + static_cast<int64_t>(pos_)) + ": " + Printable(what));
   }
   Status Expect(char c) {
     if (Peek() != c) return Error(std::string("expected '") + c + "'");
@@ -114,7 +140,7 @@ class HeaderParser {
 Status ParseDescr(const std::string& path, NpyHeader* h) {
   const std::string& d = h->descr;
   auto bad = [&](const std::string& why) {
-    return Status(StatusCode::kUnsupported, path + ": dtype '" + d + "' " + why);
+    return Status(StatusCode::kUnsupported, path + ": dtype '" + Printable(d) + "' " + why);
   };
   if (d.size() < 3) return bad("is not a numeric dtype");
   char order = d[0];
@@ -142,7 +168,9 @@ T Load(const unsigned char* p) {
 
 int64_t NpyHeader::num_elements() const {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
+  }
   return n;
 }
 
@@ -188,13 +216,25 @@ Result<NpyFile> NpyFile::Open(const std::string& path) {
   header.data_offset_bytes = header_start + header_len;
   SEER_RETURN_IF_ERROR(HeaderParser(path, text, header_start).Parse(&header));
   SEER_RETURN_IF_ERROR(ParseDescr(path, &header));
-  const int64_t data_bytes = header.num_elements() * header.item_bytes;
-  if (header.data_offset_bytes + data_bytes > size) {
+  const int64_t num_elements = header.num_elements();
+  int64_t data_bytes = 0;
+  if (num_elements < 0 || __builtin_mul_overflow(num_elements, int64_t{header.item_bytes}, &data_bytes)) {
+    return Corrupt(path + ": shape " + header.ShapeString() + " of " + header.descr +
+                   " is too large (its byte size overflows 64 bits)");
+  }
+  if (data_bytes > size - header.data_offset_bytes) {
     return Status(StatusCode::kUnexpectedEof,
                   path + ": truncated .npy: shape " + header.ShapeString() + " of " + header.descr +
                       " needs " + std::to_string(data_bytes) + " data bytes from offset " +
                       std::to_string(header.data_offset_bytes) + ", file has " +
                       std::to_string(size - header.data_offset_bytes));
+  }
+  if (data_bytes != size - header.data_offset_bytes) {
+    return Corrupt(path + ": shape " + header.ShapeString() + " of " + header.descr + " needs " +
+                   std::to_string(data_bytes) + " data bytes from offset " +
+                   std::to_string(header.data_offset_bytes) + ", file has " +
+                   std::to_string(size - header.data_offset_bytes) +
+                   " (the header length or the shape is wrong)");
   }
   return NpyFile(path, std::move(fd), std::move(header));
 }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/files.h"
 #include "support/temp_dir.h"
 #include "text_fixtures.h"
 
@@ -68,7 +69,7 @@ TEST(NpyTest, BadHeadersAreRejected) {
   auto f = NpyFile::Open(dir + "/magic.npy");
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.status().message().find("not a .npy file"), std::string::npos);
-  std::string header = "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }";
+  std::string header = "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }\n";
   std::string big = std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header + "abcdefgh";
   WriteText(dir + "/big.npy", big);
   f = NpyFile::Open(dir + "/big.npy");
@@ -80,6 +81,50 @@ TEST(NpyTest, BadHeadersAreRejected) {
   ASSERT_FALSE(f.ok());
   EXPECT_NE(f.status().message().find("bad .npy header at byte offset 44: fortran_order"), std::string::npos)
       << f.status().message();
+}
+
+// The recorded header length must reach exactly to the data: one 20 bytes short (the data
+// would start inside the header's padding, every feature shifted by 20 bytes) was
+// accepted before.
+TEST(NpyTest, HeaderLengthShortOfTheDataIsRefused) {
+  std::string dir = MakeTempDir();
+  std::vector<float> values(50 * 4, 1.0f);
+  ASSERT_TRUE(WriteNpy(dir + "/x.npy", "<f4", {50, 4}, values.data()).ok());
+  std::string bytes = testing::ReadFileBytes(dir + "/x.npy");
+  const int header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  ASSERT_GT(header_len, 60);
+  const int short_len = header_len - 20;
+  bytes[8] = static_cast<char>(short_len & 0xff);
+  bytes[9] = static_cast<char>(short_len >> 8);
+  WriteText(dir + "/short.npy", bytes);
+  auto f = NpyFile::Open(dir + "/short.npy");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find(dir + "/short.npy: bad .npy header"), std::string::npos) << f.status().message();
+  EXPECT_NE(f.status().message().find("does not reach the data start"), std::string::npos) << f.status().message();
+}
+
+// Bytes after the data mean the shape or the header length is wrong.
+TEST(NpyTest, DataLongerThanTheShapeIsRefused) {
+  std::string dir = MakeTempDir();
+  std::vector<int64_t> ids(10, 3);
+  ASSERT_TRUE(WriteNpy(dir + "/ids.npy", "<i8", {10}, ids.data()).ok());
+  WriteText(dir + "/long.npy", testing::ReadFileBytes(dir + "/ids.npy") + std::string(8, '\0'));
+  auto f = NpyFile::Open(dir + "/long.npy");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("needs 80 data bytes from offset 128, file has 88"), std::string::npos)
+      << f.status().message();
+}
+
+TEST(NpyTest, ShapeWhoseSizeOverflowsIsRefused) {
+  std::string dir = MakeTempDir();
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }";
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header.push_back('\n');
+  WriteText(dir + "/huge.npy", std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(header.size()) + '\0' + header +
+                                   std::string(64, '\0'));
+  auto f = NpyFile::Open(dir + "/huge.npy");
+  ASSERT_FALSE(f.ok());
+  EXPECT_NE(f.status().message().find("too large"), std::string::npos) << f.status().message();
 }
 
 }  // namespace
