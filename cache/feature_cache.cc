@@ -16,6 +16,64 @@ int64_t CapacityRowsForBudget(int64_t budget_bytes, int64_t row_bytes) {
   return budget_bytes / row_bytes;
 }
 
+Result<NodeSlotIndex> NodeSlotIndex::Create(int64_t num_nodes, int64_t capacity) {
+  if (num_nodes < 0 || capacity < 0 || capacity > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgument(fmt::format("slot index: bad size (nodes {}, capacity {})", num_nodes, capacity));
+  }
+  NodeSlotIndex index;
+  int bits = 1;
+  while (bits < 31 && (int64_t{1} << bits) < capacity) ++bits;
+  index.slot_bits_ = bits;
+  index.slot_mask_ = (uint64_t{1} << bits) - 1;
+  // Keys are node + 1 <= num_nodes in the 64 - bits high bits.
+  if (static_cast<uint64_t>(num_nodes) >= (uint64_t{1} << (64 - bits))) {
+    return InvalidArgument(fmt::format("slot index: {} nodes do not fit its {}-bit keys next to {}-bit slots",
+                                       num_nodes, 64 - bits, bits));
+  }
+  try {
+    index.table_.assign(static_cast<size_t>(EntriesFor(capacity)), 0);
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("slot index: cannot allocate {} bytes for {} rows", BytesFor(capacity), capacity));
+  }
+  return index;
+}
+
+void NodeSlotIndex::Insert(int64_t node, int32_t slot) {
+  const uint64_t entry = ((static_cast<uint64_t>(node) + 1) << slot_bits_) | static_cast<uint64_t>(slot);
+  size_t i = Home(node);
+  while (table_[i] != 0) {
+    if (++i == table_.size()) i = 0;
+  }
+  table_[i] = entry;
+}
+
+void NodeSlotIndex::Erase(int64_t node) {
+  const uint64_t key = static_cast<uint64_t>(node) + 1;
+  const size_t n = table_.size();
+  size_t i = Home(node);
+  for (;;) {
+    if (table_[i] == 0) return;
+    if ((table_[i] >> slot_bits_) == key) break;
+    if (++i == n) i = 0;
+  }
+  // Backward shift: move later entries of the probe run into the hole unless their home
+  // lies cyclically in (hole, j].
+  size_t j = i;
+  for (;;) {
+    if (++j == n) j = 0;
+    const uint64_t e = table_[j];
+    if (e == 0) break;
+    const size_t home = Home(static_cast<int64_t>((e >> slot_bits_) - 1));
+    const bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (!stays) {
+      table_[i] = e;
+      i = j;
+    }
+  }
+  table_[i] = 0;
+}
+
 Result<FeatureCache> FeatureCache::Create(const FeatureCacheOptions& options) {
   if (options.num_nodes < 0 || options.capacity_rows < 0 || options.row_bytes < 0) {
     return InvalidArgument(fmt::format("feature cache: negative size (nodes {}, rows {}, row bytes {})",
@@ -48,12 +106,12 @@ Result<FeatureCache> FeatureCache::Create(const FeatureCacheOptions& options) {
     cache.slots_ = std::unique_ptr<char, std::function<void(char*)>>(
         static_cast<char*>(p), [release](char* q) { release(q); });
   }
+  SEER_ASSIGN_OR_RETURN(cache.slot_index_, NodeSlotIndex::Create(options.num_nodes, options.capacity_rows));
   try {
-    cache.slot_table_.assign(static_cast<size_t>(options.num_nodes), -1);
     cache.slot_nodes_.assign(static_cast<size_t>(options.capacity_rows), kFreeSlot);
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kResourceExhausted,
-                  fmt::format("feature cache: cannot allocate the slot table for {} nodes", options.num_nodes));
+                  fmt::format("feature cache: cannot allocate the slot list for {} rows", options.capacity_rows));
   }
   return cache;
 }
@@ -66,20 +124,22 @@ int64_t FeatureCache::Gather(const int64_t* ids, int64_t count, char* batch_buff
                                           ids[p], p, num_nodes_));
     }
   }
-  if (row_bytes_ > 0 && batch_buffer != nullptr) {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const auto& r) {
-      for (int64_t p = r.begin(); p != r.end(); ++p) {
-        const int32_t slot = slot_table_[static_cast<size_t>(ids[p])];
-        if (slot >= 0) {
-          std::memcpy(batch_buffer + p * row_bytes_, slots_.get() + slot * row_bytes_,
-                      static_cast<size_t>(row_bytes_));
-        }
+  // One index lookup per position (parallel), then the rows and the miss list.
+  std::vector<int32_t> slots(static_cast<size_t>(count));
+  const bool copy = row_bytes_ > 0 && batch_buffer != nullptr;
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const auto& r) {
+    for (int64_t p = r.begin(); p != r.end(); ++p) {
+      const int32_t slot = slot_index_.Find(ids[p]);
+      slots[static_cast<size_t>(p)] = slot;
+      if (copy && slot >= 0) {
+        std::memcpy(batch_buffer + p * row_bytes_, slots_.get() + slot * row_bytes_,
+                    static_cast<size_t>(row_bytes_));
       }
-    });
-  }
+    }
+  });
   int64_t hits = 0;
   for (int64_t p = 0; p < count; ++p) {
-    if (slot_table_[static_cast<size_t>(ids[p])] >= 0) {
+    if (slots[static_cast<size_t>(p)] >= 0) {
       ++hits;
     } else if (miss_positions != nullptr) {
       miss_positions->push_back(static_cast<int32_t>(p));
@@ -119,7 +179,7 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
       fail(fmt::format("inserts node {} from position {}, which holds {}", node, pos,
                        pos >= 0 && pos < count ? ids[pos] : -2));
     }
-    if (node < 0 || node >= num_nodes_ || slot_table_[static_cast<size_t>(node)] >= 0) {
+    if (node < 0 || node >= num_nodes_ || slot_index_.Find(node) >= 0) {
       fail(fmt::format("inserts node {} which is out of range or already cached", node));
     }
     if (slot < 0 || slot >= capacity_rows_ ||
@@ -129,12 +189,12 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
     }
   }
   for (size_t k = 0; k < cs.out_ids.size(); ++k) {
-    slot_table_[static_cast<size_t>(cs.out_ids[k])] = -1;
+    slot_index_.Erase(cs.out_ids[k]);
     slot_nodes_[static_cast<size_t>(cs.out_slots[k])] = kFreeSlot;
     --num_cached_;
   }
   for (size_t k = 0; k < cs.in_ids.size(); ++k) {
-    slot_table_[static_cast<size_t>(cs.in_ids[k])] = cs.in_slots[k];
+    slot_index_.Insert(cs.in_ids[k], cs.in_slots[k]);
     slot_nodes_[static_cast<size_t>(cs.in_slots[k])] = cs.in_ids[k];
     ++num_cached_;
   }
@@ -153,17 +213,17 @@ void FeatureCache::Install(int32_t slot, int64_t node, const void* row) {
   if (slot < 0 || slot >= capacity_rows_ || node < 0 || node >= num_nodes_) {
     throw std::logic_error(fmt::format("feature cache: Install(slot {}, node {}) out of range", slot, node));
   }
-  const int32_t existing = slot_table_[static_cast<size_t>(node)];
+  const int32_t existing = slot_index_.Find(node);
   if (existing >= 0 && existing != slot) {
     throw std::logic_error(fmt::format("feature cache: node {} already in slot {}", node, existing));
   }
   const int64_t old = slot_nodes_[static_cast<size_t>(slot)];
   if (old != kFreeSlot) {
-    slot_table_[static_cast<size_t>(old)] = -1;
+    slot_index_.Erase(old);
     --num_cached_;
   }
   slot_nodes_[static_cast<size_t>(slot)] = node;
-  slot_table_[static_cast<size_t>(node)] = slot;
+  slot_index_.Insert(node, slot);
   ++num_cached_;
   if (row_bytes_ > 0 && row != nullptr) {
     std::memcpy(slots_.get() + static_cast<int64_t>(slot) * row_bytes_, row, static_cast<size_t>(row_bytes_));
@@ -171,10 +231,8 @@ void FeatureCache::Install(int32_t slot, int64_t node, const void* row) {
 }
 
 void FeatureCache::Clear() {
-  for (int64_t& node : slot_nodes_) {
-    if (node != kFreeSlot) slot_table_[static_cast<size_t>(node)] = -1;
-    node = kFreeSlot;
-  }
+  for (int64_t& node : slot_nodes_) node = kFreeSlot;
+  slot_index_.Clear();
   num_cached_ = 0;
 }
 

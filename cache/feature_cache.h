@@ -3,8 +3,10 @@
 //
 //   slots:      capacity_rows × row_bytes in host memory (one allocation; the caller may
 //               pass an allocator hook, e.g. cudaHostAlloc for pinned memory)
-//   slot table: int32 per node, -1 = not cached (4 bytes per node, counted in the
-//               memory budget), plus the node id held by every slot (8 bytes per slot)
+//   slot index: node -> slot, a NodeSlotIndex (below) sized by the cache's rows, not by
+//               the graph's nodes: 12 bytes per row, plus the node id held by every slot
+//               (8 bytes per row) — FeatureCache::IndexBytes(rows), counted in the
+//               feature cache's budget. (It was an int32 per node: 4 GB at 1 G nodes.)
 //
 // row_bytes may be 0: the cache then only tracks which node sits in which slot (the hit
 // simulator uses this to replay policies without feature data).
@@ -20,6 +22,7 @@
 // memory (released through the hook that allocated it) and is move-only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,6 +46,49 @@ struct FeatureCacheOptions {
 // rows = floor(budget_bytes / row_bytes) (0 when row_bytes <= 0 or budget < 0).
 int64_t CapacityRowsForBudget(int64_t budget_bytes, int64_t row_bytes);
 
+// node id -> slot for at most `capacity` nodes: open addressing with linear probing in
+// capacity * 3/2 + 1 uint64 entries (load <= 2/3), each entry (node + 1) << slot_bits | slot
+// (0 = empty), so a lookup reads one entry per probe and compares the key in the same word
+// (no second lookup). Erase shifts the following entries back (no tombstones), so lookups
+// never slow down with churn. Needs num_nodes < 2^(64 - slot_bits) - 1, slot_bits =
+// bits of capacity - 1 (>= 2^33 nodes for any int32 capacity; Create checks). Lookups are
+// const and thread-safe; Insert/Erase are not. The caller keeps at most `capacity` nodes.
+class NodeSlotIndex {
+ public:
+  NodeSlotIndex() = default;
+  // kInvalidArgument when num_nodes is too large for the packed entries.
+  static Result<NodeSlotIndex> Create(int64_t num_nodes, int64_t capacity);
+  static int64_t EntriesFor(int64_t capacity) { return capacity + capacity / 2 + 1; }
+  static int64_t BytesFor(int64_t capacity) { return 8 * EntriesFor(capacity); }
+  int64_t bytes() const { return static_cast<int64_t>(table_.size() * sizeof(uint64_t)); }
+
+  // -1 when `node` has no slot.
+  int32_t Find(int64_t node) const {
+    const uint64_t key = static_cast<uint64_t>(node) + 1;
+    size_t i = Home(node);
+    for (;;) {
+      const uint64_t e = table_[i];
+      if (e == 0) return -1;
+      if ((e >> slot_bits_) == key) return static_cast<int32_t>(e & slot_mask_);
+      if (++i == table_.size()) i = 0;
+    }
+  }
+  // `node` must not be present.
+  void Insert(int64_t node, int32_t slot);
+  // No-op when absent.
+  void Erase(int64_t node);
+  void Clear() { std::fill(table_.begin(), table_.end(), uint64_t{0}); }
+
+ private:
+  size_t Home(int64_t node) const {
+    const uint64_t h = static_cast<uint64_t>(node) * 0x9E3779B97F4A7C15ull;
+    return static_cast<size_t>((static_cast<unsigned __int128>(h) * table_.size()) >> 64);
+  }
+  std::vector<uint64_t> table_;
+  int slot_bits_ = 1;
+  uint64_t slot_mask_ = 1;
+};
+
 class FeatureCache {
  public:
   // kResourceExhausted when the slot array cannot be allocated; kInvalidArgument for
@@ -56,9 +102,15 @@ class FeatureCache {
   int64_t capacity_rows() const { return capacity_rows_; }
   int64_t row_bytes() const { return row_bytes_; }
   int64_t num_cached() const { return num_cached_; }
+  // RAM of the slot index and the slots' node ids for `capacity_rows` rows (beyond the
+  // rows themselves): what the memory budget charges the feature cache per row.
+  static int64_t IndexBytes(int64_t capacity_rows) {
+    return NodeSlotIndex::BytesFor(capacity_rows) + 8 * capacity_rows;
+  }
+  int64_t index_bytes() const { return IndexBytes(capacity_rows_); }
 
   // -1 when `node` is not cached.
-  int32_t SlotOf(int64_t node) const { return slot_table_[static_cast<size_t>(node)]; }
+  int32_t SlotOf(int64_t node) const { return slot_index_.Find(node); }
   int64_t NodeInSlot(int32_t slot) const { return slot_nodes_[static_cast<size_t>(slot)]; }
   const char* Row(int32_t slot) const { return slots_.get() + slot * row_bytes_; }
   // slot -> node id (kFreeSlot when empty): the state to hand to the planner.
@@ -91,7 +143,7 @@ class FeatureCache {
   int64_t row_bytes_ = 0;
   int64_t num_cached_ = 0;
   std::unique_ptr<char, std::function<void(char*)>> slots_;
-  std::vector<int32_t> slot_table_;   // node -> slot
+  NodeSlotIndex slot_index_;         // node -> slot
   std::vector<int64_t> slot_nodes_;   // slot -> node
 };
 

@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/belady_planner.h"
@@ -206,6 +207,86 @@ TEST(FeatureCacheSizingTest, CapacityFromBudgetAndAllocatorHook) {
   }
   EXPECT_EQ(allocations, 1);
   EXPECT_EQ(releases, 1);
+}
+
+
+// NodeSlotIndex against a std::unordered_map oracle: random inserts and erases (the
+// backward-shift erase must keep every other key findable), node ids beyond 2^32.
+TEST(NodeSlotIndexTest, MatchesAMapUnderChurn) {
+  for (int64_t capacity : {1, 2, 3, 17, 1000}) {
+    const int64_t num_nodes = (int64_t{1} << 33) + 5;
+    auto index = NodeSlotIndex::Create(num_nodes, capacity);
+    ASSERT_TRUE(index.ok()) << index.status().message();
+    EXPECT_EQ(index->bytes(), NodeSlotIndex::BytesFor(capacity));
+    std::unordered_map<int64_t, int32_t> oracle;
+    std::vector<int32_t> free_slots;
+    for (int32_t s = 0; s < capacity; ++s) free_slots.push_back(s);
+    std::mt19937_64 rng(static_cast<uint64_t>(capacity));
+    // Few distinct ids (collisions and re-inserts) spread over the whole id range.
+    std::vector<int64_t> pool;
+    for (int64_t k = 0; k < 3 * capacity + 5; ++k) pool.push_back(static_cast<int64_t>(rng() % num_nodes));
+    pool.push_back(num_nodes - 1);
+    pool.push_back(0);
+    for (int step = 0; step < 20000; ++step) {
+      const int64_t node = pool[rng() % pool.size()];
+      auto it = oracle.find(node);
+      if (it != oracle.end()) {
+        index->Erase(node);
+        free_slots.push_back(it->second);
+        oracle.erase(it);
+      } else if (!free_slots.empty()) {
+        const size_t pick = rng() % free_slots.size();
+        const int32_t slot = free_slots[pick];
+        free_slots.erase(free_slots.begin() + static_cast<std::ptrdiff_t>(pick));
+        index->Insert(node, slot);
+        oracle[node] = slot;
+      }
+      if (step % 97 == 0) {
+        for (int64_t v : pool) {
+          auto o = oracle.find(v);
+          ASSERT_EQ(index->Find(v), o == oracle.end() ? -1 : o->second) << "capacity " << capacity << " step " << step;
+        }
+      }
+    }
+    index->Erase(pool[0] + 1);  // absent: no-op
+    index->Clear();
+    for (int64_t v : pool) EXPECT_EQ(index->Find(v), -1);
+  }
+}
+
+TEST(NodeSlotIndexTest, RefusesIdsThatDoNotFitNextToTheSlots) {
+  // 2^31 - 1 slots take 31 bits, leaving 33 for node + 1.
+  EXPECT_EQ(NodeSlotIndex::Create(int64_t{1} << 34, (int64_t{1} << 31) - 1).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(NodeSlotIndex::Create(10, -1).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(NodeSlotIndex::Create(int64_t{1} << 40, 1000).ok());
+}
+
+// The index's memory follows the rows, not the nodes: a cache of 1000 rows over 2^40 nodes.
+TEST(FeatureCacheSizingTest, IndexScalesWithRowsNotNodes) {
+  FeatureCacheOptions options;
+  options.num_nodes = int64_t{1} << 40;
+  options.capacity_rows = 1000;
+  options.row_bytes = 0;
+  auto cache = FeatureCache::Create(options);
+  ASSERT_TRUE(cache.ok()) << cache.status().message();
+  EXPECT_EQ(cache->index_bytes(), 8 * 1000 + 8 * (1000 + 500 + 1));
+  const int64_t big = (int64_t{1} << 40) - 3;
+  cache->Install(999, big, nullptr);
+  cache->Install(0, int64_t{1} << 35, nullptr);
+  EXPECT_EQ(cache->SlotOf(big), 999);
+  EXPECT_EQ(cache->SlotOf(int64_t{1} << 35), 0);
+  EXPECT_EQ(cache->SlotOf(1), -1);
+  cache->Install(0, 1, nullptr);  // evicts 2^35
+  EXPECT_EQ(cache->SlotOf(int64_t{1} << 35), -1);
+  EXPECT_EQ(cache->SlotOf(1), 0);
+  cache->Install(0, 1, nullptr);  // same node, same slot: stays
+  EXPECT_EQ(cache->SlotOf(1), 0);
+  EXPECT_EQ(cache->num_cached(), 2);
+  const int64_t ids[] = {big, 5, 1};
+  std::vector<int32_t> misses;
+  EXPECT_EQ(cache->Gather(ids, 3, nullptr, &misses), 2);
+  EXPECT_EQ(misses, std::vector<int32_t>{1});
 }
 
 }  // namespace
