@@ -86,9 +86,32 @@ NodeScoreFn NodeScoresFromDegrees(const std::vector<int64_t>& out_degrees) {
   return NodeScoresFromTable(out_degrees);
 }
 
+uint8_t DegreeBucket(int64_t degree) {
+  if (degree < 32) return static_cast<uint8_t>(std::max<int64_t>(0, degree));
+  const int top = 63 - __builtin_clzll(static_cast<uint64_t>(degree));  // >= 5
+  const int64_t mantissa = (degree >> (top - 2)) & 3;                   // the 2 bits after the top one
+  return static_cast<uint8_t>(std::min<int64_t>(255, 32 + 4 * (top - 5) + mantissa));
+}
+
+NodeScoreFn NodeScoresFromBuckets(std::vector<uint8_t> buckets) {
+  auto table = std::make_shared<const std::vector<uint8_t>>(std::move(buckets));
+  return [table](const int64_t* ids, int64_t n, uint32_t* out) {
+    const uint8_t* t = table->data();
+    const uint64_t size = table->size();
+    for (int64_t k = 0; k < n; ++k) {
+      const uint64_t v = static_cast<uint64_t>(ids[k]);
+      out[k] = v < size ? t[v] : 0u;
+    }
+  };
+}
+
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options) {
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
-  SetBeladyNodeScores(degrees, max_capacity_rows, options);
+  options->ranking = RankNodesByScore(degrees, max_capacity_rows);
+  std::vector<uint8_t> buckets(degrees.size());
+  for (size_t v = 0; v < degrees.size(); ++v) buckets[v] = DegreeBucket(degrees[v]);
+  std::vector<int64_t>().swap(degrees);
+  options->planner.node_scores = NodeScoresFromBuckets(std::move(buckets));
   return Status::Ok();
 }
 

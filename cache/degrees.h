@@ -36,9 +36,21 @@ std::vector<int64_t> InDegreesFromIndptr(const std::vector<int64_t>& indptr);
 // node_scores from out-degrees: score = out_degree[v] (saturated to uint32).
 NodeScoreFn NodeScoresFromDegrees(const std::vector<int64_t>& out_degrees);
 
+// Bucket of a degree for Belady's tie rule, one byte: exact below 32, then 4 buckets per
+// octave (32-39, 40-47, 48-55, 56-63, 64-79, ...); non-decreasing in the degree, 255 only
+// beyond 2^58. Negative degrees are 0.
+uint8_t DegreeBucket(int64_t degree);
+// The tie rule's resident score table: kBeladyScoreBytesPerNode bytes per node (what the
+// memory budget charges, MemoryBudgetRequest::node_score_bytes_per_node).
+inline constexpr int64_t kBeladyScoreBytesPerNode = 1;
+// node_scores from a per-node bucket table (index = node id; ids beyond it score 0).
+NodeScoreFn NodeScoresFromBuckets(std::vector<uint8_t> buckets);
+
 // Belady's scores as training and `seer stats` both use them (one definition, so train
-// misses equal `seer stats --belady-scope superbatch`): out-degrees of `dataset`, set
-// with SetBeladyNodeScores (tie rule + fill ranking of the top max_capacity_rows).
+// misses equal `seer stats --belady-scope superbatch`): out-degrees of `dataset`; the tie
+// rule's scores are their DegreeBucket (one byte per node held for the run, instead of a
+// uint32), the fill ranking of the top max_capacity_rows uses the exact degrees. The
+// exact out-degrees are freed before returning.
 // Out-degree, not PreSC visit counts: it needs no pre-sampling epoch (one sequential
 // pass over indices.bin), it is what the static-degree policy keeps, and it does not
 // depend on which seeds were pre-sampled. Reads indices.bin; blocks.

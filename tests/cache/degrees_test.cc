@@ -1,6 +1,8 @@
 // ComputeOutDegrees against a brute-force count over hand-made graphs.
 #include "cache/degrees.h"
 
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,40 @@ TEST(DegreesTest, NeighborIdOutsideTheGraphIsCorruptWithItsOffset) {
   const std::string& message = got.status().message();
   EXPECT_NE(message.find(dir + "/indices.bin"), std::string::npos) << message;
   EXPECT_NE(message.find("neighbor id 1000 at byte offset 12"), std::string::npos) << message;
+}
+
+
+// The tie rule's one-byte buckets: exact below 32, non-decreasing, each bucket a contiguous
+// degree range of at most a quarter octave (oracle: the definition by floating point log2).
+TEST(DegreesTest, DegreeBucketsAreExactBelow32AndQuarterOctavesAbove) {
+  for (int64_t d = 0; d < 32; ++d) EXPECT_EQ(DegreeBucket(d), d);
+  EXPECT_EQ(DegreeBucket(-5), 0);
+  int prev = 0;
+  for (int64_t d = 1; d < (int64_t{1} << 20); d += 1 + d / 1000) {
+    const int b = DegreeBucket(d);
+    EXPECT_GE(b, prev) << d;
+    prev = b;
+    if (d >= 32) {
+      const double octave = std::floor(std::log2(static_cast<double>(d)));
+      const double quarter = std::floor(4 * (static_cast<double>(d) / std::exp2(octave) - 1));
+      EXPECT_EQ(b, 32 + 4 * (octave - 5) + quarter) << d;
+    }
+  }
+  EXPECT_EQ(DegreeBucket(32), 32);
+  EXPECT_EQ(DegreeBucket(39), 32);
+  EXPECT_EQ(DegreeBucket(40), 33);
+  EXPECT_EQ(DegreeBucket(64), 36);
+  EXPECT_EQ(DegreeBucket(int64_t{1} << 40), 32 + 4 * 35);
+  EXPECT_EQ(DegreeBucket(std::numeric_limits<int64_t>::max()), 255);
+  // Scores from the table, 0 beyond it.
+  const NodeScoreFn scores = NodeScoresFromBuckets({DegreeBucket(3), DegreeBucket(100), 0});
+  const int64_t ids[] = {1, 0, 2, 7};
+  uint32_t out[4];
+  scores(ids, 4, out);
+  EXPECT_EQ(out[0], DegreeBucket(100));
+  EXPECT_EQ(out[1], 3u);
+  EXPECT_EQ(out[2], 0u);
+  EXPECT_EQ(out[3], 0u);
 }
 
 }  // namespace
