@@ -1,0 +1,136 @@
+#include "storage/base/stale_temp.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <system_error>
+
+#include "storage/base/byte_size.h"
+
+namespace seer {
+namespace {
+
+bool AllDigits(const std::string& s, size_t begin, size_t end) {
+  if (begin >= end || end - begin > 10) return false;
+  for (size_t i = begin; i < end; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return true;
+}
+
+int64_t ParsePid(const std::string& s, size_t begin, size_t end) {
+  if (!AllDigits(s, begin, end)) return -1;
+  return std::strtoll(s.substr(begin, end - begin).c_str(), nullptr, 10);
+}
+
+// "PREFIX<pid>-..." -> pid, else -1.
+int64_t PidAfterPrefix(const std::string& name, const std::string& prefix) {
+  if (name.compare(0, prefix.size(), prefix) != 0) return -1;
+  const size_t dash = name.find('-', prefix.size());
+  if (dash == std::string::npos) return -1;
+  return ParsePid(name, prefix.size(), dash);
+}
+
+int64_t TreeBytes(const std::string& path, bool is_dir) {
+  std::error_code ec;
+  if (!is_dir) {
+    const auto size = std::filesystem::file_size(path, ec);
+    return ec ? 0 : static_cast<int64_t>(size);
+  }
+  int64_t total = 0;
+  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code size_ec;
+    if (it->is_regular_file(size_ec)) {
+      const auto size = it->file_size(size_ec);
+      if (!size_ec) total += static_cast<int64_t>(size);
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+int64_t StaleTemporaryPid(const std::string& name) {
+  // NAME.tmp.PID.N
+  const size_t tmp = name.rfind(".tmp.");
+  if (tmp != std::string::npos && tmp > 0) {
+    const size_t pid_begin = tmp + 5;
+    const size_t dot = name.find('.', pid_begin);
+    if (dot != std::string::npos && AllDigits(name, dot + 1, name.size())) {
+      const int64_t pid = ParsePid(name, pid_begin, dot);
+      if (pid > 0) return pid;
+    }
+  }
+  for (const char* prefix : {".seer-csc-spill-", ".seer-prep-", "seer-train-", "seer-trace-"}) {
+    const int64_t pid = PidAfterPrefix(name, prefix);
+    if (pid > 0) return pid;
+  }
+  return -1;
+}
+
+bool ProcessIsAlive(int64_t pid) {
+  if (pid <= 0 || pid > INT32_MAX) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) == 0) return true;
+  return errno != ESRCH;  // EPERM: alive, someone else's
+}
+
+std::vector<StaleTemporary> SweepStaleTemporaries(const std::string& dir) {
+  std::vector<StaleTemporary> removed;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return removed;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d)) names.emplace_back(e->d_name);
+  ::closedir(d);
+  const uid_t me = ::geteuid();
+  const int64_t self = ::getpid();
+  for (const std::string& name : names) {
+    const int64_t pid = StaleTemporaryPid(name);
+    if (pid <= 0 || pid == self || ProcessIsAlive(pid)) continue;
+    const std::string path = dir + "/" + name;
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || st.st_uid != me) continue;
+    const bool is_dir = S_ISDIR(st.st_mode);
+    if (!is_dir && !S_ISREG(st.st_mode)) continue;
+    StaleTemporary entry{path, pid, TreeBytes(path, is_dir)};
+    std::error_code ec;
+    if (is_dir) {
+      std::filesystem::remove_all(path, ec);
+    } else {
+      std::filesystem::remove(path, ec);
+    }
+    if (!ec) removed.push_back(std::move(entry));
+  }
+  return removed;
+}
+
+std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs) {
+  std::vector<std::string> all;
+  for (const std::string& dir : dirs) {
+    if (!dir.empty()) all.push_back(dir);
+  }
+  const char* tmpdir = std::getenv("TMPDIR");
+  all.push_back(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp");
+  std::set<std::string> seen;
+  std::vector<StaleTemporary> removed;
+  for (const std::string& dir : all) {
+    std::error_code ec;
+    const std::string key = std::filesystem::weakly_canonical(dir, ec).string();
+    if (!seen.insert(ec ? dir : key).second) continue;
+    for (StaleTemporary& t : SweepStaleTemporaries(dir)) {
+      std::fprintf(stderr, "seer: removed %s (%s), left by process %lld which is no longer running\n",
+                   t.path.c_str(), FormatBytes(t.bytes).c_str(), static_cast<long long>(t.pid));
+      removed.push_back(std::move(t));
+    }
+  }
+  return removed;
+}
+
+}  // namespace seer

@@ -1,0 +1,132 @@
+// The sweep of dead processes' temporaries (storage/base/stale_temp.h): the oracle for
+// "dead" is a child we forked and reaped, for "alive" a child still sleeping.
+#include "storage/base/stale_temp.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.h"
+
+namespace seer {
+namespace {
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void Touch(const std::string& path, int bytes = 0) { std::ofstream(path) << std::string(bytes, 'x'); }
+
+pid_t DeadPid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+class LiveChild {
+ public:
+  LiveChild() : pid_(::fork()) {
+    if (pid_ == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+  }
+  ~LiveChild() {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
+TEST(StaleTempTest, PidIsParsedFromEveryPattern) {
+  EXPECT_EQ(StaleTemporaryPid("indptr.bin.tmp.1234.0"), 1234);
+  EXPECT_EQ(StaleTemporaryPid("a.b.tmp.77.15"), 77);
+  EXPECT_EQ(StaleTemporaryPid(".seer-csc-spill-4321-Ab3xYz"), 4321);
+  EXPECT_EQ(StaleTemporaryPid(".seer-prep-99-out"), 99);
+  EXPECT_EQ(StaleTemporaryPid("seer-train-5-1732345678"), 5);
+  EXPECT_EQ(StaleTemporaryPid("seer-trace-12-3.sbt"), 12);
+  EXPECT_EQ(StaleTemporaryPid("notes.tmp.txt"), -1);
+  EXPECT_EQ(StaleTemporaryPid("x.tmp.12.a"), -1);
+  EXPECT_EQ(StaleTemporaryPid("seer-train-abc-1"), -1);
+  EXPECT_EQ(StaleTemporaryPid(".seer-csc-spill-XyZ123"), -1);  // old names without a pid
+  EXPECT_EQ(StaleTemporaryPid("features.bin"), -1);
+}
+
+TEST(StaleTempTest, DeadProcessesTemporariesAreRemovedLiveOnesKept) {
+  const std::string dir = testing::MakeTempDir("stale_temp");
+  const pid_t dead = DeadPid();
+  ASSERT_FALSE(ProcessIsAlive(dead));
+  LiveChild live;
+  ASSERT_TRUE(ProcessIsAlive(live.pid()));
+  const std::string d = std::to_string(dead), l = std::to_string(live.pid());
+  Touch(dir + "/indptr.bin.tmp." + d + ".0", 100);
+  Touch(dir + "/indices.bin.tmp." + l + ".1", 10);
+  ASSERT_EQ(::mkdir((dir + "/.seer-csc-spill-" + d + "-abc").c_str(), 0755), 0);
+  Touch(dir + "/.seer-csc-spill-" + d + "-abc/part-0.bin", 1000);
+  ASSERT_EQ(::mkdir((dir + "/seer-train-" + d + "-42").c_str(), 0755), 0);
+  Touch(dir + "/seer-train-" + d + "-42/seer-trace-" + d + "-0.sbt", 24);
+  ASSERT_EQ(::mkdir((dir + "/seer-train-" + l + "-43").c_str(), 0755), 0);
+  Touch(dir + "/seer-trace-" + std::to_string(::getpid()) + "-1.sbt");  // this process: kept
+  Touch(dir + "/notes.tmp.txt");
+  Touch(dir + "/features.bin");
+
+  auto removed = SweepStaleTemporaries(dir);
+  std::set<std::string> paths;
+  int64_t bytes = 0;
+  for (const auto& r : removed) {
+    paths.insert(r.path);
+    EXPECT_EQ(r.pid, dead);
+    bytes += r.bytes;
+  }
+  EXPECT_EQ(paths, (std::set<std::string>{dir + "/indptr.bin.tmp." + d + ".0", dir + "/.seer-csc-spill-" + d + "-abc",
+                                          dir + "/seer-train-" + d + "-42"}));
+  EXPECT_EQ(bytes, 100 + 1000 + 24);
+  EXPECT_FALSE(Exists(dir + "/indptr.bin.tmp." + d + ".0"));
+  EXPECT_FALSE(Exists(dir + "/.seer-csc-spill-" + d + "-abc"));
+  EXPECT_FALSE(Exists(dir + "/seer-train-" + d + "-42"));
+  EXPECT_TRUE(Exists(dir + "/indices.bin.tmp." + l + ".1"));
+  EXPECT_TRUE(Exists(dir + "/seer-train-" + l + "-43"));
+  EXPECT_TRUE(Exists(dir + "/seer-trace-" + std::to_string(::getpid()) + "-1.sbt"));
+  EXPECT_TRUE(Exists(dir + "/notes.tmp.txt"));
+  EXPECT_TRUE(Exists(dir + "/features.bin"));
+  EXPECT_TRUE(SweepStaleTemporaries(dir).empty());  // nothing left to remove
+  EXPECT_TRUE(SweepStaleTemporaries(dir + "/missing").empty());
+}
+
+TEST(StaleTempTest, SweepAtStartCoversTmpdirAndSaysWhatItRemoved) {
+  const std::string dir = testing::MakeTempDir("stale_tmpdir");
+  const std::string tmpdir = testing::MakeTempDir("stale_tmpdir_env");
+  const pid_t dead = DeadPid();
+  Touch(dir + "/labels.bin.tmp." + std::to_string(dead) + ".3", 5);
+  ASSERT_EQ(::mkdir((tmpdir + "/seer-train-" + std::to_string(dead) + "-9").c_str(), 0755), 0);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TMPDIR", tmpdir.c_str(), 1);
+  ::testing::internal::CaptureStderr();
+  auto removed = SweepAtStart({dir, "", dir});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  if (old) ::setenv("TMPDIR", saved.c_str(), 1); else ::unsetenv("TMPDIR");
+  EXPECT_EQ(removed.size(), 2u);
+  EXPECT_NE(err.find("seer: removed " + dir + "/labels.bin.tmp." + std::to_string(dead) + ".3 (5 B), left by process " +
+                     std::to_string(dead) + " which is no longer running"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find(tmpdir + "/seer-train-" + std::to_string(dead) + "-9"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace seer
