@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "storage/base/aligned_buffer.h"
@@ -268,20 +270,35 @@ Result<std::vector<int64_t>> Dataset::LoadSplit(const std::string& split) const 
 
 // ---- DatasetWriter ----------------------------------------------------------
 
+DatasetWriter::Staging::~Staging() {
+  if (keep || path.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+}
+
 Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) {
   SEER_RETURN_IF_ERROR(MakeDirectories(dir));
   std::string manifest_path = dir + "/" + dataset_files::kManifest;
-  if (::access(manifest_path.c_str(), F_OK) == 0) {
-    if (!force) {
-      return Status(StatusCode::kAlreadyExists,
-                    dir + " already holds a dataset (" + manifest_path +
-                        "); pass --force to overwrite it");
-    }
-    // Remove the old manifest first: until Commit() the directory is not a dataset.
-    if (::unlink(manifest_path.c_str()) != 0) return ErrnoStatus(errno, "unlink", manifest_path);
-    SEER_RETURN_IF_ERROR(SyncDirectory(dir));
+  if (::access(manifest_path.c_str(), F_OK) != 0) return DatasetWriter(dir, dir, nullptr);
+  if (!force) {
+    return Status(StatusCode::kAlreadyExists,
+                  dir + " already holds a dataset (" + manifest_path + "); pass --force to overwrite it");
   }
-  return DatasetWriter(dir);
+  // Build beside the old dataset (same file system, so Commit() only renames); the old
+  // one stays valid until the new one is complete. The pid in the name lets a later
+  // run sweep it if this process dies (storage/base/stale_temp.h).
+  std::string trimmed = dir;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
+  const std::string name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+  auto staging = std::make_unique<Staging>();
+  staging->path = parent + "/.seer-prep-" + std::to_string(::getpid()) + "-" + name;
+  std::error_code ec;
+  std::filesystem::remove_all(staging->path, ec);  // a leftover of this pid (reused)
+  if (::mkdir(staging->path.c_str(), 0755) != 0) return ErrnoStatus(errno, "mkdir", staging->path);
+  std::string path = staging->path;
+  return DatasetWriter(path, dir, std::move(staging));
 }
 
 Result<AtomicFileWriter*> DatasetWriter::OpenFile(const std::string& name) {
@@ -311,7 +328,38 @@ Status DatasetWriter::Commit(DatasetManifest manifest) {
   for (auto& [name, writer] : files_) SEER_RETURN_IF_ERROR(writer->Close());
   files_.clear();
   if (manifest.created_by.empty()) manifest.created_by = "seer";
-  return WriteFileAtomically(dir_ + "/" + dataset_files::kManifest, manifest.ToJson());
+  SEER_RETURN_IF_ERROR(WriteFileAtomically(dir_ + "/" + dataset_files::kManifest, manifest.ToJson()));
+  if (!staging_) return Status::Ok();
+  return SwapIntoTarget(manifest);
+}
+
+// The new dataset is complete in the staging directory: the target stops being a
+// dataset (its manifest goes first), the new files are renamed over the old ones, old
+// files the new manifest does not list are removed, the new manifest is renamed in
+// last and the staging directory removed. Only renames and unlinks on one file system.
+Status DatasetWriter::SwapIntoTarget(const DatasetManifest& manifest) {
+  const std::string old_manifest_path = target_ + "/" + dataset_files::kManifest;
+  std::map<std::string, DatasetFileEntry> old_files;
+  if (auto text = ReadWholeFile(old_manifest_path); text.ok()) {
+    if (auto old = DatasetManifest::FromJson(*text, old_manifest_path); old.ok()) old_files = old->files;
+  }
+  if (::unlink(old_manifest_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(errno, "unlink", old_manifest_path);
+  }
+  SEER_RETURN_IF_ERROR(SyncDirectory(target_));
+  for (const auto& [name, entry] : manifest.files) {
+    const std::string from = dir_ + "/" + name, to = target_ + "/" + name;
+    if (::rename(from.c_str(), to.c_str()) != 0) return ErrnoStatus(errno, "rename " + from + " to", to);
+  }
+  for (const auto& [name, entry] : old_files) {
+    if (manifest.files.count(name) == 0) ::unlink((target_ + "/" + name).c_str());
+  }
+  const std::string from = dir_ + "/" + dataset_files::kManifest;
+  if (::rename(from.c_str(), old_manifest_path.c_str()) != 0) {
+    return ErrnoStatus(errno, "rename " + from + " to", old_manifest_path);
+  }
+  SEER_RETURN_IF_ERROR(SyncDirectory(target_));
+  return Status::Ok();  // ~Staging removes the (now empty) staging directory
 }
 
 Result<std::string> FileXxh64(const std::string& path) {

@@ -122,8 +122,12 @@ class Dataset {
 //   auto w = DatasetWriter::Create(dir, force);   // refuses a dataset dir unless force
 //   w->OpenFile("indptr.bin") ... w->file("indptr.bin").Append(...)
 //   w->Commit(manifest)   // closes files, computes checksums, writes dataset.json last
-// With force=true an existing dataset.json is removed first, so a failure midway
-// never leaves the old manifest describing new files.
+// With force=true over an existing dataset, the new files are written to a staging
+// directory beside it (PARENT/.seer-prep-PID-NAME) and the old dataset is left intact
+// until Commit(): then its manifest is removed, the new files are renamed over the old
+// ones (old files the new manifest does not list are removed) and the new manifest is
+// renamed in last. A writer destroyed without Commit() removes the staging directory,
+// so a failed conversion leaves the old dataset as it was.
 class DatasetWriter {
  public:
   static Result<DatasetWriter> Create(const std::string& dir, bool force);
@@ -136,11 +140,24 @@ class DatasetWriter {
   // Fills in files{} (bytes + xxh64 of every written file), closes and renames the data
   // files, then writes dataset.json. features.bin is zero-padded to 4096 here.
   Status Commit(DatasetManifest manifest);
+  // Where the files are being written: the target, or the staging directory.
   const std::string& dir() const { return dir_; }
+  // The dataset directory Commit() fills.
+  const std::string& target() const { return target_; }
 
  private:
-  explicit DatasetWriter(std::string dir) : dir_(std::move(dir)) {}
+  // Removes the staging directory when the writer is dropped before Commit().
+  struct Staging {
+    std::string path;
+    bool keep = false;
+    ~Staging();
+  };
+  DatasetWriter(std::string dir, std::string target, std::unique_ptr<Staging> staging)
+      : dir_(std::move(dir)), target_(std::move(target)), staging_(std::move(staging)) {}
+  Status SwapIntoTarget(const DatasetManifest& manifest);
   std::string dir_;
+  std::string target_;
+  std::unique_ptr<Staging> staging_;  // before files_: destroyed after their temporaries
   std::map<std::string, std::unique_ptr<AtomicFileWriter>> files_;
 };
 

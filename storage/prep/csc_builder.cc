@@ -32,7 +32,9 @@ constexpr int64_t kMaxPartitions = 1000;  // stays under the usual 1024 open-fil
 class SpillDir {
  public:
   static Result<std::unique_ptr<SpillDir>> Create(const std::string& parent) {
-    std::string pattern = (parent.empty() ? std::string(".") : parent) + "/.seer-csc-spill-XXXXXX";
+    // The pid in the name lets a later run sweep it if this process dies (stale_temp.h).
+    std::string pattern = (parent.empty() ? std::string(".") : parent) + "/.seer-csc-spill-" +
+                          std::to_string(::getpid()) + "-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     if (::mkdtemp(buf.data()) == nullptr) return ErrnoStatus(errno, "mkdtemp", pattern);
@@ -507,12 +509,13 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
   CscBuildStats stats;
   int64_t num_nodes = options.num_nodes >= 0 ? options.num_nodes : source.num_nodes();
   const bool known = num_nodes >= 0;
-  if (known && (num_nodes + 1) * 8 > options.memory_budget_bytes) {
+  // Compared as num_nodes > budget / 8 - 1: (num_nodes + 1) * 8 overflows for ids near 2^63.
+  if (known && num_nodes > options.memory_budget_bytes / 8 - 1) {
     return Status(StatusCode::kResourceExhausted,
                   "memory budget " + FormatBytes(options.memory_budget_bytes) +
                       " cannot hold the per-node degree table (" +
-                      FormatBytes((num_nodes + 1) * 8) + " for " + std::to_string(num_nodes) +
-                      " nodes); raise --memory-budget");
+                      (num_nodes < (int64_t{1} << 59) ? FormatBytes((num_nodes + 1) * 8) : std::string("over 4 EiB")) +
+                      " for " + std::to_string(num_nodes) + " nodes); raise --memory-budget");
   }
   if (known && options.index_dtype == IndexDtype::kUint32 && num_nodes > (int64_t{1} << 32)) {
     return InvalidArgument("index dtype uint32 cannot address " + std::to_string(num_nodes) +
@@ -530,7 +533,8 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
     const int64_t batch_edges = BatchEdgesFor(source, options, known ? (num_nodes + 1) * 8 : 0, 8);
     const int64_t batch_bytes = BatchBytes(source, batch_edges);
     std::vector<Edge> chunk(static_cast<size_t>(batch_edges));
-    auto too_large = [&](int64_t hi) { return (hi + 2) * 8 + batch_bytes > options.memory_budget_bytes; };
+    // (hi + 2) * 8 + batch_bytes > budget, without overflowing for ids near 2^63.
+    auto too_large = [&](int64_t hi) { return hi > (options.memory_budget_bytes - batch_bytes) / 8 - 2; };
     for (;;) {
       SEER_ASSIGN_OR_RETURN(int64_t n, source.Read(chunk.data(), batch_edges));
       if (n == 0) break;
@@ -587,7 +591,13 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
     progress.Finish();
   }
   if (!known) {
-    num_nodes = max_id + 1;
+    num_nodes = std::max(max_id + 1, options.min_num_nodes);
+    if (num_nodes > options.memory_budget_bytes / 8 - 1) {
+      return Status(StatusCode::kResourceExhausted,
+                    "memory budget " + FormatBytes(options.memory_budget_bytes) +
+                        " cannot hold the per-node degree table for " + std::to_string(num_nodes) +
+                        " nodes; raise --memory-budget");
+    }
     counts.resize(static_cast<size_t>(num_nodes) + 1);
     counts.shrink_to_fit();
   }

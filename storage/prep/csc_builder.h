@@ -63,6 +63,7 @@ class EdgeSource {
 
 struct CscBuildOptions {
   int64_t num_nodes = -1;             // -1: source's num_nodes(), else 1 + largest id
+  int64_t min_num_nodes = 0;          // with num_nodes -1: at least this many nodes
   bool undirected = false;            // also add dst->src for every edge
   bool dedup = false;                 // drop repeated (src, dst) pairs
   bool drop_self_loops = false;       // drop v->v

@@ -109,6 +109,13 @@ class Prep {
     if (in_.ogb_dir.empty() == in_.edges.empty()) {
       return InvalidArgument("give either an edge list (--edges) or an OGB folder (--ogb), not both or neither");
     }
+    if (options_.num_classes < 0 || options_.num_classes > INT32_MAX) {
+      return InvalidArgument("--num-classes must be in [0, 2^31 - 1] (0: 1 + the largest label)");
+    }
+    if (in_.num_nodes > kMaxNodeId + 1) {
+      return InvalidArgument("--num-nodes " + std::to_string(in_.num_nodes) +
+                             " is above the largest supported node count 2^40");
+    }
     if (!in_.ogb_dir.empty()) SEER_RETURN_IF_ERROR(ResolveOgb());
     SEER_RETURN_IF_ERROR(OpenNodeArrays());
     if (in_.remap_ids) {
@@ -134,13 +141,18 @@ class Prep {
         SEER_ASSIGN_OR_RETURN(originals_, UniqueFd::Open(remap_->original_ids_path(), O_RDONLY));
       }
     }
+    // A node count taken from a node array's rows does not bound the edge ids: an id
+    // beyond it then shows as that array being short (it is named), not as a bad edge.
+    const bool bound_edges = !rows_give_num_nodes_ || in_.remap_ids;
     SEER_ASSIGN_OR_RETURN(std::unique_ptr<EdgeSource> edges,
-                          OpenEdgeList(edges_path_, edges_format_, num_nodes_, in_.remap_ids ? TextColumns{} : in_.columns));
+                          OpenEdgeList(edges_path_, edges_format_, bound_edges ? num_nodes_ : -1,
+                                       in_.remap_ids ? TextColumns{} : in_.columns));
 
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indptr, writer.OpenFile(dataset_files::kIndptr));
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indices, writer.OpenFile(dataset_files::kIndices));
     CscBuildOptions build;
-    build.num_nodes = num_nodes_;
+    build.num_nodes = bound_edges ? num_nodes_ : -1;
+    build.min_num_nodes = bound_edges ? 0 : num_nodes_;
     build.undirected = options_.undirected;
     build.dedup = options_.dedup;
     build.drop_self_loops = options_.drop_self_loops;
@@ -176,6 +188,7 @@ class Prep {
     manifest.index_dtype = summary_.csc.index_dtype;
     manifest.feature_dim = summary_.feature_dim;
     manifest.feature_dtype = summary_.feature_dtype;
+    if (options_.num_classes > 0) summary_.num_classes = options_.num_classes;
     manifest.num_classes = summary_.num_classes;
     manifest.created_by = options_.created_by;
     if (remap_) manifest.node_ids = dataset_files::kNodeIds;
@@ -254,7 +267,14 @@ class Prep {
         return Status(StatusCode::kUnsupported, in_.features + ": Fortran-order features are not supported "
                                                                "(save with numpy.ascontiguousarray)");
       }
-      if (num_nodes_ < 0) num_nodes_ = h.shape[0];
+      if (h.shape[0] > kMaxNodeId + 1) {
+        return InvalidArgument(in_.features + ": " + std::to_string(h.shape[0]) +
+                               " rows, above the largest supported node count 2^40");
+      }
+      if (num_nodes_ < 0) {
+        num_nodes_ = h.shape[0];
+        rows_give_num_nodes_ = true;
+      }
       features_ = std::make_unique<NpyFile>(std::move(f));
     }
     if (!in_.labels.empty()) {
@@ -263,7 +283,14 @@ class Prep {
       if (h.shape.size() < 1 || h.shape.size() > 2 || (h.shape.size() == 2 && h.shape[1] != 1)) {
         return InvalidArgument(in_.labels + ": labels must have shape (N,) or (N, 1), got " + h.ShapeString());
       }
-      if (num_nodes_ < 0) num_nodes_ = h.shape[0];
+      if (h.shape[0] > kMaxNodeId + 1) {
+        return InvalidArgument(in_.labels + ": " + std::to_string(h.shape[0]) +
+                               " rows, above the largest supported node count 2^40");
+      }
+      if (num_nodes_ < 0) {
+        num_nodes_ = h.shape[0];
+        rows_give_num_nodes_ = true;
+      }
       labels_ = std::make_unique<NpyFile>(std::move(f));
     }
     if (num_nodes_ < 0) num_nodes_ = ogb_num_nodes_;
@@ -319,6 +346,11 @@ class Prep {
   }
 
   Status RowCountMismatch(const std::string& path, int64_t rows, const char* what) const {
+    if (rows_give_num_nodes_ && rows < num_nodes_) {  // the edges need more rows than this array has
+      return InvalidArgument(path + ": " + std::to_string(rows) + " " + what + ", but " + edges_path_ +
+                             " has node id " + std::to_string(num_nodes_ - 1) +
+                             " (every node id needs a row: the array is short or the id is wrong)");
+    }
     return InvalidArgument(path + ": " + std::to_string(rows) + " " + what + ", but the graph has " +
                            std::to_string(num_nodes_) + " nodes (they must be equal)");
   }
@@ -434,8 +466,15 @@ class Prep {
   }
 
   Status CheckLabel(int64_t label, const std::string& where) {
-    if (label < -1 || label > INT32_MAX - 1) {
-      return InvalidArgument(where + ": label " + std::to_string(label) + " out of range (use -1 for unlabeled)");
+    const bool declared = options_.num_classes > 0;
+    const int64_t limit = declared ? options_.num_classes : kMaxAutoClasses;
+    if (label < -1 || label >= limit) {
+      return InvalidArgument(where + ": label " + std::to_string(label) + " out of range [-1, " + std::to_string(limit) +
+                             ")" +
+                             (declared ? std::string(" given by --num-classes")
+                                       : " (labels are 0..C-1 with C at most " + std::to_string(kMaxAutoClasses) +
+                                             " unless --num-classes says more)") +
+                             "; -1 = unlabeled");
     }
     if (label >= 0) {
       ++summary_.num_labeled;
@@ -611,6 +650,7 @@ class Prep {
   std::string edges_path_;
   EdgeListFormat edges_format_ = EdgeListFormat::kAuto;
   int64_t num_nodes_ = -1;
+  bool rows_give_num_nodes_ = false;  // num_nodes_ is the features' (or labels') row count
   int64_t ogb_num_nodes_ = -1;
   std::string ogb_features_, ogb_labels_;
   std::string ogb_splits_[3];

@@ -41,6 +41,9 @@ struct PrepInputs {
   bool remap_ids = false;
 };
 
+// Without --num-classes, labels must be below this (a sanity limit against a stray value).
+inline constexpr int64_t kMaxAutoClasses = 100000;
+
 struct PrepOptions {
   bool undirected = false;
   bool dedup = false;
@@ -48,6 +51,10 @@ struct PrepOptions {
   std::optional<IndexDtype> index_dtype;      // nullopt: auto
   std::optional<FeatureDtype> feature_dtype;  // nullopt: the input's (float64 -> float32)
   int64_t memory_budget_bytes = int64_t{512} << 20;
+  // Number of classes: 0 = 1 + the largest label, which must be below kMaxAutoClasses
+  // (a label of 1e9 is refused, not turned into 10^9 classes); > 0 = labels must be
+  // below it and the manifest records it (classes without a labeled node allowed).
+  int64_t num_classes = 0;
   int threads = 0;                            // 0: every core (TBB's default)
   bool force = false;
   bool show_progress = false;

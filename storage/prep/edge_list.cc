@@ -35,6 +35,11 @@ Status CheckId(int64_t id, int64_t num_nodes, const std::string& where) {
     return InvalidArgument(where + ": node id " + std::to_string(id) + " >= num_nodes " +
                            std::to_string(num_nodes));
   }
+  if (id > kMaxNodeId) {
+    return InvalidArgument(where + ": node id " + std::to_string(id) + " is above the largest supported id " +
+                           std::to_string(kMaxNodeId) + " (2^40 - 1; ids index a dense table: use --remap-ids "
+                           "for sparse ids)");
+  }
   return Status::Ok();
 }
 
@@ -102,10 +107,11 @@ inline bool ParseDigits(const char*& p, const char* end, int64_t* out) {
   const char* q = p;
   int64_t v = 0;
   while (q < end && IsDigit(*q)) {
+    if (q - p == 18) return false;  // 19+ digits: the exact slow path (v * 10 would overflow)
     v = v * 10 + (*q - '0');
     ++q;
   }
-  if (q == p || q - p > 18) return false;
+  if (q == p) return false;
   *out = v;
   p = q;
   return true;
@@ -135,7 +141,9 @@ inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes,
   if (p == sep || !ParseDigits(p, end, &dst)) return LineKind::kError;
   while (p < end && IsSep(*p)) ++p;
   if (p != end && *p != '\n') return LineKind::kError;
-  if (num_nodes >= 0 && (src >= num_nodes || dst >= num_nodes)) return LineKind::kError;
+  if (num_nodes >= 0 ? (src >= num_nodes || dst >= num_nodes) : (src > kMaxNodeId || dst > kMaxNodeId)) {
+    return LineKind::kError;
+  }
   *edge = Edge{src, dst};
   *line_end = p;
   return LineKind::kEdge;
@@ -476,7 +484,8 @@ class BinaryEdgeSource : public CountedEdgeSource {
     auto body = [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         int64_t src = pairs[2 * i], dst = pairs[2 * i + 1];
-        if (src < 0 || dst < 0 || (num_nodes_ >= 0 && (src >= num_nodes_ || dst >= num_nodes_))) {
+        if (src < 0 || dst < 0 ||
+            (num_nodes_ >= 0 ? (src >= num_nodes_ || dst >= num_nodes_) : (src > kMaxNodeId || dst > kMaxNodeId))) {
           int64_t cur = first_bad.load();
           while (i < cur && !first_bad.compare_exchange_weak(cur, i)) {
           }

@@ -6,7 +6,9 @@
 //          whose endpoint columns are chosen by name or index (TextColumns);
 //   bin32  raw little-endian int32 pairs (src, dst); bin64: int64 pairs;
 //   npy    an integer edge_index of shape (2, E) (PyG) or (E, 2), C or Fortran order.
-// Ids must be >= 0 and, when num_nodes >= 0 is given, < num_nodes. Every error is one
+// Ids must be >= 0 and, when num_nodes >= 0 is given, < num_nodes; otherwise <=
+// kMaxNodeId (the builder keeps a dense table indexed by id: sparse ids such as hashes
+// need --remap-ids). Every error is one
 // line naming the file and the position: "edges.txt:17: ..." (line number) for text,
 // "edge #k at byte offset B" for binary, "edge #k (element i)" for npy.
 // Each source is single-threaded and owns its file.
@@ -22,6 +24,10 @@
 #include "storage/base/status.h"
 
 namespace seer {
+
+// The largest node id (and so 2^40 nodes at most): a dense per-node table up to it
+// takes 8 TiB. Larger ids are refused naming the file and line or offset.
+inline constexpr int64_t kMaxNodeId = (int64_t{1} << 40) - 1;
 
 enum class EdgeListFormat { kAuto, kText, kBin32, kBin64, kNpy };
 inline constexpr NameValue<EdgeListFormat> kEdgeListFormatNames[] = {

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,74 @@ TEST(DatasetTest, ExistingDatasetNeedsForce) {
   EXPECT_NE(again.message().find("--force"), std::string::npos);
   EXPECT_TRUE(WriteTinyDataset(dir, /*force=*/true).ok());
   EXPECT_TRUE(Dataset::Open(dir).ok());
+}
+
+// --force over a dataset: until Commit() the new files live in a staging directory beside
+// it, so a writer dropped midway (a failed conversion) leaves the old dataset intact. The
+// old code removed the old manifest first (old .bin files left without one).
+TEST(DatasetTest, ForcedWriterDroppedMidwayKeepsTheOldDataset) {
+  const std::string parent = testing::MakeTempDir("dataset");
+  const std::string dir = parent + "/ds";
+  ASSERT_TRUE(WriteTinyDataset(dir).ok());
+  const std::string manifest_before = *ReadWholeFile(dir + "/dataset.json");
+  const std::string indptr_before = *ReadWholeFile(dir + "/indptr.bin");
+  {
+    auto writer = DatasetWriter::Create(dir, /*force=*/true);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    EXPECT_NE(writer->dir(), dir);
+    EXPECT_EQ(writer->target(), dir);
+    auto f = writer->OpenFile(dataset_files::kIndptr);
+    ASSERT_TRUE(f.ok());
+    ASSERT_TRUE((*f)->Append("12345678", 8).ok());
+    ASSERT_TRUE((*f)->Close().ok());  // even a closed new file stays out of the dataset
+  }
+  EXPECT_EQ(*ReadWholeFile(dir + "/dataset.json"), manifest_before);
+  EXPECT_EQ(*ReadWholeFile(dir + "/indptr.bin"), indptr_before);
+  auto ds = Dataset::Open(dir);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  for (const auto& [name, entry] : ds->manifest().files) {
+    EXPECT_EQ(*FileXxh64(dir + "/" + name), entry.checksum) << name;
+  }
+  // No staging directory is left beside it.
+  std::vector<std::string> entries;
+  for (const auto& e : std::filesystem::directory_iterator(parent)) entries.push_back(e.path().filename().string());
+  EXPECT_EQ(entries, (std::vector<std::string>{"ds"}));
+}
+
+// A committed --force rewrite replaces the files, removes the old dataset's files the new
+// manifest does not list, and leaves the user's other files alone.
+TEST(DatasetTest, ForcedCommitReplacesTheDatasetFiles) {
+  const std::string parent = testing::MakeTempDir("dataset");
+  const std::string dir = parent + "/ds";
+  ASSERT_TRUE(WriteTinyDataset(dir).ok());
+  { std::ofstream(dir + "/my_notes.txt") << "mine"; }
+  {
+    auto writer = DatasetWriter::Create(dir, /*force=*/true);
+    ASSERT_TRUE(writer.ok());
+    DatasetManifest m;
+    m.num_nodes = 2;
+    m.num_edges = 1;
+    m.feature_dim = 0;
+    m.num_classes = 0;
+    std::vector<int64_t> indptr = {0, 0, 1};
+    std::vector<uint32_t> indices = {0};
+    std::vector<int32_t> labels = {-1, -1};
+    ASSERT_TRUE((*writer->OpenFile(dataset_files::kIndptr))->AppendValues(indptr.data(), 3).ok());
+    ASSERT_TRUE((*writer->OpenFile(dataset_files::kIndices))->AppendValues(indices.data(), 1).ok());
+    ASSERT_TRUE(writer->OpenFile(dataset_files::kFeatures).ok());
+    ASSERT_TRUE((*writer->OpenFile(dataset_files::kLabels))->AppendValues(labels.data(), 2).ok());
+    ASSERT_TRUE(writer->Commit(m).ok());
+  }
+  auto ds = Dataset::Open(dir);
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ(ds->manifest().num_nodes, 2);
+  EXPECT_EQ(*ds->LoadIndptr(), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_FALSE(testing::FileExists(dir + "/train.bin"));
+  EXPECT_FALSE(testing::FileExists(dir + "/test.bin"));
+  EXPECT_TRUE(testing::FileExists(dir + "/my_notes.txt"));
+  std::vector<std::string> entries;
+  for (const auto& e : std::filesystem::directory_iterator(parent)) entries.push_back(e.path().filename().string());
+  EXPECT_EQ(entries, (std::vector<std::string>{"ds"}));
 }
 
 TEST(DatasetTest, UncommittedWriterLeavesNoManifest) {

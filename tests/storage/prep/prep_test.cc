@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -111,13 +112,56 @@ TEST(PrepTest, BadNodeArraysFailWithoutManifest) {
        }, "labels.npy: element 2: label -2 out of range"},
       {"edge id", [](NpyDataset& d) {
          WriteText(d.dir + "/edges.txt", "0 1\n\n6 2\n");
+         d.in.num_nodes = 6;  // given: the edge list is the one that is wrong
        }, "edges.txt:3: node id 6 >= num_nodes 6"},
+      // The node count comes from the feature rows: a short feature array is named, not the
+      // edge list (which was blamed before: "edges.txt:3: node id 6 >= num_nodes 6").
+      {"short features", [](NpyDataset& d) {
+         std::vector<float> f(25);
+         ASSERT_TRUE(WriteNpy(d.dir + "/feat.npy", "<f4", {5, 5}, f.data()).ok());
+       }, "feat.npy: 5 feature rows, but " },
+      {"short labels", [](NpyDataset& d) {
+         d.in.features.clear();
+         std::vector<int64_t> l = {0, 1, 1, 0, 0};
+         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {5}, l.data()).ok());
+       }, "labels.npy: 5 labels, but "},
+      {"huge label", [](NpyDataset& d) {
+         std::vector<int64_t> l = {0, 1, 1000000000, 0, 0, 0};
+         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, l.data()).ok());
+       }, "labels.npy: element 2: label 1000000000 out of range [-1, 100000)"},
+      {"label above --num-classes", [](NpyDataset& d) {
+         std::vector<int64_t> l = {0, 1, 4, 0, 0, 0};
+         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, l.data()).ok());
+         d.in.num_nodes = -2;  // marker: run with --num-classes 4 (below)
+       }, "labels.npy: element 2: label 4 out of range [-1, 4) given by --num-classes"},
+      // Ids near 2^62 overflowed the degree table's size (vector::_M_fill_insert) before.
+      {"id near 2^62", [](NpyDataset& d) {
+         d.in.features.clear();
+         d.in.labels.clear();
+         d.in.train.clear();
+         d.in.valid.clear();
+         d.in.test.clear();
+         WriteText(d.dir + "/edges.txt", "0 1\n4611686018427387904 2\n");
+       }, "edges.txt:2: node id 4611686018427387904 is above the largest supported id"},
+      {"id of 18 digits (fast parser path)", [](NpyDataset& d) {
+         d.in.features.clear();
+         d.in.labels.clear();
+         d.in.train.clear();
+         d.in.valid.clear();
+         d.in.test.clear();
+         WriteText(d.dir + "/edges.txt", "0 1\n1 2\n3 999999999999999999\n");
+       }, "edges.txt:3: node id 999999999999999999 is above the largest supported id"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.what);
     NpyDataset d = MakeNpyInputs();
     c.corrupt(d);
-    auto summary = PrepareDataset(d.in, PrepOptions{}, d.dir + "/out");
+    PrepOptions options;
+    if (d.in.num_nodes == -2) {
+      d.in.num_nodes = -1;
+      options.num_classes = 4;
+    }
+    auto summary = PrepareDataset(d.in, options, d.dir + "/out");
     ASSERT_FALSE(summary.ok());
     EXPECT_NE(summary.status().message().find(c.expected), std::string::npos) << summary.status().message();
     EXPECT_FALSE(HasManifest(d.dir + "/out"));
@@ -287,6 +331,63 @@ TEST(PrepTest, BFloat16FeaturesAreTheRoundedInputs) {
     const uint32_t expected = top + ((rest > 0x8000u || (rest == 0x8000u && (top & 1u))) ? 1 : 0);
     EXPECT_EQ(stored[i], expected) << i;
   }
+}
+
+// prep --force over an existing dataset whose conversion fails leaves the old dataset as
+// it was (the old code removed its manifest first, leaving .bin files without one).
+TEST(PrepTest, FailedForcedConversionKeepsTheOldDataset) {
+  NpyDataset d = MakeNpyInputs();
+  ASSERT_TRUE(PrepareDataset(d.in, PrepOptions{}, d.dir + "/out").ok());
+  const std::string manifest_before = testing::ReadFileBytes(d.dir + "/out/dataset.json");
+  std::vector<int64_t> bad = {0, 1, -2, 0, 0, 0};
+  ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, bad.data()).ok());
+  WriteText(d.dir + "/edges.txt", "0 1\n1 2\n");
+  PrepOptions force;
+  force.force = true;
+  auto failed = PrepareDataset(d.in, force, d.dir + "/out");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(testing::ReadFileBytes(d.dir + "/out/dataset.json"), manifest_before);
+  auto checked = CheckDataset(d.dir + "/out", DatasetCheckOptions{true});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->manifest.num_edges, 8);
+  for (const auto& e : std::filesystem::directory_iterator(d.dir)) {
+    EXPECT_EQ(e.path().filename().string().rfind(".seer-prep-", 0), std::string::npos) << e.path();
+  }
+  // And a forced conversion that succeeds replaces it.
+  std::vector<int64_t> good = {0, 1, 1, 0, 0, 0};
+  ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, good.data()).ok());
+  auto replaced = PrepareDataset(d.in, force, d.dir + "/out");
+  ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
+  checked = CheckDataset(d.dir + "/out", DatasetCheckOptions{true});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->manifest.num_edges, 2);
+}
+
+// --num-classes fixes the manifest's count (classes with no labeled node allowed).
+TEST(PrepTest, NumClassesIsRecorded) {
+  NpyDataset d = MakeNpyInputs();
+  PrepOptions options;
+  options.num_classes = 10;
+  auto summary = PrepareDataset(d.in, options, d.dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->num_classes, 10);
+  auto ds = Dataset::Open(d.dir + "/out");
+  ASSERT_TRUE(ds.ok());
+  EXPECT_EQ(ds->manifest().num_classes, 10);
+}
+
+// Ids near 2^62 in a binary edge list: named by byte offset.
+TEST(PrepTest, HugeIdInBinaryEdgesIsNamedByOffset) {
+  const std::string dir = MakeTempDir();
+  std::vector<int64_t> pairs = {0, 1, 2, (int64_t{1} << 62) + 5};
+  WriteText(dir + "/e.bin64", std::string(reinterpret_cast<const char*>(pairs.data()), pairs.size() * 8));
+  PrepInputs in;
+  in.edges = dir + "/e.bin64";
+  auto summary = PrepareDataset(in, PrepOptions{}, dir + "/out");
+  ASSERT_FALSE(summary.ok());
+  EXPECT_NE(summary.status().message().find("e.bin64: edge #1 at byte offset 16: node id 4611686018427387909 is above"),
+            std::string::npos)
+      << summary.status().message();
 }
 
 }  // namespace
