@@ -22,6 +22,10 @@ std::string At(const std::string& file, int64_t index, int64_t element_bytes) {
          std::to_string(index * element_bytes) + ")";
 }
 
+// Every scan reports its bytes to one progress line (rate, ETA over all the scans), set
+// by CheckDataset for the duration of its scans.
+thread_local ProgressReporter* scan_progress = nullptr;
+
 // Calls visit(values, count, first_index) over the first `count` elements of T in `path`,
 // chunk by chunk. visit returns a Status; the first error stops the scan.
 template <typename T>
@@ -35,6 +39,7 @@ Status StreamArray(const std::string& path, int64_t count, int64_t* bytes_read,
                                    first * static_cast<int64_t>(sizeof(T)), path));
     *bytes_read += n * static_cast<int64_t>(sizeof(T));
     SEER_RETURN_IF_ERROR(visit(chunk.data(), n, first));
+    if (scan_progress != nullptr) scan_progress->Add(n * static_cast<int64_t>(sizeof(T)));
     first += n;
   }
   return Status::Ok();
@@ -231,6 +236,18 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   DatasetCheckSummary summary;
   summary.manifest = ds.manifest();
   SEER_RETURN_IF_ERROR(CheckSizes(ds));
+  // The scans below read indptr, indices, labels and the splits once each.
+  int64_t scan_bytes = 0;
+  for (const char* name : {dataset_files::kIndptr, dataset_files::kIndices, dataset_files::kLabels,
+                           dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest}) {
+    auto size = FileSizeBytes(ds.PathOf(name));
+    if (size.ok()) scan_bytes += *size;
+  }
+  ProgressReporter progress("check: scan", scan_bytes, "bytes", options.show_progress);
+  scan_progress = &progress;
+  struct ResetScanProgress {
+    ~ResetScanProgress() { scan_progress = nullptr; }
+  } reset_scan_progress;
   SEER_RETURN_IF_ERROR(CheckIndptr(ds, &summary));
   SEER_RETURN_IF_ERROR(CheckIndices(ds, &summary.bytes_read));
   SEER_RETURN_IF_ERROR(CheckLabels(ds, &summary));
@@ -238,6 +255,8 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   if (!ds.manifest().node_ids.empty()) {
     SEER_RETURN_IF_ERROR(CheckNodeIdsFile(ds.PathOf(ds.manifest().node_ids), ds.manifest().num_nodes));
   }
+  progress.Finish();
+  scan_progress = nullptr;
   if (options.deep) SEER_RETURN_IF_ERROR(VerifyChecksums(ds, options.show_progress, &summary));
   return summary;
 }

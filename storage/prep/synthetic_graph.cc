@@ -27,6 +27,8 @@ constexpr uint64_t kRotationSalt = 0x3c6ef372fe94f82bull;
 constexpr uint64_t kCentroidSalt = 0xa54ff53a5f1d36f1ull;
 constexpr uint64_t kNoiseSalt = 0x510e527fade682d1ull;
 constexpr uint64_t kSplitSalt = 0x9b05688c2b3e6c1full;
+constexpr uint64_t kDegreeSalt = 0x1f83d9abfb41bd6bull;
+constexpr uint64_t kSourceSalt = 0x5be0cd19137e2179ull;
 constexpr int64_t kNodeChunk = 8192;
 constexpr int64_t kReservedBytes = int64_t{32} << 20;  // writer buffers, chunks, threads
 constexpr int kHomophilyAttempts = 64;
@@ -130,10 +132,68 @@ class SyntheticModel {
     t_a_ = static_cast<uint32_t>(std::lround(c.rmat_a * 65536));
     t_ab_ = static_cast<uint32_t>(std::lround((c.rmat_a + c.rmat_b) * 65536));
     t_abc_ = static_cast<uint32_t>(std::lround((c.rmat_a + c.rmat_b + c.rmat_c) * 65536));
+    // direct_csc: every node gets min_in (at most E/N) edges, the rest are spread by
+    // R-MAT's destination marginal restricted to [0, N) (mass of the ids < N: at the
+    // first bit where x and N differ, x has 0 and N has 1).
+    direct_base_degree_ = n_ > 0 ? std::min(min_in, num_edges_ / n_) : 0;
+    direct_extra_edges_ = static_cast<double>(num_edges_ - direct_base_degree_ * n_);
+    dst_zero_ = c.rmat_a + c.rmat_c;
+    double prefix = 1;
+    direct_mass_ = 0;
+    for (int level = scale_ - 1; level >= 0; --level) {
+      if ((static_cast<uint64_t>(n_) >> level) & 1) {
+        direct_mass_ += prefix * dst_zero_;
+        prefix *= 1 - dst_zero_;
+      } else {
+        prefix *= dst_zero_;
+      }
+    }
+    if (!(direct_mass_ > 0)) direct_mass_ = 1;
   }
 
   int64_t num_edges() const { return num_edges_; }
   const FeistelPermutation& permutation() const { return permutation_; }
+
+  // ---- direct_csc: per-destination draws (see the header) ----
+  // In-degree of the node whose R-MAT-space id is x (final id y seeds the draw).
+  int64_t DirectInDegree(int64_t x, int64_t y) const {
+    double mass = 1;  // R-MAT's destination marginal: P(v bit 0) = a + c per level
+    for (int level = scale_ - 1; level >= 0; --level) {
+      mass *= ((x >> level) & 1) ? 1 - dst_zero_ : dst_zero_;
+    }
+    SplitMix rng(Mix(config_.seed ^ kDegreeSalt) ^ Mix(static_cast<uint64_t>(y)));
+    return direct_base_degree_ + Poisson(direct_extra_edges_ * mass / direct_mass_, rng);
+  }
+  // One in-neighbor (R-MAT space, != x) of the node whose R-MAT-space id is x.
+  int64_t DirectSource(int64_t x, SplitMix& rng) const {
+    const uint32_t src_zero = t_ab_;  // P(u bit 0) = a + b
+    for (int attempt = 0;; ++attempt) {
+      uint64_t u = 0, bits = 0;
+      int left = 0;
+      for (int level = 0; level < scale_; ++level) {
+        if (left == 0) {
+          bits = rng.Next();
+          left = 4;
+        }
+        u = (u << 1) | static_cast<uint64_t>((bits & 0xffff) >= src_zero);
+        bits >>= 16;
+        --left;
+      }
+      int64_t src = static_cast<int64_t>(u);
+      if (src >= n_) continue;
+      if (classes_ > 1 && attempt < kHomophilyAttempts) {
+        int64_t dst_class = ClassOf(x);
+        int64_t target = rng.Uniform() < config_.homophily
+                             ? dst_class
+                             : (dst_class + 1 + static_cast<int64_t>(rng.Below(classes_ - 1))) % classes_;
+        int64_t block = src / classes_;
+        src = block * classes_ + ((target - Rotation(block)) % classes_ + classes_) % classes_;
+        if (src >= n_) continue;
+      }
+      if (src == x) continue;
+      return src;
+    }
+  }
 
   // Class of an id in R-MAT space (before the final permutation).
   int64_t ClassOf(int64_t x) const {
@@ -182,6 +242,18 @@ class SyntheticModel {
                                 static_cast<uint64_t>(classes_));
   }
 
+  // Poisson(lambda): Knuth's product method below 30, a rounded normal above.
+  static int64_t Poisson(double lambda, SplitMix& rng) {
+    if (!(lambda > 0)) return 0;
+    if (lambda >= 30) {
+      return std::max<int64_t>(0, std::llround(lambda + std::sqrt(lambda) * rng.Gaussian()));
+    }
+    const double limit = std::exp(-lambda);
+    int64_t k = 0;
+    for (double p = rng.Uniform(); p > limit; p *= rng.Uniform()) ++k;
+    return k;
+  }
+
   const SyntheticGraphConfig& config_;
   int64_t n_;
   int64_t classes_;
@@ -189,8 +261,64 @@ class SyntheticModel {
   int64_t num_edges_;
   int64_t forced_edges_ = 0;
   uint32_t t_a_, t_ab_, t_abc_;
+  int64_t direct_base_degree_ = 0;
+  double direct_extra_edges_ = 0, direct_mass_ = 1, dst_zero_ = 0.5;
   FeistelPermutation permutation_;
 };
+
+// direct_csc: indptr and indices appended block by block of destinations.
+template <typename Index>
+Status WriteDirectTopology(const SyntheticModel& model, const SyntheticGraphConfig& config,
+                           AtomicFileWriter& indptr, AtomicFileWriter& indices,
+                           SyntheticGraphSummary* summary) {
+  const int64_t n = config.num_nodes;
+  const int64_t block = std::max<int64_t>(1, std::min(config.block_nodes, n));
+  std::vector<int64_t> rmat_ids(static_cast<size_t>(block));
+  std::vector<int64_t> offsets(static_cast<size_t>(block) + 1);
+  std::vector<int64_t> global(static_cast<size_t>(block));
+  std::vector<Index> lists;
+  const uint64_t source_key = Mix(config.seed ^ kSourceSalt);
+  int64_t edges = 0;
+  const int64_t zero = 0;
+  SEER_RETURN_IF_ERROR(indptr.AppendValues(&zero, 1));
+  ProgressReporter progress("gen: topology (direct)", n, "nodes", config.show_progress);
+  for (int64_t first = 0; first < n; first += block) {
+    const int64_t count = std::min(block, n - first);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t i = r.begin(); i < r.end(); ++i) {
+        const int64_t x = model.permutation().Inverse(first + i);
+        rmat_ids[i] = x;
+        offsets[i + 1] = model.DirectInDegree(x, first + i);
+      }
+    });
+    offsets[0] = 0;
+    for (int64_t i = 0; i < count; ++i) offsets[i + 1] += offsets[i];
+    const int64_t block_edges = offsets[count];
+    if (static_cast<int64_t>(lists.size()) < block_edges) lists.resize(static_cast<size_t>(block_edges));
+    summary->max_block_edges = std::max(summary->max_block_edges, block_edges);
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 64), [&](const tbb::blocked_range<int64_t>& r) {
+      for (int64_t i = r.begin(); i < r.end(); ++i) {
+        const int64_t y = first + i;
+        SplitMix rng(source_key ^ Mix(static_cast<uint64_t>(y)));
+        Index* list = lists.data() + offsets[i];
+        const int64_t degree = offsets[i + 1] - offsets[i];
+        for (int64_t j = 0; j < degree; ++j) {
+          list[j] = static_cast<Index>(model.permutation().Forward(model.DirectSource(rmat_ids[i], rng)));
+        }
+        std::sort(list, list + degree);
+      }
+    });
+    for (int64_t i = 0; i < count; ++i) global[i] = edges + offsets[i + 1];
+    SEER_RETURN_IF_ERROR(indptr.AppendValues(global.data(), count));
+    SEER_RETURN_IF_ERROR(indices.AppendValues(lists.data(), block_edges));
+    edges += block_edges;
+    ++summary->num_partitions;
+    progress.Add(count);
+  }
+  progress.Finish();
+  summary->num_edges = edges;
+  return Status::Ok();
+}
 
 class SyntheticEdgeSource : public EdgeSource {
  public:
@@ -255,11 +383,13 @@ Status ValidateSyntheticGraphConfig(const SyntheticGraphConfig& c) {
   SEER_RETURN_IF_ERROR(CheckRange("rmat a+b+c", c.rmat_a + c.rmat_b + c.rmat_c, 0, 1));
   SEER_RETURN_IF_ERROR(CheckRange("feature-signal", c.feature_signal, 0, 1e6));
   SEER_RETURN_IF_ERROR(CheckRange("feature-noise", c.feature_noise, 0, 1e6));
-  if (c.memory_budget_bytes < kReservedBytes + (c.num_nodes + 1) * 8 + (int64_t{1} << 20)) {
+  if (c.block_nodes < 1) return InvalidArgument("block-nodes must be >= 1");
+  if (!c.direct_csc && c.memory_budget_bytes < kReservedBytes + (c.num_nodes + 1) * 8 + (int64_t{1} << 20)) {
     return Status(StatusCode::kResourceExhausted,
                   "memory budget " + FormatBytes(c.memory_budget_bytes) + " is too small for " +
                       std::to_string(c.num_nodes) + " nodes: need at least " +
-                      FormatBytes(kReservedBytes + (c.num_nodes + 1) * 8 + (int64_t{1} << 20)));
+                      FormatBytes(kReservedBytes + (c.num_nodes + 1) * 8 + (int64_t{1} << 20)) +
+                      " (or generate with direct_csc / --direct-csc, which has no per-node table)");
   }
   return Status::Ok();
 }
@@ -277,15 +407,25 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
   // Topology through the external builder.
   SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indptr, writer.OpenFile(dataset_files::kIndptr));
   SEER_ASSIGN_OR_RETURN(AtomicFileWriter* indices, writer.OpenFile(dataset_files::kIndices));
-  SyntheticEdgeSource source(model, n);
-  CscBuildOptions build;
-  build.num_nodes = n;
-  build.memory_budget_bytes = config.memory_budget_bytes - kReservedBytes;
-  build.spill_dir = out_dir;
-  build.show_progress = config.show_progress;
-  SEER_ASSIGN_OR_RETURN(CscBuildStats stats, BuildCsc(source, build, *indptr, *indices));
-  summary.num_edges = stats.num_edges;
-  summary.num_partitions = stats.num_partitions;
+  IndexDtype index_dtype = IndexDtypeFor(n);
+  if (config.direct_csc) {
+    if (index_dtype == IndexDtype::kUint32) {
+      SEER_RETURN_IF_ERROR(WriteDirectTopology<uint32_t>(model, config, *indptr, *indices, &summary));
+    } else {
+      SEER_RETURN_IF_ERROR(WriteDirectTopology<int64_t>(model, config, *indptr, *indices, &summary));
+    }
+  } else {
+    SyntheticEdgeSource source(model, n);
+    CscBuildOptions build;
+    build.num_nodes = n;
+    build.memory_budget_bytes = config.memory_budget_bytes - kReservedBytes;
+    build.spill_dir = out_dir;
+    build.show_progress = config.show_progress;
+    SEER_ASSIGN_OR_RETURN(CscBuildStats stats, BuildCsc(source, build, *indptr, *indices));
+    summary.num_edges = stats.num_edges;
+    summary.num_partitions = stats.num_partitions;
+    index_dtype = stats.index_dtype;
+  }
 
   // Node data, streamed in chunks of kNodeChunk nodes.
   SEER_ASSIGN_OR_RETURN(AtomicFileWriter* features, writer.OpenFile(dataset_files::kFeatures));
@@ -346,8 +486,8 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
 
   DatasetManifest manifest;
   manifest.num_nodes = n;
-  manifest.num_edges = stats.num_edges;
-  manifest.index_dtype = stats.index_dtype;
+  manifest.num_edges = summary.num_edges;
+  manifest.index_dtype = index_dtype;
   manifest.feature_dim = f;
   manifest.feature_dtype = config.feature_dtype;
   manifest.num_classes = c;

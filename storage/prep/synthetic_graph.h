@@ -19,6 +19,19 @@
 // end, so id order carries neither degree nor class. Everything is a pure function of
 // (seed, edge or node number): deterministic whatever the thread count.
 // Memory: streams through the external CSC builder within memory_budget_bytes.
+//
+// direct_csc = true (`seer gen --direct-csc`, for graphs whose edge spill would not fit
+// the disk or whose degree table would not fit the budget, e.g. a billion nodes): no
+// edge list, no sort, no spill. Destinations are visited in id order, block_nodes at a
+// time; each node's in-degree is a pure function of (seed, node): min_in_degree plus a
+// Poisson draw whose mean is R-MAT's destination marginal for the node's R-MAT-space id
+// (scaled so the expected edge count is round(N × avg_degree)), and each in-neighbor is
+// drawn from R-MAT's source marginal (the same heavy-tailed out-degrees), then moved to
+// the destination's class with probability `homophily` as above. Lists are sorted, the
+// node ids permuted as above, and indptr/indices are appended block by block, so memory
+// is O(block_nodes + the block's edges) whatever N (no per-node array). A different
+// graph from the default mode's (same family: R-MAT degrees, same classes, features and
+// splits); the edge count is a random variable close to round(N × avg_degree).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +59,8 @@ struct SyntheticGraphConfig {
   int64_t min_in_degree = -1;         // -1: floor(avg_degree / 2)
   int64_t memory_budget_bytes = int64_t{512} << 20;
   bool show_progress = false;
+  bool direct_csc = false;            // see above: per-destination blocks, no spill
+  int64_t block_nodes = 1 << 16;      // direct_csc: destinations per block
   std::string created_by = "seer gen";
 };
 
@@ -53,7 +68,10 @@ struct SyntheticGraphSummary {
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
   int64_t bytes_written = 0;
-  int64_t num_partitions = 0;   // of the external CSC build
+  int64_t num_partitions = 0;   // of the external CSC build (direct_csc: blocks)
+  // direct_csc: the most edges one block held in RAM (the topology buffer's size, which
+  // is what bounds the pass's memory: O(block_nodes + this)).
+  int64_t max_block_edges = 0;
   int64_t num_train = 0, num_valid = 0, num_test = 0;
 };
 

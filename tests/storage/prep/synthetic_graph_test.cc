@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include "support/test_support.h"
 
@@ -214,6 +215,120 @@ TEST(SyntheticGraphTest, BadConfigIsRejectedWithTheFieldName) {
   r = GenerateSyntheticDataset(c, dir, false);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("homophily"), std::string::npos);
+}
+
+
+// ---- direct_csc: per-destination blocks, no spill ---------------------------------------
+
+SyntheticGraphConfig DirectConfig() {
+  SyntheticGraphConfig c = SmallConfig();
+  c.direct_csc = true;
+  c.block_nodes = 1000;
+  return c;
+}
+
+TEST(SyntheticGraphDirectTest, SameFilesWhateverTheBlockSizeAndThreadsAndPassesCheck) {
+  SyntheticGraphConfig c = DirectConfig();
+  std::string a = MakeTempDir(), b = MakeTempDir(), other = MakeTempDir();
+  auto sa = GenerateSyntheticDataset(c, a, false);
+  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+  EXPECT_EQ(sa->num_partitions, (c.num_nodes + 999) / 1000);
+  c.block_nodes = 4096;
+  tbb::task_arena one_thread(1);
+  Result<SyntheticGraphSummary> sb = InvalidArgument("not run");
+  one_thread.execute([&] { sb = GenerateSyntheticDataset(c, b, false); });
+  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
+  c.seed = 43;
+  ASSERT_TRUE(GenerateSyntheticDataset(c, other, false).ok());
+  auto da = Dataset::Open(a), db = Dataset::Open(b), dother = Dataset::Open(other);
+  ASSERT_TRUE(da.ok() && db.ok() && dother.ok());
+  for (const char* name : {"indptr.bin", "indices.bin", "features.bin", "labels.bin", "train.bin"}) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(da->manifest().files.at(name).checksum, db->manifest().files.at(name).checksum);
+    EXPECT_NE(da->manifest().files.at(name).checksum, dother->manifest().files.at(name).checksum);
+  }
+  // The edge count is a sum of Poisson draws around N × avg_degree.
+  EXPECT_NEAR(static_cast<double>(sa->num_edges) / (20011.0 * 12), 1.0, 0.03);
+  EXPECT_EQ(da->manifest().num_edges, sa->num_edges);
+  auto checked = CheckDataset(a, DatasetCheckOptions{});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  // Lists sorted, no self-loops, every node at least min_in_degree (avg/2) in-neighbors,
+  // heavy-tailed in-degrees.
+  Loaded g = Load(a, c.num_nodes, c.feature_dim);
+  int64_t max_degree = 0;
+  for (int64_t v = 0; v < c.num_nodes; ++v) {
+    const int64_t d = g.indptr[v + 1] - g.indptr[v];
+    ASSERT_GE(d, 6) << "node " << v;
+    max_degree = std::max(max_degree, d);
+    for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
+      ASSERT_NE(static_cast<int64_t>(g.indices[e]), v) << "self-loop at node " << v;
+      if (e > g.indptr[v]) ASSERT_LE(g.indices[e - 1], g.indices[e]) << "unsorted list of node " << v;
+    }
+  }
+  EXPECT_GT(max_degree, 10 * 12) << "max in-degree " << max_degree;
+}
+
+// Memory: the topology buffer holds one block's edges; the reported maximum is the largest
+// block of the written indptr (independent oracle), and it does not grow with N.
+TEST(SyntheticGraphDirectTest, TopologyBufferIsOneBlockWhateverN) {
+  int64_t max_block[2] = {0, 0};
+  int64_t num_edges[2] = {0, 0};
+  const int64_t sizes[2] = {20011, 160001};
+  for (int k = 0; k < 2; ++k) {
+    SyntheticGraphConfig c = DirectConfig();
+    c.num_nodes = sizes[k];
+    c.avg_degree = 4;
+    c.feature_dim = 0;
+    c.block_nodes = 512;
+    std::string dir = MakeTempDir();
+    auto s = GenerateSyntheticDataset(c, dir, false);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    std::vector<int64_t> indptr = ReadArray<int64_t>(dir + "/indptr.bin");
+    int64_t largest = 0;
+    for (int64_t first = 0; first < c.num_nodes; first += c.block_nodes) {
+      const int64_t end = std::min(c.num_nodes, first + c.block_nodes);
+      largest = std::max(largest, indptr[end] - indptr[first]);
+    }
+    EXPECT_EQ(s->max_block_edges, largest);
+    max_block[k] = s->max_block_edges;
+    num_edges[k] = s->num_edges;
+  }
+  EXPECT_GT(num_edges[1], 7 * num_edges[0]);
+  // 8x the nodes: the largest block grows by far less (only through the hubs' degrees).
+  EXPECT_LT(max_block[1], 3 * max_block[0]) << max_block[0] << " then " << max_block[1];
+  EXPECT_LT(max_block[1], num_edges[1] / 20);
+}
+
+TEST(SyntheticGraphDirectTest, HomophilyIsCloseToRequested) {
+  for (double h : {0.2, 0.8}) {
+    SyntheticGraphConfig c = DirectConfig();
+    c.homophily = h;
+    std::string dir = MakeTempDir();
+    ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
+    Loaded g = Load(dir, c.num_nodes, c.feature_dim);
+    int64_t same = 0;
+    for (int64_t v = 0; v < c.num_nodes; ++v) {
+      for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) same += g.labels[g.indices[e]] == g.labels[v];
+    }
+    double measured = static_cast<double>(same) / static_cast<double>(g.indices.size());
+    EXPECT_NEAR(measured, h, 0.02) << "requested " << h;
+  }
+}
+
+// Without a per-node table the budget no longer limits N; the default mode still needs
+// 8 B per node and says which mode does not.
+TEST(SyntheticGraphDirectTest, BudgetNeedsNoPerNodeTable) {
+  SyntheticGraphConfig c = SmallConfig();
+  c.num_nodes = 1000000000;
+  c.avg_degree = 2;
+  c.memory_budget_bytes = 256 << 20;
+  Status st = ValidateSyntheticGraphConfig(c);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("direct"), std::string::npos) << st.message();
+  c.direct_csc = true;
+  EXPECT_TRUE(ValidateSyntheticGraphConfig(c).ok());
+  c.block_nodes = 0;
+  EXPECT_FALSE(ValidateSyntheticGraphConfig(c).ok());
 }
 
 }  // namespace
