@@ -18,6 +18,7 @@
 #include "storage/base/atomic_file.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
+#include "storage/base/checksum.h"
 #include "storage/base/json_file.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
@@ -196,6 +197,7 @@ Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, cons
 NeighborCache NeighborCache::Disabled(const DatasetManifest& m) {
   NeighborCache cache;
   cache.index_dtype_ = m.index_dtype;
+  cache.dataset_identity_ = m.Identity();
   cache.stats_.num_nodes = m.num_nodes;
   cache.stats_.num_edges = m.num_edges;
   return cache;
@@ -271,7 +273,12 @@ Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const s
 
   NeighborCache cache;
   cache.index_dtype_ = m.index_dtype;
+  cache.dataset_identity_ = m.Identity();
   cache.score_rule_ = NeighborCacheScoreRule(rule);
+  if (rule == NeighborCacheScore::kExpectedLookups) {
+    cache.ranked_fanouts_ = options.fanouts;
+    cache.ranked_batch_size_ = options.batch_size;
+  }
   cache.SelectPrefix(ranked, in_degrees,
                      budget_bytes - table_bytes, index_bytes);
   cache.BuildRanks();
@@ -412,10 +419,12 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
   if (ec) return ErrnoStatus(ec.value(), "create directory", dir);
   const std::string manifest_path = dir + "/" + kManifestName;
   SEER_RETURN_IF_ERROR(RemoveManifestBeforeRewrite(manifest_path, force, "the neighbor cache"));
+  std::string table_xxh64, lists_xxh64;
   {
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter table, AtomicFileWriter::Create(dir + "/" + kTableName));
     SEER_RETURN_IF_ERROR(table.AppendValues(bits_.data(), static_cast<int64_t>(bits_.size())));
     SEER_RETURN_IF_ERROR(table.AppendValues(offsets_.data(), static_cast<int64_t>(offsets_.size())));
+    table_xxh64 = Xxh64::ToHex(table.xxh64());
     SEER_RETURN_IF_ERROR(table.Close());
   }
   {
@@ -425,6 +434,7 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
     } else {
       SEER_RETURN_IF_ERROR(lists.AppendValues(lists64_.data(), static_cast<int64_t>(lists64_.size())));
     }
+    lists_xxh64 = Xxh64::ToHex(lists.xxh64());
     SEER_RETURN_IF_ERROR(lists.Close());
   }
   Json root = Json::object();
@@ -433,6 +443,13 @@ Status NeighborCache::Save(const std::string& dir, bool force) const {
   for (const auto& [key, member] : kStatsFields) root[key] = stats_.*member;
   root["index_dtype"] = IndexDtypeName(index_dtype_);
   root["score_rule"] = score_rule_;
+  root["dataset_identity"] = dataset_identity_;
+  if (!ranked_fanouts_.empty()) {
+    root["fanouts"] = ranked_fanouts_;
+    root["batch_size"] = ranked_batch_size_;
+  }
+  root["table_xxh64"] = table_xxh64;
+  root["lists_xxh64"] = lists_xxh64;
   return WriteJsonFileAtomically(manifest_path, root);
 }
 
@@ -442,6 +459,11 @@ Result<NeighborCache> NeighborCache::Load(const std::string& dir, const Dataset&
   SEER_ASSIGN_OR_RETURN(const int64_t version, cache.ReadManifest(path));
   const NeighborCacheStats& s = cache.stats_;
   const DatasetManifest& m = dataset.manifest();
+  if (!cache.dataset_identity_.empty() && cache.dataset_identity_ != m.Identity()) {
+    return Corrupt(fmt::format("{}: built for dataset {}, but {} is dataset {} (a cache of another dataset or of "
+                               "an earlier version of this one; rebuild it with seer ncache build)",
+                               path, cache.dataset_identity_, dataset.dir(), m.Identity()));
+  }
   if (s.num_nodes != m.num_nodes || s.num_edges != m.num_edges ||
       cache.index_dtype_ != m.index_dtype) {
     return Corrupt(fmt::format("{}: built for {} nodes / {} edges / {}, but dataset {} has {} / {} / {}",
@@ -457,10 +479,31 @@ Result<NeighborCache> NeighborCache::Load(const std::string& dir, const Dataset&
   const std::string table_path = dir + "/" + kTableName;
   SEER_RETURN_IF_ERROR(version == 1 ? cache.ReadVersion1Table(table_path)
                                     : cache.ReadTable(table_path));
+  if (!cache.table_xxh64_.empty()) {
+    Xxh64 hash;
+    hash.Update(cache.bits_.data(), cache.bits_.size() * 8);
+    hash.Update(cache.offsets_.data(), cache.offsets_.size() * 8);
+    if (Xxh64::ToHex(hash.Digest()) != cache.table_xxh64_) {
+      return Corrupt(fmt::format("{}: xxh64 {} does not match {}'s {} (the file changed after it was built)",
+                                 table_path, Xxh64::ToHex(hash.Digest()), path, cache.table_xxh64_));
+    }
+  }
   SEER_RETURN_IF_ERROR(cache.CheckTable(table_path));
   cache.BuildRanks();
   SEER_RETURN_IF_ERROR(cache.ReadLists(dir + "/" + kListsName));
+  SEER_RETURN_IF_ERROR(cache.CheckListsChecksum(dir + "/" + kListsName, path));
   return cache;
+}
+
+Status NeighborCache::CheckListsChecksum(const std::string& lists_path, const std::string& manifest_path) const {
+  if (lists_xxh64_.empty()) return Status::Ok();
+  const uint64_t digest = index_dtype_ == IndexDtype::kUint32 ? Xxh64::Hash(lists32_.data(), lists32_.size() * 4)
+                                                               : Xxh64::Hash(lists64_.data(), lists64_.size() * 8);
+  if (Xxh64::ToHex(digest) != lists_xxh64_) {
+    return Corrupt(fmt::format("{}: xxh64 {} does not match {}'s {} (the file changed after it was built)",
+                               lists_path, Xxh64::ToHex(digest), manifest_path, lists_xxh64_));
+  }
+  return Status::Ok();
 }
 
 Result<int64_t> NeighborCache::ReadManifest(const std::string& path) {
@@ -480,6 +523,21 @@ Result<int64_t> NeighborCache::ReadManifest(const std::string& path) {
   index_dtype_ = *dtype;
   if (root.contains("score_rule")) {
     SEER_ASSIGN_OR_RETURN(score_rule_, JsonString(root, "score_rule", path));
+  }
+  // Caches saved before these fields existed have none of them.
+  SEER_ASSIGN_OR_RETURN(dataset_identity_, JsonOptionalString(root, "dataset_identity", "", path));
+  SEER_ASSIGN_OR_RETURN(table_xxh64_, JsonOptionalString(root, "table_xxh64", "", path));
+  SEER_ASSIGN_OR_RETURN(lists_xxh64_, JsonOptionalString(root, "lists_xxh64", "", path));
+  if (root.contains("batch_size")) {
+    SEER_ASSIGN_OR_RETURN(ranked_batch_size_, JsonInt(root, "batch_size", path));
+  }
+  if (root.contains("fanouts")) {
+    const Json& fanouts = root["fanouts"];
+    if (!fanouts.is_array()) return Corrupt(path + ": field 'fanouts' must be an array of integers");
+    for (const Json& f : fanouts) {
+      if (!f.is_number_integer()) return Corrupt(path + ": field 'fanouts' must be an array of integers");
+      ranked_fanouts_.push_back(f.get<int>());
+    }
   }
   return version;
 }

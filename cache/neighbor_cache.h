@@ -29,7 +29,14 @@
 // offsets[nodes_cached], lists.bin index_dtype[edges_cached], ncache.json (last):
 //   {"format":"seer-ncache","version":2,"budget_bytes","bytes","table_bytes",
 //    "lists_bytes","num_nodes","num_edges","nodes_cached","edges_cached",
-//    "index_dtype","score_rule":"expected_lookups/bytes" | "out_degree/in_degree"}
+//    "index_dtype","score_rule":"expected_lookups/bytes" | "out_degree/in_degree",
+//    "dataset_identity" (DatasetManifest::Identity() of the dataset it was built from),
+//    "fanouts","batch_size" (expected_lookups only: the sampling it was ranked for),
+//    "table_xxh64","lists_xxh64" (checksums of the two files)}
+// Load refuses a cache whose dataset_identity differs from the dataset's (naming both:
+// a cache copied from another dataset of the same size) and one whose files do not hash
+// to the recorded checksums (naming the file: a changed neighbor id). Caches saved
+// before these fields existed load with only the size checks.
 // Loading is one sequential read of each file (rank_ is rebuilt, one pass over bits).
 //
 // Build and Load block on sequential reads; a bad or mismatched ncache.json (a field
@@ -140,6 +147,11 @@ class NeighborCache {
   // existed: "out_degree/in_degree").
   const std::string& score_rule() const { return score_rule_; }
   IndexDtype index_dtype() const { return index_dtype_; }
+  // DatasetManifest::Identity() of the dataset it was built from ("" for an old cache).
+  const std::string& dataset_identity() const { return dataset_identity_; }
+  // expected_lookups caches: the fan-outs and batch size it was ranked for (else empty / 0).
+  const std::vector<int>& ranked_fanouts() const { return ranked_fanouts_; }
+  int64_t ranked_batch_size() const { return ranked_batch_size_; }
 
   // O(1): element offset of v's list in the packed array, or -1 when not cached.
   int64_t Find(int64_t node) const {
@@ -176,6 +188,7 @@ class NeighborCache {
   Status ReadVersion1Table(const std::string& table_path);
   Status CheckTable(const std::string& table_path) const;
   Status ReadLists(const std::string& lists_path);
+  Status CheckListsChecksum(const std::string& lists_path, const std::string& manifest_path) const;
   void BuildRanks();  // rank_ from bits_
   // Index in the packed array of the first neighbor id outside [0, num_nodes), or -1.
   int64_t FirstNeighborOutsideGraph(int64_t num_nodes) const;
@@ -185,6 +198,10 @@ class NeighborCache {
                                            int64_t budget_bytes, const NeighborCacheBuildOptions& options);
   NeighborCacheStats stats_;
   std::string score_rule_ = "out_degree/in_degree";
+  std::string dataset_identity_;
+  std::vector<int> ranked_fanouts_;
+  int64_t ranked_batch_size_ = 0;
+  std::string table_xxh64_, lists_xxh64_;  // recorded in ncache.json ("" when absent)
   IndexDtype index_dtype_ = IndexDtype::kUint32;
   std::vector<uint64_t> bits_;     // ceil(num_nodes / 64) words; empty = disabled
   std::vector<int64_t> rank_;      // cached nodes before each word

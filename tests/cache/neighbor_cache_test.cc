@@ -275,6 +275,93 @@ TEST(NeighborCacheTest, ManifestFieldOfWrongTypeOrMissingIsRefused) {
   EXPECT_TRUE(NeighborCache::Load(dir, g.dataset).ok());
 }
 
+// A copy of `g`'s dataset with two neighbor ids swapped (and the manifest's checksum
+// updated): a valid dataset of exactly the same size but other content.
+Dataset SameSizeOtherDataset(const RandomGraph& g) {
+  const std::string dir = MakeTempDir("ncache_other");
+  std::vector<std::string> names = {"dataset.json"};
+  for (const auto& [name, entry] : g.dataset.manifest().files) names.push_back(name);
+  for (const std::string& name : names) {
+    const std::string bytes = testing::ReadFileBytes(g.dataset.PathOf(name));
+    EXPECT_TRUE(WriteFileAtomically(dir + "/" + name, bytes).ok());
+  }
+  std::vector<uint32_t> indices = testing::ReadArray<uint32_t>(dir + "/indices.bin");
+  size_t i = 1;
+  while (i < indices.size() && indices[i] == indices[0]) ++i;
+  EXPECT_LT(i, indices.size());
+  std::swap(indices[0], indices[i]);
+  EXPECT_TRUE(WriteFileAtomically(dir + "/indices.bin",
+                                  std::string(reinterpret_cast<const char*>(indices.data()), indices.size() * 4))
+                  .ok());
+  auto manifest = ReadJsonFile(dir + "/dataset.json");
+  EXPECT_TRUE(manifest.ok());
+  (*manifest)["files"]["indices.bin"]["xxh64"] = *FileXxh64(dir + "/indices.bin");
+  EXPECT_TRUE(WriteJsonFileAtomically(dir + "/dataset.json", *manifest).ok());
+  auto ds = Dataset::Open(dir);
+  EXPECT_TRUE(ds.ok()) << ds.status().ToString();
+  return std::move(ds).value();
+}
+
+// A cache copied from another dataset of the same size was used silently before (only
+// num_nodes / num_edges / index dtype were compared); now its recorded dataset identity
+// is compared and both identities are named.
+TEST(NeighborCacheTest, CacheOfAnotherDatasetOfTheSameSizeIsRefused) {
+  RandomGraph g = WriteRandomGraph(21, 700, IndexDtype::kUint32);
+  auto built = NeighborCache::Build(g.dataset, g.indptr, NeighborCache::TableBytes(700) + 6000);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_EQ(built->dataset_identity(), g.dataset.manifest().Identity());
+  EXPECT_EQ(built->ranked_fanouts(), (std::vector<int>{10, 10, 10}));
+  const std::string dir = MakeTempDir("ncache_copy");
+  ASSERT_TRUE(built->Save(dir, false).ok());
+  Dataset other = SameSizeOtherDataset(g);
+  ASSERT_EQ(other.manifest().num_edges, g.dataset.manifest().num_edges);
+  ASSERT_NE(other.manifest().Identity(), g.dataset.manifest().Identity());
+  auto loaded = NeighborCache::Load(dir, other);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kCorrupt);
+  const std::string& message = loaded.status().message();
+  EXPECT_NE(message.find(g.dataset.manifest().Identity()), std::string::npos) << message;
+  EXPECT_NE(message.find(other.manifest().Identity()), std::string::npos) << message;
+  auto same = NeighborCache::Load(dir, g.dataset);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->ranked_fanouts(), (std::vector<int>{10, 10, 10}));
+  EXPECT_EQ(same->ranked_batch_size(), 1000);
+}
+
+// An in-range change of one neighbor id in lists.bin (or of a table offset) was used
+// silently before; the recorded checksums name the changed file.
+TEST(NeighborCacheTest, ChangedNeighborIdOrTableIsRefusedByChecksum) {
+  RandomGraph g = WriteRandomGraph(22, 500, IndexDtype::kUint32);
+  auto built = NeighborCache::Build(g.dataset, g.indptr, NeighborCache::TableBytes(500) + 8000);
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  ASSERT_GT(built->stats().edges_cached, 1);
+  const std::string dir = MakeTempDir("ncache_flip");
+  ASSERT_TRUE(built->Save(dir, false).ok());
+  const std::string lists_path = dir + "/lists.bin";
+  std::vector<uint32_t> lists = testing::ReadArray<uint32_t>(lists_path);
+  const std::vector<uint32_t> original = lists;
+  lists[1] = lists[1] == 0 ? 1 : lists[1] - 1;  // still a valid node id
+  ASSERT_TRUE(WriteFileAtomically(lists_path, std::string(reinterpret_cast<const char*>(lists.data()), lists.size() * 4))
+                  .ok());
+  auto loaded = NeighborCache::Load(dir, g.dataset);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_NE(loaded.status().message().find(lists_path + ": xxh64 "), std::string::npos) << loaded.status().message();
+  ASSERT_TRUE(WriteFileAtomically(lists_path, std::string(reinterpret_cast<const char*>(original.data()),
+                                                          original.size() * 4))
+                  .ok());
+  ASSERT_TRUE(NeighborCache::Load(dir, g.dataset).ok());
+  // An old cache (no identity, no checksums) still loads with the size checks only.
+  auto json = ReadJsonFile(dir + "/ncache.json");
+  ASSERT_TRUE(json.ok());
+  for (const char* field : {"dataset_identity", "table_xxh64", "lists_xxh64", "fanouts", "batch_size"}) {
+    json->erase(field);
+  }
+  ASSERT_TRUE(WriteJsonFileAtomically(dir + "/ncache.json", *json).ok());
+  auto old = NeighborCache::Load(dir, g.dataset);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->dataset_identity(), "");
+}
+
 TEST(NeighborCacheTest, ZeroDisablesAndTooSmallForTheTableIsAnError) {
   RandomGraph g = WriteRandomGraph(3, 300, IndexDtype::kUint32);
   auto off = NeighborCache::Build(g.dataset, g.indptr, 0);
