@@ -111,13 +111,21 @@ std::vector<StaleTemporary> SweepStaleTemporaries(const std::string& dir) {
   return removed;
 }
 
-std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs) {
+std::string ParentDirectory(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  const size_t slash = trimmed.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : trimmed.substr(0, slash);
+}
+
+std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs, bool include_tmpdir) {
   std::vector<std::string> all;
   for (const std::string& dir : dirs) {
     if (!dir.empty()) all.push_back(dir);
   }
   const char* tmpdir = std::getenv("TMPDIR");
-  all.push_back(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp");
+  if (include_tmpdir) all.push_back(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp");
   std::set<std::string> seen;
   std::vector<StaleTemporary> removed;
   for (const std::string& dir : all) {

@@ -38,9 +38,11 @@ bool ProcessIsAlive(int64_t pid);
 // is removed whole). A missing `dir` removes nothing.
 std::vector<StaleTemporary> SweepStaleTemporaries(const std::string& dir);
 
-// Sweeps each directory and $TMPDIR (or /tmp), printing one line per removal on stderr:
-// "seer: removed PATH (SIZE), left by process PID which is no longer running".
-// Empty entries in `dirs` are skipped. Returns what was removed.
-std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs);
+// Sweeps each directory (and $TMPDIR, or /tmp, when include_tmpdir), printing one line
+// per removal on stderr: "seer: removed PATH (SIZE), left by process PID which is no
+// longer running". Empty entries in `dirs` are skipped. Returns what was removed.
+std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs, bool include_tmpdir = true);
+// The directory holding `path` ("." for a bare name), for sweeping beside a target.
+std::string ParentDirectory(const std::string& path);
 
 }  // namespace seer

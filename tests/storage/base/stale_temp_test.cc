@@ -66,6 +66,13 @@ TEST(StaleTempTest, PidIsParsedFromEveryPattern) {
   EXPECT_EQ(StaleTemporaryPid("features.bin"), -1);
 }
 
+TEST(StaleTempTest, ParentDirectory) {
+  EXPECT_EQ(ParentDirectory("a/b/c"), "a/b");
+  EXPECT_EQ(ParentDirectory("a/b/"), "a");
+  EXPECT_EQ(ParentDirectory("/x"), "/");
+  EXPECT_EQ(ParentDirectory("name"), ".");
+}
+
 TEST(StaleTempTest, DeadProcessesTemporariesAreRemovedLiveOnesKept) {
   const std::string dir = testing::MakeTempDir("stale_temp");
   const pid_t dead = DeadPid();

@@ -90,8 +90,26 @@ TEST(DatasetCheckTest, LabelOutOfRange) {
   Poke<int32_t>(dir + "/labels.bin", 7, kClasses);
   EXPECT_NE(CheckError(dir).find("labels.bin at index 7 (byte offset 28): label 5 out of range [-1, 5)"),
             std::string::npos) << CheckError(dir);
-  Poke<int32_t>(dir + "/labels.bin", 7, -1);  // unlabeled is allowed
-  EXPECT_EQ(CheckError(dir), "OK");
+  // -1 (unlabeled) is in range, but the file no longer matches its checksum: the shallow
+  // check hashes what it scans (it passed before, an in-range change went unnoticed).
+  Poke<int32_t>(dir + "/labels.bin", 7, -1);
+  EXPECT_NE(CheckError(dir).find("labels.bin: xxh64 "), std::string::npos) << CheckError(dir);
+}
+
+// An in-range change of indices.bin (two neighbor ids swapped) passed the shallow check
+// before; the scan's checksum names the file now.
+TEST(DatasetCheckTest, ShallowCheckCatchesInRangeIndexChange) {
+  std::string dir = MakeDataset();
+  const std::string path = dir + "/indices.bin";
+  int64_t j = 1;
+  while (Peek<uint32_t>(path, j) == Peek<uint32_t>(path, 0)) ++j;
+  const uint32_t a = Peek<uint32_t>(path, 0), b = Peek<uint32_t>(path, j);
+  Poke<uint32_t>(path, 0, b);
+  Poke<uint32_t>(path, j, a);
+  EXPECT_NE(CheckError(dir).find("indices.bin: xxh64 "), std::string::npos) << CheckError(dir);
+  auto shallow = CheckDataset(MakeDataset(), DatasetCheckOptions{false});
+  ASSERT_TRUE(shallow.ok());
+  EXPECT_EQ(shallow->checksums_verified, 6);  // indptr, indices, labels, 3 splits
 }
 
 TEST(DatasetCheckTest, SplitsMustBeInRangeAndDisjoint) {
