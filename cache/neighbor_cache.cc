@@ -301,6 +301,207 @@ Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const s
   return cache;
 }
 
+// ---- Streaming out/in build ------------------------------------------------------------
+
+namespace {
+
+// A cached-node candidate of the streaming build.
+struct OutInCandidate {
+  int64_t out;    // out-degree (saturated at 2^32 - 1)
+  int64_t in;     // in-degree (> 0)
+  int64_t node;
+  int64_t start;  // indptr[node]
+};
+
+// a ranks before b (Ginex's out/in, exact by cross-multiplication; ties: lower id).
+bool CandidateRanksBefore(const OutInCandidate& a, const OutInCandidate& b) {
+  const __int128 lhs = static_cast<__int128>(a.out) * b.in;
+  const __int128 rhs = static_cast<__int128>(b.out) * a.in;
+  if (lhs != rhs) return lhs > rhs;
+  return a.node < b.node;
+}
+
+// Reads `count` int64 of `path` from element `first` on, in chunks, calling visit(v, n, first).
+template <typename Visit>
+Status StreamInt64(int fd, const std::string& path, int64_t first, int64_t count, int64_t chunk_elements,
+                   std::vector<int64_t>* buffer, Visit&& visit) {
+  buffer->resize(static_cast<size_t>(chunk_elements));
+  for (int64_t i = 0; i < count; i += chunk_elements) {
+    const int64_t n = std::min(chunk_elements, count - i);
+    SEER_RETURN_IF_ERROR(PreadFull(fd, buffer->data(), n * 8, (first + i) * 8, path));
+    SEER_RETURN_IF_ERROR(visit(buffer->data(), n, first + i));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset, int64_t budget_bytes,
+                                                         const NeighborCacheBuildOptions& options) {
+  const DatasetManifest& m = dataset.manifest();
+  if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
+  if (budget_bytes == 0) return Disabled(m);
+  const int64_t num_nodes = m.num_nodes;
+  const int64_t index_bytes = m.index_bytes();
+  const int64_t table_bytes = TableBytes(num_nodes);
+  if (budget_bytes < table_bytes) {
+    return Status(StatusCode::kResourceExhausted,
+                  fmt::format("neighbor cache budget {} bytes cannot hold its per-node table (2 "
+                              "bits x {} nodes = {} bytes); use 0 to disable the cache",
+                              budget_bytes, num_nodes, table_bytes));
+  }
+  const std::string indices_path = dataset.PathOf(dataset_files::kIndices);
+  const std::string indptr_path = dataset.PathOf(dataset_files::kIndptr);
+  SEER_ASSIGN_OR_RETURN(UniqueFd indices_fd, UniqueFd::Open(indices_path, O_RDONLY | O_CLOEXEC));
+  SEER_ASSIGN_OR_RETURN(UniqueFd indptr_fd, UniqueFd::Open(indptr_path, O_RDONLY | O_CLOEXEC));
+  SEER_ASSIGN_OR_RETURN(int64_t indptr_size, FileSizeBytes(indptr_fd.get(), indptr_path));
+  if (indptr_size != (num_nodes + 1) * 8) {
+    return Corrupt(fmt::format("{}: {} bytes, the manifest needs {}", indptr_path, indptr_size, (num_nodes + 1) * 8));
+  }
+  (void)posix_fadvise(indices_fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  (void)posix_fadvise(indptr_fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  const int64_t range_nodes =
+      std::max<int64_t>(1, std::min(num_nodes, std::max<int64_t>(4, options.scan_memory_bytes) / 4));
+  const int64_t passes = num_nodes == 0 ? 0 : (num_nodes + range_nodes - 1) / range_nodes;
+  const int64_t chunk_elements = std::max<int64_t>(1, options.chunk_bytes / 8);
+  std::unique_ptr<char[]> chunk(new char[static_cast<size_t>(chunk_elements * index_bytes)]);
+  std::vector<uint32_t> out(static_cast<size_t>(range_nodes));
+  std::vector<int64_t> indptr_chunk;
+
+  // The longest prefix of the ranking seen so far that fits (heap: worst on top).
+  const int64_t bytes_left = budget_bytes - table_bytes;
+  std::vector<OutInCandidate> kept;
+  int64_t kept_bytes = 0;
+  // The best-ranked node that alone costs more than bytes_left: the prefix ends before it.
+  OutInCandidate blocker{0, 0, 0, 0};
+  bool has_blocker = false;
+  auto worse_on_top = [](const OutInCandidate& a, const OutInCandidate& b) { return CandidateRanksBefore(a, b); };
+  ProgressReporter progress(fmt::format("ncache out/in {} ({} pass{})", indices_path, passes, passes == 1 ? "" : "es"),
+                            passes * m.num_edges, "edges", options.show_progress);
+  for (int64_t lo = 0; lo < num_nodes; lo += range_nodes) {
+    const int64_t hi = std::min(num_nodes, lo + range_nodes);
+    std::fill(out.begin(), out.end(), 0u);
+    for (int64_t e0 = 0; e0 < m.num_edges; e0 += chunk_elements) {
+      const int64_t n = std::min(chunk_elements, m.num_edges - e0);
+      SEER_RETURN_IF_ERROR(PreadFull(indices_fd.get(), chunk.get(), n * index_bytes, e0 * index_bytes, indices_path));
+      for (int64_t i = 0; i < n; ++i) {
+        const uint64_t u = index_bytes == 4 ? reinterpret_cast<const uint32_t*>(chunk.get())[i]
+                                            : static_cast<uint64_t>(reinterpret_cast<const int64_t*>(chunk.get())[i]);
+        if (u >= static_cast<uint64_t>(num_nodes)) {
+          return Corrupt(fmt::format("{}: neighbor id {} at byte offset {} is >= num_nodes {}", indices_path,
+                                     static_cast<int64_t>(u), (e0 + i) * index_bytes, num_nodes));
+        }
+        const uint64_t k = u - static_cast<uint64_t>(lo);
+        if (k < static_cast<uint64_t>(hi - lo) && out[k] != UINT32_MAX) ++out[k];
+      }
+      progress.Add(n);
+    }
+    int64_t previous = -1;
+    SEER_RETURN_IF_ERROR(StreamInt64(
+        indptr_fd.get(), indptr_path, lo, hi - lo + 1, chunk_elements, &indptr_chunk,
+        [&](const int64_t* v, int64_t n, int64_t first) -> Status {
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t node = first + i - 1;  // v[i] = indptr[node + 1]
+            if (previous >= 0 && node >= lo) {
+              const int64_t in = v[i] - previous;
+              if (in < 0 || v[i] > m.num_edges) {
+                return Corrupt(fmt::format("{}: indptr[{}] = {} after {}", indptr_path, node + 1, v[i], previous));
+              }
+              const int64_t cost = NodeBytes(in, index_bytes);
+              const OutInCandidate c{static_cast<int64_t>(out[static_cast<size_t>(node - lo)]), in, node, previous};
+              if (in > 0 && cost > bytes_left) {
+                if (!has_blocker || CandidateRanksBefore(c, blocker)) blocker = c;
+                has_blocker = true;
+              } else if (in > 0) {
+                if (kept_bytes + cost <= bytes_left || CandidateRanksBefore(c, kept.front())) {
+                  kept.push_back(c);
+                  std::push_heap(kept.begin(), kept.end(), worse_on_top);
+                  kept_bytes += cost;
+                  while (kept_bytes > bytes_left) {
+                    std::pop_heap(kept.begin(), kept.end(), worse_on_top);
+                    kept_bytes -= NodeBytes(kept.back().in, index_bytes);
+                    kept.pop_back();
+                  }
+                }
+              }
+            }
+            previous = v[i];
+          }
+          return Status::Ok();
+        }));
+  }
+  progress.Finish();
+  std::vector<uint32_t>().swap(out);
+  // The in-RAM build's rule: the first node that does not fit ends the fill, so nothing
+  // ranked after the blocker is cached (kept is the longest fitting prefix of the other
+  // nodes' ranking; cut it at the blocker).
+  if (has_blocker) {
+    kept.erase(std::remove_if(kept.begin(), kept.end(),
+                              [&](const OutInCandidate& c) { return !CandidateRanksBefore(c, blocker); }),
+               kept.end());
+  }
+  std::sort(kept.begin(), kept.end(), [](const OutInCandidate& a, const OutInCandidate& b) { return a.node < b.node; });
+
+  NeighborCache cache;
+  cache.index_dtype_ = m.index_dtype;
+  cache.dataset_identity_ = m.Identity();
+  cache.score_rule_ = NeighborCacheScoreRule(NeighborCacheScore::kOutInDegree);
+  cache.bits_.assign(WordsFor(num_nodes), 0);
+  cache.offsets_.reserve(kept.size());
+  int64_t next = 0;
+  for (const OutInCandidate& c : kept) {
+    cache.bits_[static_cast<size_t>(c.node) >> 6] |= uint64_t{1} << (c.node & 63);
+    cache.offsets_.push_back(next);
+    next += c.in;
+  }
+  cache.stats_.nodes_cached = static_cast<int64_t>(kept.size());
+  cache.stats_.edges_cached = next;
+  cache.BuildRanks();
+  if (cache.index_dtype_ == IndexDtype::kUint32) {
+    cache.lists32_.resize(static_cast<size_t>(next));
+  } else {
+    cache.lists64_.resize(static_cast<size_t>(next));
+  }
+  // Fill: one pass over the selected lists in file order, coalescing nearby lists into
+  // chunk-sized reads.
+  char* lists = cache.index_dtype_ == IndexDtype::kUint32 ? reinterpret_cast<char*>(cache.lists32_.data())
+                                                          : reinterpret_cast<char*>(cache.lists64_.data());
+  ProgressReporter fill("ncache fill " + indices_path, static_cast<int64_t>(kept.size()), "lists",
+                        options.show_progress);
+  const int64_t chunk_index_elements = chunk_elements;  // what `chunk` holds
+  for (size_t i = 0; i < kept.size();) {
+    const int64_t e0 = kept[i].start;
+    size_t j = i;
+    int64_t e1 = e0;
+    while (j < kept.size() && (j == i || kept[j].start + kept[j].in - e0 <= chunk_index_elements)) {
+      e1 = kept[j].start + kept[j].in;
+      ++j;
+    }
+    if (e1 - e0 > chunk_index_elements) {  // one list longer than a chunk: read it in place
+      SEER_RETURN_IF_ERROR(PreadFull(indices_fd.get(), lists + cache.offsets_[i] * index_bytes,
+                                     (e1 - e0) * index_bytes, e0 * index_bytes, indices_path));
+    } else {
+      SEER_RETURN_IF_ERROR(PreadFull(indices_fd.get(), chunk.get(), (e1 - e0) * index_bytes, e0 * index_bytes,
+                                     indices_path));
+      for (size_t k = i; k < j; ++k) {
+        std::memcpy(lists + cache.offsets_[k] * index_bytes, chunk.get() + (kept[k].start - e0) * index_bytes,
+                    static_cast<size_t>(kept[k].in * index_bytes));
+      }
+    }
+    fill.Add(static_cast<int64_t>(j - i));
+    i = j;
+  }
+  fill.Finish();
+  NeighborCacheStats& s = cache.stats_;
+  s.budget_bytes = budget_bytes;
+  s.table_bytes = table_bytes + 8 * s.nodes_cached;
+  s.lists_bytes = s.edges_cached * index_bytes;
+  s.bytes = s.table_bytes + s.lists_bytes;
+  s.num_nodes = num_nodes;
+  s.num_edges = m.num_edges;
+  return cache;
+}
+
 void NeighborCache::SelectPrefix(const std::vector<int64_t>& ranked,
                                  const std::vector<int64_t>& in_degrees, int64_t bytes_left,
                                  int64_t index_bytes) {

@@ -75,6 +75,9 @@ const char* NeighborCacheScoreRule(NeighborCacheScore score);
 struct NeighborCacheBuildOptions {
   bool show_progress = false;
   int64_t chunk_bytes = 8 << 20;  // sequential read size of the scans
+  // BuildOutInStreaming only: bytes for the out-degree counters (4 B per node of one node
+  // range; ranges of N / passes nodes, one scan of indices.bin per range).
+  int64_t scan_memory_bytes = int64_t{1} << 30;
   NeighborCacheScore score = NeighborCacheScore::kExpectedLookups;
   // kExpectedLookups only: the sampling the cache serves (seer train's defaults). Seeds are
   // the dataset's train split (every node when it has none).
@@ -126,6 +129,17 @@ class NeighborCache {
                                                    const std::vector<int64_t>& indptr,
                                                    const std::vector<int64_t>& out_degrees,
                                                    int64_t budget_bytes,
+                                                   const NeighborCacheBuildOptions& options = {});
+
+  // The out/in build (same cache as Build with kOutInDegree, bit for bit) without any
+  // per-node array: out-degrees are counted one node range at a time (uint32 counters,
+  // saturating, options.scan_memory_bytes of them; one scan of indices.bin per range),
+  // indptr is streamed alongside, and the ranked prefix that fits the budget is kept as
+  // it forms (a heap of the candidates, 32 B each, worst on top: a node enters, the worst
+  // leave while the candidates exceed the budget; at most budget/12 of them). Memory:
+  // the cache itself + scan_memory_bytes + 32 B per cached node, whatever N. Does not
+  // need the dataset's indptr in RAM (what `seer ncache build --score out-in` runs).
+  static Result<NeighborCache> BuildOutInStreaming(const Dataset& dataset, int64_t budget_bytes,
                                                    const NeighborCacheBuildOptions& options = {});
 
   // Writes dir/ (created if missing) atomically, manifest last. With force=false an

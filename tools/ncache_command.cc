@@ -59,6 +59,9 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
   AddFanoutsOption(build, "--fanouts", &flags->options.fanouts, "Fan-outs the cache serves (--score lookups)");
   build->add_option("--batch-size", flags->options.batch_size, "Seeds per mini-batch (--score lookups)")
       ->capture_default_str();
+  AddBytesOption(build, "--scan-memory", &flags->options.scan_memory_bytes,
+                 "--score out-in: bytes of out-degree counters per pass over indices.bin (4 B per node; "
+                 "fewer than the nodes need = more passes; the build holds no per-node array)");
   build->add_flag("--force", flags->force, "Overwrite an existing neighbor cache");
   build->add_flag("--quiet", flags->quiet, "No progress lines");
   auto* info = cmd->add_subcommand("info", "Print the manifest of DATASET/ncache (or --out)");
@@ -79,11 +82,16 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     auto budget = ParseNeighborCacheBudget(flags->budget, dataset->manifest());
     if (!budget.ok()) return ReportError("ncache", budget.status().WithContext("--budget"));
     ProgressReporter clock("ncache", 0, "", false);
-    auto indptr = dataset->LoadIndptr();
-    if (!indptr.ok()) return ReportError("ncache", indptr.status());
     NeighborCacheBuildOptions options = flags->options;
     options.show_progress = !flags->quiet;
-    auto cache = NeighborCache::Build(*dataset, *indptr, *budget, options);
+    Result<NeighborCache> cache = NeighborCache();
+    if (options.score == NeighborCacheScore::kOutInDegree) {  // streams: no indptr in RAM
+      cache = NeighborCache::BuildOutInStreaming(*dataset, *budget, options);
+    } else {
+      auto indptr = dataset->LoadIndptr();
+      if (!indptr.ok()) return ReportError("ncache", indptr.status());
+      cache = NeighborCache::Build(*dataset, *indptr, *budget, options);
+    }
     if (!cache.ok()) return ReportError("ncache", cache.status());
     Status st = cache->Save(dir, flags->force);
     if (!st.ok()) return ReportError("ncache", st);

@@ -96,6 +96,53 @@ TEST(NeighborCacheTest, BudgetRespectedToTheByteAndSelectionMatchesOracle) {
   }
 }
 
+// The streaming out/in build (no per-node array; out-degrees counted range by range) keeps
+// the same prefix as the oracle, with ranges and read chunks far smaller than the graph.
+TEST(NeighborCacheTest, StreamingOutInBuildMatchesOracleWithManyPassesAndSmallChunks) {
+  for (IndexDtype dtype : {IndexDtype::kUint32, IndexDtype::kInt64}) {
+    RandomGraph g = WriteRandomGraph(11, 1201, dtype);
+    const int64_t ib = IndexDtypeBytes(dtype);
+    const int64_t table = NeighborCache::TableBytes(1201);
+    int64_t with_lists = 0;
+    for (const auto& l : g.lists) with_lists += l.empty() ? 0 : 8;
+    const int64_t all = table + with_lists + g.dataset.manifest().num_edges * ib;
+    for (int64_t scan_memory : {int64_t{4} * 100, int64_t{4} * 1201, int64_t{1} << 20}) {
+      for (int64_t budget : {table, table + 8 + ib, table + 1001, table + 4096, (table + all) / 2, all - 1, all}) {
+        NeighborCacheBuildOptions options;
+        options.score = NeighborCacheScore::kOutInDegree;
+        options.scan_memory_bytes = scan_memory;
+        options.chunk_bytes = 64;  // lists longer than a chunk are read in place
+        auto cache = NeighborCache::BuildOutInStreaming(g.dataset, budget, options);
+        ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+        const NeighborCacheStats& s = cache->stats();
+        EXPECT_LE(s.bytes, budget);
+        EXPECT_EQ(s.bytes, table + 8 * s.nodes_cached + s.edges_cached * ib);
+        std::vector<int64_t> got;
+        for (int64_t v = 0; v < 1201; ++v) if (cache->Contains(v)) got.push_back(v);
+        EXPECT_EQ(got, OracleSelection(g, budget, ib)) << "budget " << budget << ", scan memory " << scan_memory;
+        ExpectListsMatch(*cache, g);
+        ASSERT_TRUE(cache->Validate(g.indptr).ok());
+      }
+    }
+  }
+}
+
+// A node whose list alone exceeds what is left ends the prefix (nothing ranked after it).
+TEST(NeighborCacheTest, StreamingOutInBuildStopsAtANodeTooBigForTheBudget) {
+  RandomGraph g = WriteRandomGraph(3, 300, IndexDtype::kUint32);
+  const int64_t table = NeighborCache::TableBytes(300);
+  NeighborCacheBuildOptions options;
+  options.score = NeighborCacheScore::kOutInDegree;
+  options.scan_memory_bytes = 4 * 64;
+  for (int64_t extra = 0; extra < 200; extra += 7) {
+    auto cache = NeighborCache::BuildOutInStreaming(g.dataset, table + extra, options);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    std::vector<int64_t> got;
+    for (int64_t v = 0; v < 300; ++v) if (cache->Contains(v)) got.push_back(v);
+    EXPECT_EQ(got, OracleSelection(g, table + extra, 4)) << "budget table + " << extra;
+  }
+}
+
 // Oracle for ExpectedNeighborLookups: the same recurrence evaluated per node from the
 // in-lists in RAM (long double, products instead of log sums).
 std::vector<long double> OracleLookups(const std::vector<std::vector<int64_t>>& lists, const std::vector<int64_t>& seeds,
