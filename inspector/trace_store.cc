@@ -20,6 +20,7 @@
 #include "storage/base/file_io.h"
 #include "storage/base/json_file.h"
 #include "storage/base/unique_fd.h"
+#include "storage/dataset/dataset.h"
 
 namespace seer {
 
@@ -256,6 +257,7 @@ Result<TraceRunInfo> ReadRunInfo(const Json& root, const std::string& path) {
   SEER_ASSIGN_OR_RETURN(run.epochs, JsonInt(root, "epochs", path));
   SEER_ASSIGN_OR_RETURN(const std::string seed, JsonString(root, "seed", path));
   SEER_ASSIGN_OR_RETURN(run.seed, ParseSeed(seed, path));
+  SEER_ASSIGN_OR_RETURN(run.dataset_identity, JsonOptionalString(root, "dataset_identity", "", path));
   return run;
 }
 
@@ -289,6 +291,10 @@ Result<TraceDirectoryWriter> TraceDirectoryWriter::Create(const std::string& dir
   SEER_RETURN_IF_ERROR(MakeDirectories(dir));
   const std::string manifest = dir + "/" + kTraceManifest;
   SEER_RETURN_IF_ERROR(RemoveManifestBeforeRewrite(manifest, force, "a trace directory"));
+  if (info.dataset_identity.empty() && !info.dataset_dir.empty()) {
+    auto dataset = Dataset::Open(info.dataset_dir);
+    if (dataset.ok()) info.dataset_identity = dataset->manifest().Identity();
+  }
   return TraceDirectoryWriter(dir, std::move(info));
 }
 
@@ -301,7 +307,7 @@ Status TraceDirectoryWriter::Add(const SuperbatchTrace& trace) {
 }
 
 std::string TraceDirectoryWriter::TempPathFor(int64_t epoch, int64_t k) const {
-  return dir_ + "/." + TraceFileName(epoch, k) + ".tmp";
+  return dir_ + "/." + TraceFileName(epoch, k) + ".tmp." + std::to_string(::getpid()) + ".0";
 }
 
 Status TraceDirectoryWriter::AddFile(TraceFile file) {
@@ -325,6 +331,7 @@ Status TraceDirectoryWriter::Close() {
   root["superbatch"] = info_.superbatch;
   root["epochs"] = info_.epochs;
   root["seed"] = std::to_string(info_.seed);
+  if (!info_.dataset_identity.empty()) root["dataset_identity"] = info_.dataset_identity;
   Json files = Json::array();
   for (const TraceSuperbatchInfo& f : files_) files.push_back(SuperbatchEntry(f));
   root["superbatches"] = std::move(files);

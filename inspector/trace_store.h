@@ -22,7 +22,9 @@
 //
 // TraceDirectoryWriter / TraceDirectoryReader: the trace directory written by
 // `seer sample --out DIR`: DIR/trace.json (format "seer-trace", version 1, dataset
-// path, fanouts, batch_size, superbatch, epochs, seed, and the list of superbatch files
+// path, fanouts, batch_size, superbatch, epochs, seed, "dataset_identity" (the dataset's
+// DatasetManifest::Identity(), so `seer stats` can refuse a trace recorded on another
+// dataset; absent in traces written before it existed) and the list of superbatch files
 // {epoch, superbatch_index, num_batches, file}) plus one .sbt file per superbatch. A
 // trace.json member that is missing or of the wrong type is kCorrupt naming the file and
 // the field (never a default). Both are single-threaded objects whose calls block on
@@ -109,6 +111,9 @@ struct TraceSuperbatchInfo {
 // Metadata recorded in trace.json.
 struct TraceRunInfo {
   std::string dataset_dir;
+  // DatasetManifest::Identity() of the dataset sampled; "" = unknown (an older trace).
+  // TraceDirectoryWriter::Create fills it from dataset_dir when left empty.
+  std::string dataset_identity;
   std::vector<int> fanouts;
   int64_t batch_size = 0;
   int64_t superbatch = 0;
@@ -124,7 +129,8 @@ class TraceDirectoryWriter {
                                              bool force);
   Status Add(const SuperbatchTrace& trace);
   // Streaming: where to write superbatch (epoch, k) before AddFile (a temporary name
-  // in the directory), and moving the finished file into place under its final name.
+  // in the directory, NAME.tmp.PID.0, swept by a later run if this process dies), and
+  // moving the finished file into place under its final name.
   std::string TempPathFor(int64_t epoch, int64_t k) const;
   Status AddFile(TraceFile file);
   // Writes trace.json last.

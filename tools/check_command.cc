@@ -1,5 +1,9 @@
 // `seer check DIR [--deep]`: validates a dataset directory (storage/dataset/dataset_check.h).
 // Exit 0 only when the dataset is valid; otherwise one error line naming file + position.
+// --deep also loads DIR/ncache (when present): built for this dataset, its files' checksums,
+// and every cached list equal to indptr's in-degree and inside the packed array.
+#include <unistd.h>
+
 #include <memory>
 #include <string>
 
@@ -8,6 +12,7 @@
 #include "commands.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/progress.h"
+#include "cache/neighbor_cache.h"
 #include "storage/dataset/dataset_check.h"
 
 namespace seer::cli {
@@ -21,7 +26,9 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
   };
   auto flags = std::make_shared<Flags>();
   cmd->add_option("dir", flags->dir, "Dataset directory")->required();
-  cmd->add_flag("--deep", flags->deep, "Also verify the xxh64 checksum of every file");
+  cmd->add_flag("--deep", flags->deep,
+                "Also verify the xxh64 checksum of features.bin (the other files are hashed by every check) "
+                "and the neighbor cache in DIR/ncache");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
   return [flags] {
     DatasetCheckOptions options;
@@ -30,9 +37,23 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
     ProgressReporter clock("check", 0, "", false);
     auto summary = CheckDataset(flags->dir, options);
     if (!summary.ok()) return ReportError("check", summary.status());
+    std::string ncache;
+    if (flags->deep) {
+      auto dataset = Dataset::Open(flags->dir);
+      if (!dataset.ok()) return ReportError("check", dataset.status());
+      const std::string dir = NeighborCache::DefaultDir(*dataset);
+      if (::access((dir + "/" + NeighborCache::kManifestName).c_str(), F_OK) == 0) {
+        auto cache = NeighborCache::Load(dir, *dataset);
+        if (!cache.ok()) return ReportError("check", cache.status());
+        auto indptr = dataset->LoadIndptr();
+        if (!indptr.ok()) return ReportError("check", indptr.status());
+        if (Status st = cache->Validate(*indptr); !st.ok()) return ReportError("check", st.WithContext(dir));
+        ncache = fmt::format("neighbor cache {} OK ({} lists), ", dir, cache->stats().nodes_cached);
+      }
+    }
     const auto& m = summary->manifest;
     const std::string checksums =
-        flags->deep ? fmt::format("checksums verified, {} files, ", summary->checksums_verified) : "";
+        fmt::format("checksums verified, {} files, {}", summary->checksums_verified, ncache);
     fmt::print(
         "seer check: {} OK: {} nodes, {} edges ({}, max in-degree {}), {} features x {}, {} classes ({} labeled), "
         "train/valid/test {}/{}/{}, {}{} read in {:.1f} s\n",

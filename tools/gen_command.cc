@@ -10,6 +10,7 @@
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
+#include "storage/base/stale_temp.h"
 #include "storage/dataset/dataset.h"
 #include "storage/prep/synthetic_graph.h"
 
@@ -81,6 +82,7 @@ CommandMain RegisterGenCommand(CLI::App& root) {
       return 0;
     }
     if (flags->out.empty()) return ReportError("gen", "--out DIR is required");
+    SweepAtStart({flags->out, ParentDirectory(flags->out)}, false);
     auto summary = GenerateSyntheticDataset(config, flags->out, flags->force);
     if (!summary.ok()) return ReportError("gen", summary.status());
     fmt::print(

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_main.h"
+#include "storage/base/stale_temp.h"
 
 namespace {
 
@@ -40,6 +41,9 @@ int main(int argc, char** argv) {
   using namespace seer::cli;
   const std::string word = SubcommandWord(argc, argv);
   if (word == "train" || word == "predict") {
+    // Runtime directories (spilled traces, changesets) of dead runs under $TMPDIR
+    // (storage/base/stale_temp.h); the other commands sweep the directories they write.
+    seer::SweepAtStart({});
     std::string trainer = ExecutableDir() + "seer-train";
     argv[0] = const_cast<char*>("seer");
     ::execv(trainer.c_str(), argv);

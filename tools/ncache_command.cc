@@ -11,7 +11,9 @@
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
+#include "storage/base/stale_temp.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/small_files.h"
 
 namespace seer::cli {
 
@@ -73,6 +75,9 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     auto dataset = Dataset::Open(flags->dataset);
     if (!dataset.ok()) return ReportError("ncache", dataset.status());
     const std::string dir = flags->out.empty() ? NeighborCache::DefaultDir(*dataset) : flags->out;
+    SweepAtStart({flags->dataset, dir}, false);
+    // The small files fully, with their checksums (one sequential pass), before using them.
+    if (Status st = ValidateSmallFiles(*dataset, !flags->quiet).status(); !st.ok()) return ReportError("ncache", st);
     if (!build->parsed()) {
       auto cache = NeighborCache::Load(dir, *dataset);
       if (!cache.ok()) return ReportError("ncache", cache.status());

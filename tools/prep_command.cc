@@ -13,6 +13,7 @@
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
+#include "storage/base/stale_temp.h"
 #include "storage/prep/dataset_prep.h"
 
 namespace seer::cli {
@@ -65,6 +66,9 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   cmd->add_option("--train", in.train, "Train node ids .npy")->capture_default_str();
   cmd->add_option("--valid", in.valid, "Validation node ids .npy")->capture_default_str();
   cmd->add_option("--test", in.test, "Test node ids .npy")->capture_default_str();
+  cmd->add_option("--num-classes", flags->options.num_classes,
+                  "Number of classes (0: 1 + the largest label, which must then be below 100000)")
+      ->capture_default_str();
   cmd->add_option("--ogb", in.ogb_dir, "OGB node-property folder (raw/*.csv[.gz], split/<scheme>/)")
       ->capture_default_str();
   cmd->add_option("--ogb-split", in.ogb_split, "OGB split scheme under split/ (empty: the only one)")
@@ -89,6 +93,8 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     options.show_progress = !flags->quiet;
     options.created_by = "seer prep";
     const int64_t start_rss = ResidentBytesNow();
+    // Leftovers of killed runs: temp files and spill dirs in --out, --force staging beside it.
+    SweepAtStart({flags->out, ParentDirectory(flags->out)}, false);
     ProgressReporter clock("prep", 0, "", false);
     auto summary = PrepareDataset(flags->in, options, flags->out);
     if (!summary.ok()) return ReportError("prep", summary.status());

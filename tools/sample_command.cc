@@ -11,6 +11,8 @@
 #include "inspector/sample_run.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"
+#include "storage/base/stale_temp.h"
+#include "storage/dataset/small_files.h"
 #include "flag_binding.h"
 #include "commands.h"
 
@@ -85,6 +87,14 @@ CommandMain RegisterSampleCommand(CLI::App& root) {
   auto o = std::make_shared<SampleRunOptions>();
   AddSampleFlags(cmd, o.get());
   return [o] {
+    SweepAtStart({o->dataset_dir, o->out_dir}, false);
+    {  // the small files fully, with their checksums (one sequential pass), before sampling
+      auto dataset = Dataset::Open(o->dataset_dir);
+      if (!dataset.ok()) return ReportError("sample", dataset.status());
+      if (Status st = ValidateSmallFiles(*dataset, o->show_progress).status(); !st.ok()) {
+        return ReportError("sample", st);
+      }
+    }
     SampleRunPlan plan;
     SampleRunObserver observer;
     observer.on_start = [&](const SampleRunPlan& p) {

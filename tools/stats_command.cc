@@ -16,6 +16,7 @@
 #include "storage/base/byte_size.h"
 #include "storage/base/json_file.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/small_files.h"
 #include "flag_binding.h"
 #include "stats_device_tier.h"
 #include "commands.h"
@@ -58,9 +59,16 @@ void AddStatsFlags(CLI::App* cmd, StatsFiles* files, ReplayGridOptions* o) {
   cmd->add_option("--svg", files->svg, "Also write a hit-ratio chart (SVG) to this file")->capture_default_str();
 }
 
-// The node ids of every batch of a trace directory (the blocks are not needed).
-Result<RecordedTrace> LoadRecordedTrace(const std::string& trace_dir) {
+// The node ids of every batch of a trace directory (the blocks are not needed). A trace
+// recorded on another dataset (its trace.json names another identity) is refused.
+Result<RecordedTrace> LoadRecordedTrace(const std::string& trace_dir, const Dataset& dataset) {
   SEER_ASSIGN_OR_RETURN(TraceDirectoryReader reader, TraceDirectoryReader::Open(trace_dir));
+  const std::string& recorded = reader.run_info().dataset_identity;
+  if (!recorded.empty() && recorded != dataset.manifest().Identity()) {
+    return Corrupt(trace_dir + "/trace.json: recorded on dataset " + recorded + " (" + reader.dataset_dir() +
+                   "), but " + dataset.dir() + " is dataset " + dataset.manifest().Identity() +
+                   "; sample it again with seer sample");
+  }
   RecordedTrace trace;
   for (int64_t k = 0; k < reader.num_superbatches(); ++k) {
     SEER_ASSIGN_OR_RETURN(SuperbatchTrace sb, reader.Read(k));
@@ -119,8 +127,9 @@ Status WriteResultsJson(const std::string& path, const StatsFiles& files, const 
 
 Status RunStats(const StatsFiles& files, const ReplayGridOptions& o, const DeviceTierFlags& device) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(files.dataset));
+  SEER_RETURN_IF_ERROR(ValidateSmallFiles(dataset, true).status());
   const std::string trace_dir = files.trace.empty() ? files.dataset + "/trace" : files.trace;
-  SEER_ASSIGN_OR_RETURN(RecordedTrace trace, LoadRecordedTrace(trace_dir));
+  SEER_ASSIGN_OR_RETURN(RecordedTrace trace, LoadRecordedTrace(trace_dir, dataset));
   // The device-tier replay reads the trace before the policy grid takes it over.
   const DeviceTierGridOptions device_options = MakeDeviceTierGridOptions(device, o);
   DeviceTierGridResult device_result;

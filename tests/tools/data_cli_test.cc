@@ -1,6 +1,10 @@
 // `seer gen`, `seer prep`, `seer check` through the real binary (env SEER_BINARY):
 // exit codes, one-line error text, and no dataset.json left behind on failure.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -45,6 +49,75 @@ TEST(DataCliTest, GenThenCheckDeep) {
   CommandRun forced = Seer("gen --nodes 100 --out " + dir + " --quiet --force");
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_EQ(Seer("check " + dir + " --quiet").exit_code, 0);
+}
+
+// prep --force whose conversion fails keeps the old dataset (it was left without a
+// manifest before); leftovers of a killed run in --out are swept and reported.
+TEST(DataCliTest, FailedForcedPrepKeepsTheOldDatasetAndStaleTemporariesAreSwept) {
+  const std::string root = MakeTempDir();
+  const std::string dir = root + "/ds";
+  WriteText(root + "/e.txt", "0 1\n1 2\n2 0\n");
+  ASSERT_EQ(Seer("prep --edges " + root + "/e.txt --out " + dir + " --quiet").exit_code, 0);
+  WriteText(root + "/bad.txt", "0 1\n1 -2\n");
+  ExpectOneLineError(Seer("prep --edges " + root + "/bad.txt --out " + dir + " --force --quiet"), "prep",
+                     "bad.txt:2: negative node id -2");
+  CommandRun check = Seer("check " + dir + " --deep --quiet");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("3 nodes, 3 edges"), std::string::npos) << check.output;
+  // A temp file of a process that no longer runs (pid of a finished shell) is removed.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  const std::string dead = std::to_string(child);
+  WriteText(dir + "/indices.bin.tmp." + dead + ".0", "junk");
+  CommandRun again = Seer("prep --edges " + root + "/e.txt --out " + dir + " --force --quiet");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("seer: removed " + dir + "/indices.bin.tmp." + dead + ".0 (4 B), left by process " +
+                              dead + " which is no longer running"),
+            std::string::npos)
+      << again.output;
+  EXPECT_FALSE(Exists(dir + "/indices.bin.tmp." + dead + ".0"));
+}
+
+// A label of 1e9 is refused (it made num_classes 1,000,000,001); --num-classes sets the count.
+TEST(DataCliTest, PrepLabelSanityAndNumClasses) {
+  const std::string root = MakeTempDir();
+  WriteText(root + "/e.txt", "0 1\n1 2\n2 0\n");
+  // OGB-style folder: raw/edge.csv, raw/node-label.csv (line numbers in errors).
+  std::filesystem::create_directories(root + "/ogb/raw");
+  WriteText(root + "/ogb/raw/edge.csv", "0,1\n1,2\n2,0\n");
+  WriteText(root + "/ogb/raw/node-label.csv", "0\n1000000000\n1\n");
+  ExpectOneLineError(Seer("prep --ogb " + root + "/ogb --out " + root + "/o1 --quiet"), "prep",
+                     "node-label.csv:2: label 1000000000 out of range [-1, 100000)");
+  EXPECT_FALSE(Exists(root + "/o1/dataset.json"));
+  WriteText(root + "/ogb/raw/node-label.csv", "0\n1\n1\n");
+  CommandRun ok = Seer("prep --ogb " + root + "/ogb --out " + root + "/o2 --num-classes 7 --quiet");
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("7 classes"), std::string::npos) << ok.output;
+  ExpectOneLineError(Seer("prep --ogb " + root + "/ogb --out " + root + "/o3 --num-classes 1 --quiet"), "prep",
+                     "node-label.csv:2: label 1 out of range [-1, 1) given by --num-classes");
+}
+
+// check --deep covers DIR/ncache: a changed neighbor id in lists.bin is named.
+TEST(DataCliTest, CheckDeepCoversTheNeighborCache) {
+  const std::string dir = MakeTempDir() + "/ds";
+  ASSERT_EQ(Seer("gen --nodes 2000 --out " + dir + " --quiet").exit_code, 0);
+  ASSERT_EQ(Seer("ncache build " + dir + " --budget 30% --quiet").exit_code, 0);
+  CommandRun good = Seer("check " + dir + " --deep --quiet");
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_NE(good.output.find("neighbor cache " + dir + "/ncache OK"), std::string::npos) << good.output;
+  {
+    std::fstream f(dir + "/ncache/lists.bin", std::ios::in | std::ios::out | std::ios::binary);
+    uint32_t id = 0;
+    f.seekg(4);
+    f.read(reinterpret_cast<char*>(&id), 4);
+    id = (id + 1) % 2000;
+    f.seekp(4);
+    f.write(reinterpret_cast<const char*>(&id), 4);
+  }
+  EXPECT_EQ(Seer("check " + dir + " --quiet").exit_code, 0);  // shallow: the dataset only
+  ExpectOneLineError(Seer("check " + dir + " --deep --quiet"), "check", dir + "/ncache/lists.bin: xxh64 ");
 }
 
 TEST(DataCliTest, CheckFailsOnCorruptDataset) {

@@ -1,5 +1,6 @@
 // `seer ncache build` and `seer sample` through the real binary (env SEER_BINARY).
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -75,6 +76,21 @@ TEST_F(SampleCliTest, ErrorsAreOneLineWithExitCode) {
   const CliRun tiny = RunSeer("ncache build " + root_ + "/g --budget 100 --out " + root_ + "/nc --quiet");
   EXPECT_EQ(tiny.exit_code, 1);
   EXPECT_NE(tiny.output.find("per-node table"), std::string::npos) << tiny.output;
+  // A non-monotone indptr is refused at open, naming the file and position (the small
+  // files are validated fully, with their checksums, before sampling).
+  const std::string bad = root_ + "/bad";
+  std::filesystem::create_directories(bad);
+  for (const auto& e : std::filesystem::directory_iterator(root_ + "/g")) {
+    if (e.is_regular_file()) std::filesystem::copy_file(e.path(), bad + "/" + e.path().filename().string());
+  }
+  {
+    std::fstream f(bad + "/indptr.bin", std::ios::in | std::ios::out | std::ios::binary);
+    int64_t huge = int64_t{1} << 40;
+    f.seekp(8 * 10);
+    f.write(reinterpret_cast<const char*>(&huge), 8);
+  }
+  seer::testing::ExpectOneLineError(RunSeer("sample " + bad + " --out " + root_ + "/tz --epochs 1 --quiet"), "sample",
+                                    "indptr.bin at index 10 (byte offset 80): indptr 1099511627776 exceeds num_edges");
   const CliRun help = RunSeer("sample --help");
   for (const char* flag : {"--fanouts", "--batch-size", "--superbatch", "--epochs", "--seed",
                            "--threads", "--ncache-budget", "--trace-budget", "--runtime-dir", "--io"}) {

@@ -131,4 +131,18 @@ TEST_F(StatsCliTest, BadInputsAreOneLineErrors) {
   ExpectOneLineError(RunSeer(stats + "/t --planner tpu"), "stats", "tpu");
 }
 
+// A trace recorded on another dataset (same size, other seed) was accepted before; its
+// trace.json records the dataset's identity now and stats names both.
+TEST_F(StatsCliTest, TraceOfAnotherDatasetIsRefused) {
+  const CliRun gen = RunSeer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 4 "
+                             "--quiet --out " + root_ + "/other");
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  const Json trace = ReadJson(root_ + "/t/trace.json");
+  ASSERT_TRUE(trace.contains("dataset_identity")) << trace.dump();
+  const Json other = ReadJson(root_ + "/other/dataset.json");
+  const CliRun run = RunSeer("stats " + root_ + "/other --trace " + root_ + "/t");
+  seer::testing::ExpectOneLineError(run, "stats", "recorded on dataset " + trace["dataset_identity"].get<std::string>());
+  EXPECT_NE(run.output.find(root_ + "/other is dataset "), std::string::npos) << run.output;
+}
+
 }  // namespace
