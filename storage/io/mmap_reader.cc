@@ -23,8 +23,9 @@ namespace {
 // records the faulting address and siglongjmps back to ReadBatch, which returns an error
 // naming the file and offset; anywhere else it restores the previous disposition and
 // re-raises, so other bus errors behave as before. Only async-signal-safe calls
-// (sigaction, raise, siglongjmp) run in the handler; SA_NODEFER keeps SIGBUS unblocked
-// after the jump, so sigsetjmp need not save the mask (no system call per ReadBatch).
+// (sigaction, raise, siglongjmp) run in the handler. sigsetjmp saves the signal mask
+// (one sigprocmask per ReadBatch), so SIGBUS is unblocked again after the jump even where
+// SA_NODEFER is not honoured (ThreadSanitizer installs its own handler in front of ours).
 thread_local sigjmp_buf* volatile t_bus_jump = nullptr;  // volatile: the stores around the copy must stay
 thread_local void* volatile t_bus_address = nullptr;
 struct sigaction g_previous_bus_action;
@@ -83,7 +84,7 @@ class MmapReader final : public BlockReader {
     }
     const int64_t faults_before = stats ? ThreadMajorFaults() : 0;
     sigjmp_buf jump;
-    if (sigsetjmp(jump, 0) != 0) return BusError();
+    if (sigsetjmp(jump, 1) != 0) return BusError();
     t_bus_jump = &jump;
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the copies stay inside the guard
     for (size_t i = 0; i < count; ++i) {
