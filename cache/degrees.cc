@@ -3,9 +3,11 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "storage/base/file_io.h"
 #include "storage/base/progress.h"
@@ -106,11 +108,100 @@ NodeScoreFn NodeScoresFromBuckets(std::vector<uint8_t> buckets) {
 }
 
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options) {
-  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
-  options->ranking = RankNodesByScore(degrees, max_capacity_rows);
-  std::vector<uint8_t> buckets(degrees.size());
-  for (size_t v = 0; v < degrees.size(); ++v) buckets[v] = DegreeBucket(degrees[v]);
-  std::vector<int64_t>().swap(degrees);
+  return MakeBeladyNodeScores(dataset, max_capacity_rows, options, DegreeScanOptions{});
+}
+
+Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options,
+                            const DegreeScanOptions& scan) {
+  const DatasetManifest& m = dataset.manifest();
+  const int64_t n = m.num_nodes;
+  const std::string path = dataset.PathOf(dataset_files::kIndices);
+  const int64_t index_bytes = m.index_bytes();
+  const int64_t total_bytes = m.num_edges * index_bytes;
+  std::vector<uint8_t> buckets(static_cast<size_t>(n), 0);
+  constexpr int64_t kExact = 32;  // DegreeBucket(d) == d below this
+  std::vector<int64_t> per_degree(kExact, 0);    // nodes of each degree < 32
+  std::vector<std::pair<int64_t, int64_t>> high;  // (degree, node) for degree >= 32
+  if (total_bytes > 0) {
+    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
+    SEER_ASSIGN_OR_RETURN(int64_t file_bytes, FileSizeBytes(fd.get(), path));
+    if (file_bytes < total_bytes) {
+      return Status(StatusCode::kUnexpectedEof, path + ": " + std::to_string(file_bytes) +
+                                                    " bytes, manifest needs " + std::to_string(total_bytes) +
+                                                    " (num_edges " + std::to_string(m.num_edges) + ")");
+    }
+    (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+    const int64_t chunk_bytes = std::max<int64_t>(8, scan.chunk_bytes / 8 * 8);
+    std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(chunk_bytes)]);
+    const int64_t range = std::max<int64_t>(1, std::min(n, std::max<int64_t>(4, scan.scan_memory_bytes) / 4));
+    const int64_t passes = (n + range - 1) / range;
+    std::vector<uint32_t> counts(static_cast<size_t>(range));
+    ProgressReporter progress("out-degrees " + path + (passes > 1 ? " (" + std::to_string(passes) + " passes)" : ""),
+                              passes * m.num_edges, "edges", scan.show_progress);
+    for (int64_t lo = 0; lo < n; lo += range) {
+      const uint64_t width = static_cast<uint64_t>(std::min(range, n - lo));
+      std::fill(counts.begin(), counts.end(), 0u);
+      for (int64_t offset = 0; offset < total_bytes; offset += chunk_bytes) {
+        const int64_t length = std::min(chunk_bytes, total_bytes - offset);
+        SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), length, offset, path));
+        const int64_t count = length / index_bytes;
+        for (int64_t i = 0; i < count; ++i) {
+          const uint64_t u = index_bytes == 4 ? reinterpret_cast<const uint32_t*>(buffer.get())[i]
+                                              : static_cast<uint64_t>(reinterpret_cast<const int64_t*>(buffer.get())[i]);
+          if (u >= static_cast<uint64_t>(n)) {
+            return Corrupt(path + ": neighbor id " + std::to_string(static_cast<int64_t>(u)) + " at byte offset " +
+                           std::to_string(offset + i * index_bytes) + " is >= num_nodes " + std::to_string(n));
+          }
+          const uint64_t k = u - static_cast<uint64_t>(lo);
+          if (k < width && counts[k] != UINT32_MAX) ++counts[k];
+        }
+        progress.Add(count);
+      }
+      for (uint64_t k = 0; k < width; ++k) {
+        const int64_t v = lo + static_cast<int64_t>(k);
+        const int64_t d = counts[k];
+        buckets[static_cast<size_t>(v)] = DegreeBucket(d);
+        if (d < kExact) {
+          ++per_degree[static_cast<size_t>(d)];
+        } else {
+          high.emplace_back(d, v);
+        }
+      }
+    }
+    progress.Finish();
+  } else {
+    per_degree[0] = n;
+  }
+  // The ranking: degree descending, ties by lower id (RankNodesByScore's order).
+  const int64_t limit = std::clamp<int64_t>(max_capacity_rows, 0, n);
+  std::sort(high.begin(), high.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<int64_t> ranking;
+  ranking.reserve(static_cast<size_t>(limit));
+  for (size_t i = 0; i < high.size() && static_cast<int64_t>(ranking.size()) < limit; ++i) {
+    ranking.push_back(high[i].second);
+  }
+  std::vector<std::pair<int64_t, int64_t>>().swap(high);
+  // Degrees below 32, highest first, each in id order: one scan of the buckets places
+  // every taken node at its degree's next slot.
+  std::vector<int64_t> start(kExact, 0), taken(kExact, 0), filled(kExact, 0);
+  int64_t quota = limit - static_cast<int64_t>(ranking.size());
+  int64_t at = static_cast<int64_t>(ranking.size());
+  for (int64_t d = kExact - 1; d >= 0; --d) {
+    taken[static_cast<size_t>(d)] = std::min(per_degree[static_cast<size_t>(d)], quota);
+    start[static_cast<size_t>(d)] = at;
+    at += taken[static_cast<size_t>(d)];
+    quota -= taken[static_cast<size_t>(d)];
+  }
+  ranking.resize(static_cast<size_t>(at));
+  if (at > static_cast<int64_t>(start[kExact - 1])) {
+    for (int64_t v = 0; v < n; ++v) {
+      const uint8_t d = buckets[static_cast<size_t>(v)];
+      if (d < kExact && filled[d] < taken[d]) ranking[static_cast<size_t>(start[d] + filled[d]++)] = v;
+    }
+  }
+  options->ranking = std::move(ranking);
   options->planner.node_scores = NodeScoresFromBuckets(std::move(buckets));
   return Status::Ok();
 }

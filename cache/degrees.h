@@ -23,6 +23,9 @@ namespace seer {
 struct DegreeScanOptions {
   int64_t chunk_bytes = 8 << 20;  // sequential read size
   bool show_progress = false;     // progress line on stderr (storage/base/progress.h)
+  // MakeBeladyNodeScores: bytes of out-degree counters per pass over indices.bin (4 B per
+  // node of a node range; fewer than 4 B x num_nodes = more passes, no per-node int64).
+  int64_t scan_memory_bytes = int64_t{1} << 30;
 };
 
 // out_degree[u] for every node u in [0, num_nodes). Ids >= num_nodes in indices.bin are
@@ -54,6 +57,16 @@ NodeScoreFn NodeScoresFromBuckets(std::vector<uint8_t> buckets);
 // Out-degree, not PreSC visit counts: it needs no pre-sampling epoch (one sequential
 // pass over indices.bin), it is what the static-degree policy keeps, and it does not
 // depend on which seeds were pre-sampled. Reads indices.bin; blocks.
+// Streams: out-degrees are counted one node range at a time (uint32 counters, saturating,
+// scan.scan_memory_bytes of them; one pass over indices.bin per range) straight into the
+// buckets; the exact degrees of nodes of degree >= 32 (at most num_edges / 32 of them) are
+// kept for the ranking, the rest are exact in their bucket. Memory: the buckets (1 B per
+// node) + the counters + the ranking (8 B per row) + 16 B per node of degree >= 32 (was
+// 16 B per node: int64 degrees + the node list RankNodesByScore sorts). Same result as
+// RankNodesByScore(ComputeOutDegrees(dataset), max_capacity_rows) and DegreeBucket.
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options);
+Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options,
+                            const DegreeScanOptions& scan);
+
 
 }  // namespace seer

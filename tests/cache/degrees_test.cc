@@ -44,6 +44,41 @@ TEST(DegreesTest, NeighborIdOutsideTheGraphIsCorruptWithItsOffset) {
 }
 
 
+// The streaming Belady pass (out-degrees counted range by range) against its definition:
+// RankNodesByScore over ComputeOutDegrees and DegreeBucket of every node.
+TEST(DegreesTest, StreamingBeladyScoresEqualTheInRamDefinition) {
+  // Node v's in-neighbors are 0 .. v % 50: out-degrees from 200 (node 0) down to 0 (nodes
+  // >= 50), many >= 32 (exact ranking kept aside) and many ties.
+  std::vector<std::vector<int64_t>> lists(200);
+  for (int64_t v = 0; v < 200; ++v) {
+    for (int64_t u = 0; u <= v % 50; ++u) {
+      if (u != v) lists[static_cast<size_t>(v)].push_back(u);
+    }
+  }
+  const std::string dir = testing::MakeTempDir("degrees");
+  testing::WriteGraph(dir, lists, {0});
+  const Dataset ds = testing::OpenWrittenDataset(dir);
+  auto degrees = ComputeOutDegrees(ds);
+  ASSERT_TRUE(degrees.ok()) << degrees.status().ToString();
+  std::vector<int64_t> ids(200);
+  for (int64_t v = 0; v < 200; ++v) ids[static_cast<size_t>(v)] = v;
+  for (int64_t scan_memory : {int64_t{4} * 7, int64_t{4} * 64, int64_t{1} << 20}) {
+    for (int64_t rows : {0, 10, 45, 60, 199, 200, 1000}) {
+      DegreeScanOptions scan;
+      scan.scan_memory_bytes = scan_memory;
+      scan.chunk_bytes = 40;
+      PolicyOptions got;
+      ASSERT_TRUE(MakeBeladyNodeScores(ds, rows, &got, scan).ok());
+      EXPECT_EQ(got.ranking, RankNodesByScore(*degrees, rows)) << "rows " << rows << ", scan " << scan_memory;
+      std::vector<uint32_t> scores(200);
+      got.planner.node_scores(ids.data(), 200, scores.data());
+      for (int64_t v = 0; v < 200; ++v) {
+        ASSERT_EQ(scores[static_cast<size_t>(v)], DegreeBucket((*degrees)[static_cast<size_t>(v)])) << "node " << v;
+      }
+    }
+  }
+}
+
 // The tie rule's one-byte buckets: exact below 32, non-decreasing, each bucket a contiguous
 // degree range of at most a quarter octave (oracle: the definition by floating point log2).
 TEST(DegreesTest, DegreeBucketsAreExactBelow32AndQuarterOctavesAbove) {
