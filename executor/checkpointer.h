@@ -29,6 +29,9 @@ class Checkpointer {
     int64_t checkpoint_every = 0;  // superbatches; 0 = only at the end of every epoch
     bool resume = false;
     bool no_train = false;
+    // Data-parallel runs: only rank 0 writes (and checks the file a resume reads); the
+    // other ranks receive the checkpoint from rank 0 (RunTraining) and never write.
+    bool writer = true;
   };
   static Result<Checkpointer> Open(const Options& options);
 

@@ -1,5 +1,7 @@
 #include "executor/evaluation.h"
 
+#include "executor/process_group.h"
+
 namespace seer {
 
 Result<EvalResult> EvaluateSplit(SuperbatchSampler& sampler, FeatureGatherer& gatherer, ModelRunner& model,
@@ -26,8 +28,26 @@ Result<EvalResult> EvaluateSplit(SuperbatchSampler& sampler, FeatureGatherer& ga
   }
   EvalResult result;
   result.labeled = labeled;
+  result.correct = correct;
   result.accuracy = labeled > 0 ? static_cast<double>(correct) / labeled : -1;
   return result;
+}
+
+Result<EvalResult> ReduceEvalResult(const EvalResult& local, ProcessGroup* group, const std::string& what) {
+  if (group == nullptr) return local;
+  int64_t counts[2] = {local.correct, local.labeled};
+  SEER_RETURN_IF_ERROR(group->AllreduceInt64(counts, 2, ProcessGroup::ReduceOp::kSum, what));
+  EvalResult result;
+  result.correct = counts[0];
+  result.labeled = counts[1];
+  result.accuracy = result.labeled > 0 ? static_cast<double>(result.correct) / result.labeled : -1;
+  return result;
+}
+
+std::vector<int64_t> EvalShard(const std::vector<int64_t>& ids, int rank, int world_size) {
+  if (world_size <= 1) return ids;
+  const int64_t n = static_cast<int64_t>(ids.size());
+  return std::vector<int64_t>(ids.begin() + rank * n / world_size, ids.begin() + (rank + 1) * n / world_size);
 }
 
 }  // namespace seer

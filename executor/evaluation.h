@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "executor/feature_gather.h"
@@ -22,7 +23,18 @@ namespace seer {
 struct EvalResult {
   double accuracy = -1;  // over labeled seeds; -1 when none is labeled
   int64_t labeled = 0;
+  int64_t correct = 0;
 };
+
+class ProcessGroup;  // executor/process_group.h
+
+// Data-parallel evaluation: every rank evaluates its shard (EvalShard) and the (correct,
+// labeled) pairs are summed over the ranks, so every rank gets the whole split's
+// accuracy — what one process gets, since a seed's prediction does not depend on the
+// batch it is in (inspector/sampler.h). `group` null: `local` unchanged.
+Result<EvalResult> ReduceEvalResult(const EvalResult& local, ProcessGroup* group, const std::string& what);
+// Rank `rank`'s contiguous shard of `ids` ([r*n/W, (r+1)*n/W)); every id in one shard.
+std::vector<int64_t> EvalShard(const std::vector<int64_t>& ids, int rank, int world_size);
 
 // Receives every batch's predicted classes (num_seeds) and, when asked, its embeddings.
 using PredictionSink = std::function<void(const BatchTrace& batch, const int64_t* classes,

@@ -23,11 +23,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
 #include "executor/checkpoint_file.h"
 #include "executor/device_rows_internal.h"
+#include "executor/process_group_internal.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
 
@@ -237,6 +239,11 @@ uint64_t Mix(uint64_t x) {
 }
 
 
+std::mutex& InitMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
 class TorchModelRunner final : public ModelRunner {
  public:
   TorchModelRunner(const ModelConfig& config, double lr, uint64_t seed, bool use_cuda)
@@ -252,8 +259,13 @@ class TorchModelRunner final : public ModelRunner {
     if (config.kind == ModelKind::kGat && config.hidden % config.heads != 0) {
       throw std::invalid_argument("GAT: --hidden must be a multiple of --heads");
     }
-    torch::manual_seed(seed);
-    net_ = GnnNet(config);
+    {
+      // The generator is process-wide: runners built at the same time (data-parallel ranks
+      // in one process, as the tests run them) must each get the weights their seed gives.
+      std::lock_guard<std::mutex> lock(InitMutex());
+      torch::manual_seed(seed);
+      net_ = GnnNet(config);
+    }
     net_->to(device_);
     optimizer_ = std::make_unique<torch::optim::Adam>(net_->parameters(),
                                                       torch::optim::AdamOptions(lr));
@@ -292,6 +304,7 @@ class TorchModelRunner final : public ModelRunner {
     Tensor labels = torch::from_blob(const_cast<int32_t*>(seed_labels), {batch.num_seeds},
                                      torch::kInt32).to(torch::kInt64);
     result.num_labeled = (labels >= 0).sum().item<int64_t>();
+    if (group_ != nullptr) return TrainDataParallel(batch, x, labels, result.num_labeled);
     if (result.num_labeled == 0) return result;
     torch::manual_seed(Mix(seed_ ^ Mix(static_cast<uint64_t>(batch.epoch) * 0x100000001b3ULL +
                                        static_cast<uint64_t>(batch.batch_index))));
@@ -308,6 +321,86 @@ class TorchModelRunner final : public ModelRunner {
     Tensor pred = logits.argmax(1);
     result.num_correct = ((pred == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>();
     return result;
+  }
+
+  // The data-parallel step (SetProcessGroup): local forward/backward, then one allreduce
+  // of [grad * labeled ..., labeled, loss * labeled, correct] and the mean gradient over
+  // every rank's labeled seeds. The mean of per-rank means weighted by their seed counts
+  // is the mean over the union, so the step equals one process's step on the union.
+  StepResult TrainDataParallel(const BatchTrace& batch, const Tensor& x, const Tensor& labels, int64_t labeled) {
+    StepResult result;
+    optimizer_->zero_grad();
+    double loss_sum = 0, correct = 0;
+    if (labeled > 0) {
+      torch::manual_seed(Mix(seed_ ^ Mix(static_cast<uint64_t>(batch.epoch) * 0x100000001b3ULL +
+                                         static_cast<uint64_t>(batch.batch_index))));
+      net_->train();
+      std::vector<BlockTensors> blocks = Blocks(batch);
+      Tensor dev_labels = labels.to(device_);
+      Tensor logits = net_->Forward(x, blocks, batch.num_seeds, nullptr);
+      Tensor loss = torch::nn::functional::cross_entropy(
+          logits, dev_labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
+      loss.backward();
+      loss_sum = loss.item<double>() * static_cast<double>(labeled);
+      correct = static_cast<double>(((logits.argmax(1) == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>());
+    }
+    std::vector<Tensor> params = net_->parameters();
+    std::vector<Tensor> parts;
+    parts.reserve(params.size() + 1);
+    for (Tensor& p : params) {
+      Tensor g = p.grad();
+      parts.push_back(g.defined() ? g.reshape(-1) * static_cast<double>(labeled)
+                                  : torch::zeros({p.numel()}, p.options()));
+    }
+    parts.push_back(torch::tensor({static_cast<float>(labeled), static_cast<float>(loss_sum), static_cast<float>(correct)},
+                                  torch::TensorOptions().dtype(torch::kFloat32)).to(device_));
+    Tensor flat = torch::cat(parts);
+    // Gloo reduces CPU tensors; NCCL (when built in) takes CUDA tensors as they are.
+    Tensor wire = (flat.is_cuda() && !SEER_C10D_NCCL) ? flat.to(torch::kCPU) : flat;
+    const Status st = group_->impl().AllreduceTensor(
+        wire, c10d::ReduceOp::SUM,
+        "gradient allreduce (epoch " + std::to_string(batch.epoch + 1) + ", batch " + std::to_string(batch.batch_index) + ")");
+    if (!st.ok()) throw CollectiveError(st);
+    if (!wire.is_same(flat)) flat.copy_(wire);
+    const int64_t n = flat.numel() - 3;
+    Tensor tail = flat.narrow(0, n, 3).to(torch::kCPU);
+    const double total = static_cast<double>(tail[0].item<float>());
+    result.num_labeled = static_cast<int64_t>(std::llround(total));
+    if (result.num_labeled == 0) return result;
+    result.loss = static_cast<double>(tail[1].item<float>()) / total;
+    result.num_correct = static_cast<int64_t>(std::llround(tail[2].item<float>()));
+    flat.narrow(0, 0, n).div_(total);
+    int64_t offset = 0;
+    torch::NoGradGuard no_grad;
+    for (Tensor& p : params) {
+      Tensor mean = flat.narrow(0, offset, p.numel()).view(p.sizes());
+      if (p.grad().defined()) {
+        p.mutable_grad().copy_(mean);
+      } else {
+        p.mutable_grad() = mean.clone();
+      }
+      offset += p.numel();
+    }
+    optimizer_->step();
+    return result;
+  }
+
+  void SetProcessGroup(ProcessGroup* group) override { group_ = group; }
+
+  Status BroadcastParameters(ProcessGroup& group, int root) override {
+    torch::NoGradGuard no_grad;
+    std::vector<Tensor> params = net_->parameters();
+    std::vector<Tensor> parts;
+    for (const Tensor& p : params) parts.push_back(p.detach().reshape(-1).to(torch::kCPU));
+    Tensor flat = torch::cat(parts).contiguous();
+    SEER_RETURN_IF_ERROR(group.Broadcast(flat.data_ptr<float>(), flat.numel(), root, "parameter broadcast from rank " +
+                                                                                         std::to_string(root)));
+    int64_t offset = 0;
+    for (Tensor& p : params) {
+      p.copy_(flat.narrow(0, offset, p.numel()).view(p.sizes()));
+      offset += p.numel();
+    }
+    return Status::Ok();
   }
 
   void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,

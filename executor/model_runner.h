@@ -29,7 +29,8 @@
 
 namespace seer {
 
-class DeviceRows;  // executor/device_tier.h
+class DeviceRows;    // executor/device_tier.h
+class ProcessGroup;  // executor/process_group.h
 
 enum class ModelKind { kSage, kGcn, kGat, kMlp };
 inline constexpr NameValue<ModelKind> kModelKindNames[] = {
@@ -100,6 +101,19 @@ class ModelRunner {
   virtual void SetGraphIndptr(const std::vector<int64_t>* indptr) = 0;
   virtual bool on_cuda() const = 0;
   virtual int64_t num_parameters() const = 0;
+
+  // Data-parallel training (null = off, the default: every step is this process's own).
+  // With a group every TrainStep joins one allreduce of the flattened gradients, each
+  // rank's weighted by its labeled seeds, plus (labeled, loss sum, correct): W ranks with
+  // b/W seeds each take the step one process takes with b seeds, and the StepResult is
+  // the whole step's (mean loss and counts over every rank's seeds). A rank whose batch
+  // has no labeled seed still joins with weight 0; no rank updates when no rank has one.
+  // A failed collective throws CollectiveError (executor/process_group.h); the weights
+  // are then not updated. The group is borrowed.
+  virtual void SetProcessGroup(ProcessGroup* group) = 0;
+  // Rank `root`'s weights to every rank (at start and after a resume); Adam's state is
+  // not sent (a resume loads the same checkpoint on every rank).
+  virtual Status BroadcastParameters(ProcessGroup& group, int root) = 0;
 
   // One forward/backward/Adam step. A batch without labeled seeds does no update.
   virtual StepResult TrainStep(const BatchTrace& batch, const float* rows,

@@ -24,10 +24,13 @@
 #include "executor/device_tier.h"
 #include "executor/evaluation.h"
 #include "executor/label_table.h"
+#include "executor/process_group.h"
+#include "executor/rank_env.h"
 #include "executor/superbatch_pipeline.h"
 #include "executor/training_executor.h"
 #include "inspector/trace_stream.h"
 #include "kernels/device.h"
+#include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
@@ -149,20 +152,32 @@ Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
 }
 
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
-Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds) {
+// Data-parallel runs: the training sampler takes this rank's share of every global batch
+// (SuperbatchOptions::rank), the evaluation samplers a contiguous shard of each split.
+Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds,
+                                      const RankEnv& env) {
   SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
                                                    SampledFanouts(o), o.seed, /*shuffle=*/true);
+  options.rank = env.rank;
+  options.world_size = env.world_size;
   const TopologyView view = data.topology().view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
+  if (train.num_batches() == 0) {
+    return InvalidArgument(fmt::format("{} training seeds cannot give each of {} ranks a batch",
+                                       seeds.train.size(), env.world_size));
+  }
   s.train.emplace(std::move(train));
   options.shuffle = false;
+  options.rank = 0;
+  options.world_size = 1;
   // Evaluation samples a superbatch whole into RAM: a few batches at a time suffice (its
   // batches do not depend on the grouping), so its RAM does not grow with S either.
   options.superbatch_size = std::min(options.superbatch_size, TraceChunkBatches(o.num_threads));
   for (auto [ids, out] : {std::pair{&seeds.valid, &s.valid}, std::pair{&seeds.test, &s.test}}) {
     if (ids->empty()) continue;
-    SEER_ASSIGN_OR_RETURN(SuperbatchSampler eval, SuperbatchSampler::Create(view, *ids, options));
+    SEER_ASSIGN_OR_RETURN(SuperbatchSampler eval,
+                          SuperbatchSampler::Create(view, EvalShard(*ids, env.rank, env.world_size), options));
     out->emplace(std::move(eval));
   }
   return s;
@@ -261,6 +276,8 @@ std::vector<std::pair<int64_t, int64_t>> MakeSchedule(const TrainPosition& from,
 }
 
 // After the last epoch: the best-validation model's test accuracy, and --save-model.
+// Data-parallel runs: the test accuracy is summed over the ranks' shards, and rank 0
+// alone writes the model, after a barrier (every rank has finished).
 Status FinishModel(const TrainContext& ctx, const TrainPosition& position, TrainSummary* summary) {
   if (ctx.model == nullptr || summary->stopped_early) return Status::Ok();
   summary->best_valid_accuracy = position.best_valid_accuracy;
@@ -270,13 +287,81 @@ Status FinishModel(const TrainContext& ctx, const TrainPosition& position, Train
     if (ctx.samplers.test) {
       SEER_ASSIGN_OR_RETURN(EvalResult test,
                             EvaluateSplit(*ctx.samplers.test, ctx.data.gatherer(), *ctx.model, ctx.labels));
+      SEER_ASSIGN_OR_RETURN(test, ReduceEvalResult(test, ctx.group, "test evaluation of the best model"));
       summary->test_accuracy = test.accuracy;
     }
   } else if (!summary->epochs.empty()) {
     summary->test_accuracy = summary->epochs.back().test_accuracy;
   }
   if (ctx.options.save_model_path.empty()) return Status::Ok();
+  if (ctx.group != nullptr) {
+    SEER_RETURN_IF_ERROR(ctx.group->Barrier("barrier before --save-model"));
+    if (ctx.group->rank() != 0) return Status::Ok();
+  }
   return ctx.model->SaveModel(ctx.options.save_model_path, /*best=*/true);
+}
+
+// --metrics for rank r of a data-parallel run: rank 0 writes the file; every rank writes
+// its own when the path contains "{rank}" (replaced by the rank).
+std::string RankMetricsPath(const std::string& path, const RankEnv& env) {
+  const size_t at = path.find("{rank}");
+  if (at != std::string::npos) return path.substr(0, at) + std::to_string(env.rank) + path.substr(at + 6);
+  return env.rank == 0 ? path : std::string();
+}
+
+// Data-parallel start-up checks, before any training: every rank has the same dataset
+// (manifest identity), superbatch size and parameter count; a difference names the ranks.
+Status CheckRanksMatch(ProcessGroup& group, const DataPath& data, const ModelRunner* model) {
+  const std::string identity = data.manifest().Identity();
+  const auto id = static_cast<int64_t>(std::stoull(identity, nullptr, 16));
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> ids, group.AllgatherInt64(id, "dataset identity check"));
+  if (std::string odd = RanksDifferingFromRankZero(ids, /*hex=*/true); !odd.empty()) {
+    return InvalidArgument(fmt::format("rank {}: the ranks train on different data: rank 0's dataset is {:016x}, "
+                                       "{} ({}: each rank needs a copy of the same dataset)",
+                                       group.rank(), static_cast<uint64_t>(ids[0]), odd, data.dataset().dir()));
+  }
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> s,
+                        group.AllgatherInt64(data.split().superbatch, "superbatch size check"));
+  if (std::string odd = RanksDifferingFromRankZero(s); !odd.empty()) {
+    return InvalidArgument(fmt::format("rank {}: --superbatch auto chose {} batches on rank 0 and differs at {}: "
+                                       "give every rank the same --memory-budget or pass --superbatch N",
+                                       group.rank(), s[0], odd));
+  }
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> params,
+                        group.AllgatherInt64(model ? model->num_parameters() : -1, "model size check"));
+  if (std::string odd = RanksDifferingFromRankZero(params); !odd.empty()) {
+    return InvalidArgument(fmt::format("rank {}: the ranks built different models (rank 0: {} parameters; {})",
+                                       group.rank(), params[0], odd));
+  }
+  return Status::Ok();
+}
+
+// --resume in a data-parallel run: rank 0 (the only writer) sends its checkpoint's bytes,
+// the other ranks load them from their runtime directory; then rank 0's weights go to
+// every rank (also without a resume, so every rank starts from the same weights).
+Result<TrainPosition> ResumeRanks(ProcessGroup& group, const TrainOptions& o, const Checkpointer& checkpointer,
+                                  ModelRunner* model, const std::string& runtime_dir, TrainPosition position) {
+  if (model == nullptr) return position;
+  if (o.resume) {
+    std::string bytes;
+    if (group.rank() == 0) {
+      SEER_ASSIGN_OR_RETURN(bytes, ReadWholeFile(checkpointer.path()));
+    }
+    SEER_RETURN_IF_ERROR(group.BroadcastBytes(&bytes, 0, "checkpoint broadcast for --resume"));
+    if (group.rank() != 0) {
+      const std::string copy = runtime_dir + "/resume-from-rank0.ckpt";
+      SEER_RETURN_IF_ERROR(WriteFileAtomically(copy, bytes));
+      SEER_ASSIGN_OR_RETURN(position, model->LoadCheckpoint(copy));
+      std::error_code ec;
+      std::filesystem::remove(copy, ec);
+      if (position.seed != o.seed) {
+        return InvalidArgument(fmt::format("{} (from rank 0): checkpoint was written with --seed {}, this run uses {}",
+                                           checkpointer.path(), position.seed, o.seed));
+      }
+    }
+  }
+  SEER_RETURN_IF_ERROR(model->BroadcastParameters(group, 0));
+  return position;
 }
 
 RunOutcome Outcome(const TrainOptions& o, const TrainSummary& summary, bool trained) {
@@ -304,8 +389,15 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   const auto run_start = Clock::now();
   KeepLargeAllocationsMapped();
   SEER_RETURN_IF_ERROR(ValidateTrainOptions(o));
-  SEER_ASSIGN_OR_RETURN(Checkpointer checkpointer,
-                        Checkpointer::Open({o.checkpoint_dir, o.checkpoint_every, o.resume, o.no_train}));
+  // Data-parallel: rank and world from the launcher or the flags; world size 1 makes no
+  // process group and runs exactly as a plain single-process run.
+  SEER_ASSIGN_OR_RETURN(const RankEnv env, ResolveRankEnv(o.dist));
+  std::unique_ptr<ProcessGroup> group;
+  if (env.distributed()) {
+    SEER_ASSIGN_OR_RETURN(group, ProcessGroup::Connect(env));
+  }
+  SEER_ASSIGN_OR_RETURN(Checkpointer checkpointer, Checkpointer::Open({o.checkpoint_dir, o.checkpoint_every, o.resume,
+                                                                       o.no_train, /*writer=*/env.rank == 0}));
 
   // The data path, sized by the pilot batches; then the reporter (metrics start line).
   const MemoryBudgetRequest request = TrainingBudgetRequest(o);
@@ -315,14 +407,25 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, TrainingIo(o), &pilot));
   TrainSummary summary;
   summary.split = data->split();
+  summary.rank = env.rank;
+  summary.world_size = env.world_size;
+  // Rank 0 reports; the other ranks are quiet and write metrics only to a "{rank}" path.
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReporter> reporter,
-                        EpochReporter::Open({o.metrics_path, o.quiet, o.show_progress, o.progress_interval_s},
+                        EpochReporter::Open({env.distributed() ? RankMetricsPath(o.metrics_path, env) : o.metrics_path,
+                                             o.quiet || env.rank != 0, o.show_progress && env.rank == 0,
+                                             o.progress_interval_s},
                                             DescribeRun(o, *data)));
+  if (group) {
+    reporter->Say(fmt::format("data-parallel: {} ranks ({}), rendezvous at {}:{}, {} seeds per rank per step "
+                              "({} per step in all); --memory-budget is per rank",
+                              env.world_size, env.source, env.master_addr, env.master_port, o.batch_size,
+                              o.batch_size * env.world_size));
+  }
   reporter->SaySplit(data->split());
 
   // Seeds, labels, samplers, the runtime directory and the feature-cache policy.
   SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(*data, pilot));
-  SEER_ASSIGN_OR_RETURN(TrainingSamplers samplers, MakeSamplers(o, *data, seeds));
+  SEER_ASSIGN_OR_RETURN(TrainingSamplers samplers, MakeSamplers(o, *data, seeds, env));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<RuntimeDir> runtime_dir, RuntimeDir::Create(o.runtime_dir));
   const int64_t trace_budget = o.trace_budget_bytes >= 0 ? o.trace_budget_bytes : data->split().trace_bytes;
   CachePolicySpec policy_spec;
@@ -340,6 +443,11 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, request, *reporter));
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
+  if (group) {
+    SEER_RETURN_IF_ERROR(CheckRanksMatch(*group, *data, model.get()));
+    SEER_ASSIGN_OR_RETURN(position, ResumeRanks(*group, o, checkpointer, model.get(), runtime_dir->path(), position));
+    if (model) model->SetProcessGroup(group.get());
+  }
   if (checkpointer.resuming()) {
     reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}", checkpointer.path(), position.epoch + 1,
                               position.next_superbatch));
@@ -355,7 +463,8 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   pipeline_options.first_epoch = position.epoch;
   reporter->StartProgress(pipeline_options.schedule.empty() ? 0
                                                             : samplers.train->num_batches() * (o.epochs - position.epoch));
-  const TrainContext ctx{o, *data, seeds.labels, samplers, model.get(), checkpointer, *reporter, device_tier.get()};
+  const TrainContext ctx{o,          *data,     seeds.labels,      samplers,   model.get(),
+                         checkpointer, *reporter, device_tier.get(), group.get()};
   TrainingExecutor executor(ctx, position);
   std::unique_ptr<SuperbatchPipeline> pipeline =
       SuperbatchPipeline::Start(WithDeviceTier(TrainingStages(*samplers.train, policy, data->gatherer()), device_tier.get()),
@@ -372,6 +481,8 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   summary.peak_rss_bytes = PeakRssBytes();
   summary.seconds = Since(run_start);
   SEER_RETURN_IF_ERROR(reporter->Finish(Outcome(o, summary, model != nullptr)));
+  // Rank 0 hosts the rendezvous store: no rank leaves before every rank is done with it.
+  if (group) SEER_RETURN_IF_ERROR(group->Barrier("barrier at the end of the run"));
   return summary;
 }
 

@@ -74,6 +74,7 @@ struct TrainSummary {
   double seconds = 0;
   bool stopped_early = false;
   TrainPosition final_position;
+  int rank = 0, world_size = 1;      // data-parallel runs: this process's rank (rank 0 reports)
 };
 
 Result<TrainSummary> RunTraining(const TrainOptions& options);

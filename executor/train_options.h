@@ -12,6 +12,7 @@
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
 #include "executor/model_runner.h"
+#include "executor/rank_env.h"
 #include "inspector/trace.h"
 #include "storage/base/name_table.h"
 #include "storage/base/status.h"
@@ -82,6 +83,10 @@ struct TrainOptions {
   bool quiet = false;                // no summary lines on stderr
   BatchRowsHook batch_hook;
   StepHook step_hook;
+  // Data-parallel training (executor/rank_env.h): rank and world size from the launcher's
+  // environment (torchrun, MPI, Slurm) or these flags; world size 1 = one process.
+  // batch_size is per rank. Rank 0 alone writes metrics, checkpoints and the model.
+  DistOptions dist;
 };
 
 struct PredictOptions {

@@ -23,6 +23,7 @@ Status TrainingExecutor::Run(SuperbatchPipeline& pipeline) {
     std::optional<GatheredBatch> g = pipeline.Next();
     const double waited = Since(wait_start);
     if (!g) return Status::Ok();
+    if (!report_ && ctx_.group != nullptr) SEER_RETURN_IF_ERROR(CheckRanksAgree(g->superbatch->planned.epoch));
     EpochReport& r = BeginBatch(*g, waited);
     const PlannedSuperbatch& p = g->superbatch->planned;
     const BatchTrace& batch = g->batch();
@@ -115,6 +116,8 @@ Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, 
   try {
     step = device_rows != nullptr ? ctx_.model->TrainStepRows(batch, *device_rows, seed_labels_.data())
                                   : ctx_.model->TrainStep(batch, rows, seed_labels_.data());
+  } catch (const CollectiveError& e) {
+    return e.status();
   } catch (const std::exception& e) {
     return Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
   }
@@ -193,6 +196,13 @@ Status TrainingExecutor::EvaluateEpoch(int64_t epoch, EpochReport& r) {
   if (ctx_.samplers.test) {
     SEER_ASSIGN_OR_RETURN(test, EvaluateSplit(*ctx_.samplers.test, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
   }
+  const std::string when = "evaluation after epoch " + std::to_string(epoch + 1);
+  if (ctx_.samplers.valid) {
+    SEER_ASSIGN_OR_RETURN(valid, ReduceEvalResult(valid, ctx_.group, "valid " + when));
+  }
+  if (ctx_.samplers.test) {
+    SEER_ASSIGN_OR_RETURN(test, ReduceEvalResult(test, ctx_.group, "test " + when));
+  }
   r.valid_accuracy = valid.accuracy;
   r.test_accuracy = test.accuracy;
   if (valid.accuracy > position_.best_valid_accuracy) {
@@ -202,6 +212,26 @@ Status TrainingExecutor::EvaluateEpoch(int64_t epoch, EpochReport& r) {
   }
   r.eval_seconds = Since(eval_start);
   return Status::Ok();
+}
+
+// Uneven batch counts would leave ranks waiting in different collectives: every epoch
+// starts by comparing them (one small allreduce), and a mismatch is an error naming the
+// ranks rather than a hang.
+Status TrainingExecutor::CheckRanksAgree(int64_t epoch) {
+  const SuperbatchSampler& sampler = *ctx_.samplers.train;
+  const std::string what = "batch-count check of epoch " + std::to_string(epoch + 1);
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> batches, ctx_.group->AllgatherInt64(sampler.num_batches(), what));
+  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> superbatches,
+                        ctx_.group->AllgatherInt64(sampler.num_superbatches(), what));
+  const std::string odd_batches = RanksDifferingFromRankZero(batches);
+  const std::string odd_superbatches = RanksDifferingFromRankZero(superbatches);
+  if (odd_batches.empty() && odd_superbatches.empty()) return Status::Ok();
+  return Status(StatusCode::kInvalidArgument,
+                "ranks disagree on the epoch's schedule (rank 0: " + std::to_string(batches[0]) + " batches in " +
+                    std::to_string(superbatches[0]) + " superbatches; batches differ at: " +
+                    (odd_batches.empty() ? "none" : odd_batches) + "; superbatches differ at: " +
+                    (odd_superbatches.empty() ? "none" : odd_superbatches) +
+                    "): give every rank the same dataset, --batch-size and --superbatch");
 }
 
 }  // namespace seer

@@ -22,6 +22,7 @@
 #include "executor/epoch_reporter.h"
 #include "executor/label_table.h"
 #include "executor/model_runner.h"
+#include "executor/process_group.h"
 #include "executor/superbatch_pipeline.h"
 #include "executor/train_options.h"
 #include "inspector/superbatch_driver.h"
@@ -44,6 +45,10 @@ struct TrainContext {
   const Checkpointer& checkpointer;
   EpochReporter& reporter;
   DeviceFeatureTier* device_tier = nullptr;  // --device-cache (executor/device_tier.h); null = off
+  // Data-parallel runs (executor/process_group.h); null = one process. With a group every
+  // epoch starts with a check that every rank has the same batch and superbatch counts,
+  // and evaluation results are summed over the ranks' shards.
+  ProcessGroup* group = nullptr;
 };
 
 class TrainingExecutor {
@@ -71,6 +76,7 @@ class TrainingExecutor {
   Status EndSuperbatch(const GatheredBatch& g, SuperbatchPipeline& pipeline, bool* stop);
   Status EndEpoch(int64_t epoch);
   Status EvaluateEpoch(int64_t epoch, EpochReport& r);
+  Status CheckRanksAgree(int64_t epoch);
 
   TrainContext ctx_;
   TrainPosition position_;

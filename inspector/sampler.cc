@@ -71,6 +71,14 @@ SamplerRng::SamplerRng(uint64_t seed, uint64_t stream_a, uint64_t stream_b) {
   for (uint64_t& word : s_) word = SplitMix64(&h);
 }
 
+SamplerRng SamplerRng::ForNode(uint64_t seed, int64_t epoch, int64_t node, int hop) {
+  // Node ids are < 2^56 (int64 ids of real graphs are far below), hops < 256: the second
+  // stream word is (node << 8 | hop), distinct for every (node, hop). Streams never
+  // collide with the epoch shuffle's (kShuffleStream = all ones needs node >= 2^56).
+  return SamplerRng(seed, static_cast<uint64_t>(epoch),
+                    (static_cast<uint64_t>(node) << 8) | static_cast<uint64_t>(hop & 0xff));
+}
+
 uint64_t SamplerRng::Next() {  // xoshiro256**
   const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
   const uint64_t t = s_[1] << 17;
@@ -172,7 +180,6 @@ Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int
     }
   }
 
-  SamplerRng rng(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(batch_index));
   SampleStats batch_stats;
   batch_stats.batches = 1;
   std::vector<int64_t> picks;         // neighbor ids of the layer, CSR order
@@ -210,6 +217,9 @@ Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int
       if (take == degree) {
         for (int64_t i = 0; i < take; ++i) positions[i] = i;
       } else {
+        // A generator per (seed, epoch, node, hop): a seed's computation tree does not
+        // depend on which batch it is in, nor on the order of the batch's nodes.
+        SamplerRng rng = SamplerRng::ForNode(options_.seed, epoch, v, hop);
         SamplePositions(rng, degree, take, positions.data());
       }
       const int64_t cached = ncache != nullptr ? ncache->Find(v) : -1;

@@ -15,9 +15,14 @@
 //   3. the block is assembled in local ids (new nodes appended in first-seen order).
 // Positions are kept in ascending order inside a node's sample.
 //
-// Randomness: one generator per (seed, epoch, batch_index), consumed in a fixed order
-// that depends only on degrees, so a trace is byte-identical whatever the thread count,
-// the neighbor cache or the reader backend.
+// Randomness: one generator per (seed, epoch, node, hop) (SamplerRng::ForNode), so a
+// node's sampled neighbors at a hop are a function of those four values only: a seed's
+// computation tree is the same whichever batch it lands in and whatever the batch's other
+// seeds (data-parallel ranks with b/W seeds each sample exactly what one process with b
+// seeds samples; evaluation sharded across ranks predicts what one process predicts).
+// Traces are byte-identical whatever the thread count, the neighbor cache or the reader
+// backend. (Until the data-parallel change the generator was keyed by the batch index and
+// consumed in batch order: traces of the same seed differ from those older ones.)
 //
 // Thread safety: SampleBatch is const and may run concurrently on many threads (the
 // BlockReader is thread-safe; the cache is immutable). The sampler borrows the indptr,
@@ -94,6 +99,9 @@ class NeighborSampler {
 class SamplerRng {
  public:
   SamplerRng(uint64_t seed, uint64_t stream_a, uint64_t stream_b);
+  // The generator the sampler uses for `node`'s neighbors at `hop` (0 = the seeds' own
+  // neighbors) in `epoch`. node in [0, 2^56), hop in [0, 256).
+  static SamplerRng ForNode(uint64_t seed, int64_t epoch, int64_t node, int hop);
   uint64_t Next();
   // Uniform integer in [0, bound) without modulo bias (Lemire 2019). bound > 0.
   uint64_t Below(uint64_t bound);

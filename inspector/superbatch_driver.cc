@@ -85,9 +85,37 @@ struct SuperbatchSampler::Impl {
       const size_t j = static_cast<size_t>(rng.Below(i));
       std::swap(out[i - 1], out[j]);
     }
-    return out;
+    return RankShare(out, options.batch_size, options.rank, options.world_size);
   }
 };
+
+std::vector<int64_t> RankShare(const std::vector<int64_t>& order, int64_t batch_size, int rank, int world_size) {
+  if (world_size <= 1) return order;
+  const int64_t n = static_cast<int64_t>(order.size());
+  const int64_t global = batch_size * world_size;
+  const int64_t full = n / global;
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(RankShareSize(n, batch_size, rank, world_size)));
+  for (int64_t j = 0; j < full; ++j) {
+    const auto first = order.begin() + j * global + rank * batch_size;
+    out.insert(out.end(), first, first + batch_size);
+  }
+  const int64_t m = n - full * global;
+  if (m >= world_size) {
+    const auto last = order.begin() + full * global;
+    out.insert(out.end(), last + rank * m / world_size, last + (rank + 1) * m / world_size);
+  }
+  return out;
+}
+
+int64_t RankShareSize(int64_t num_seeds, int64_t batch_size, int rank, int world_size) {
+  if (world_size <= 1) return num_seeds;
+  const int64_t global = batch_size * world_size;
+  const int64_t full = num_seeds / global;
+  const int64_t m = num_seeds - full * global;
+  const int64_t tail = m >= world_size ? (rank + 1) * m / world_size - rank * m / world_size : 0;
+  return full * batch_size + tail;
+}
 
 SuperbatchSampler::SuperbatchSampler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SuperbatchSampler::SuperbatchSampler(SuperbatchSampler&&) noexcept = default;
@@ -112,6 +140,10 @@ Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
       return InvalidArgument("fan-out must be > 0 or -1 (all), got " + std::to_string(f));
     }
   }
+  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
+    return InvalidArgument("rank " + std::to_string(options.rank) + " of world size " +
+                           std::to_string(options.world_size) + " is out of range");
+  }
   if (topology.indptr == nullptr || topology.indptr->empty() || topology.indices == nullptr) {
     return InvalidArgument("topology has no indptr or indices reader");
   }
@@ -131,7 +163,11 @@ Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
   return SuperbatchSampler(std::make_unique<Impl>(topology, std::move(seed_ids), std::move(options)));
 }
 
-int64_t SuperbatchSampler::num_seeds() const { return static_cast<int64_t>(impl_->seed_ids.size()); }
+int64_t SuperbatchSampler::num_seeds() const {
+  const SuperbatchOptions& o = impl_->options;
+  return o.shuffle ? RankShareSize(static_cast<int64_t>(impl_->seed_ids.size()), o.batch_size, o.rank, o.world_size)
+                   : static_cast<int64_t>(impl_->seed_ids.size());
+}
 int64_t SuperbatchSampler::num_batches() const {
   return (num_seeds() + impl_->options.batch_size - 1) / impl_->options.batch_size;
 }

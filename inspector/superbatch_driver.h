@@ -74,7 +74,23 @@ struct SuperbatchOptions {
   int num_threads = 0;            // 0 = TBB default (all cores)
   bool shuffle = true;            // false: seeds in the given order (evaluation)
   SamplerOptions sampler;
+  // Data-parallel training (shuffle only): this process is rank `rank` of `world_size`.
+  // Every rank shuffles the same (seed, epoch) permutation and takes its share of each
+  // global batch of batch_size * world_size seeds (RankShare below), so batch b of every
+  // rank together is batch b of one process with batch_size * world_size, and every rank
+  // has the same number of batches and superbatches.
+  int rank = 0;
+  int world_size = 1;
 };
+
+// Rank `rank`'s seeds of `order` (world_size > 1): of every full global batch of
+// batch_size * world_size seeds, the rank-th run of batch_size; the last, short global
+// batch of m seeds is split as evenly as possible (rank r takes [r*m/W, (r+1)*m/W)) and
+// dropped when m < world_size (every rank must have a seed in every batch). With
+// world_size 1, `order` itself.
+std::vector<int64_t> RankShare(const std::vector<int64_t>& order, int64_t batch_size, int rank, int world_size);
+// RankShare(order, ...).size() for order.size() == num_seeds.
+int64_t RankShareSize(int64_t num_seeds, int64_t batch_size, int rank, int world_size);
 
 // The options every caller fills the same way: `batches` per superbatch, fan-outs
 // (hop 1 first) and the sampling seed, the rest of SamplerOptions at its defaults.
@@ -110,7 +126,7 @@ class SuperbatchSampler {
   SuperbatchSampler& operator=(SuperbatchSampler&&) noexcept;
   ~SuperbatchSampler();
 
-  int64_t num_seeds() const;
+  int64_t num_seeds() const;         // this rank's (RankShareSize of the seed ids)
   int64_t num_batches() const;        // per epoch: ceil(num_seeds / batch_size)
   int64_t num_superbatches() const;   // per epoch: ceil(num_batches / S)
   int64_t num_batches_in(int64_t k) const;  // S, or fewer for the last superbatch

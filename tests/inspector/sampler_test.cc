@@ -207,6 +207,54 @@ TEST(SamplerTest, TraceMatchesTheGraph) {
   }
 }
 
+// node -> its sampled neighbors (global ids, in sample order) at every hop of a trace.
+std::vector<std::map<int64_t, std::vector<int64_t>>> NeighborsByHop(const BatchTrace& t) {
+  const size_t layers = t.blocks.size();
+  std::vector<std::map<int64_t, std::vector<int64_t>>> out(layers);
+  for (size_t hop = 0; hop < layers; ++hop) {
+    const LayerBlock& b = t.blocks[layers - 1 - hop];
+    for (int64_t d = 0; d < b.num_dst; ++d) {
+      std::vector<int64_t>& list = out[hop][t.node_ids[static_cast<size_t>(d)]];
+      for (int64_t j = b.row_ptr[d]; j < b.row_ptr[d + 1]; ++j) list.push_back(t.node_ids[static_cast<size_t>(b.col_idx[j])]);
+    }
+  }
+  return out;
+}
+
+// Data-parallel training and sharded evaluation rely on this: a node's sample at a hop is
+// a function of (seed, epoch, node, hop), not of the batch it is in nor its position.
+TEST(SamplerTest, SampleOfANodeDoesNotDependOnItsBatch) {
+  const uint64_t seed = 77;
+  std::printf("graph seed %llu\n", static_cast<unsigned long long>(seed));
+  const auto lists = testing::RandomLists(2003, seed);
+  auto g = testing::WriteAndOpenGraph("keyed", lists, {});
+  const std::vector<int> fanouts{4, 3};
+  NeighborSampler sampler(g.topology->view(), SamplerOptions{fanouts, 9});
+  const std::vector<int64_t> whole{11, 500, 3, 1999, 42, 77, 1000, 8};
+  const std::vector<int64_t> half_a{1000, 11, 42, 8}, half_b{77, 3, 1999, 500};
+  BatchTrace t_whole, t_a, t_b, t_other_epoch;
+  ASSERT_TRUE(sampler.SampleBatch(whole.data(), 8, 3, 0, &t_whole, nullptr).ok());
+  ASSERT_TRUE(sampler.SampleBatch(half_a.data(), 4, 3, 17, &t_a, nullptr).ok());
+  ASSERT_TRUE(sampler.SampleBatch(half_b.data(), 4, 3, 5, &t_b, nullptr).ok());
+  ASSERT_TRUE(sampler.SampleBatch(whole.data(), 8, 4, 0, &t_other_epoch, nullptr).ok());
+  const auto n_whole = NeighborsByHop(t_whole);
+  int64_t compared = 0, differs_in_other_epoch = 0;
+  const auto n_other = NeighborsByHop(t_other_epoch);
+  for (const BatchTrace* part : {&t_a, &t_b}) {
+    const auto n_part = NeighborsByHop(*part);
+    for (size_t hop = 0; hop < fanouts.size(); ++hop) {
+      for (const auto& [node, list] : n_part[hop]) {
+        ASSERT_TRUE(n_whole[hop].count(node)) << "node " << node << " hop " << hop;
+        EXPECT_EQ(list, n_whole[hop].at(node)) << "node " << node << " hop " << hop;
+        ++compared;
+        if (n_other[hop].count(node) && n_other[hop].at(node) != list) ++differs_in_other_epoch;
+      }
+    }
+  }
+  EXPECT_GT(compared, 8);
+  EXPECT_GT(differs_in_other_epoch, 0);  // the epoch is part of the key
+}
+
 TEST(SamplerTest, EmptyBatchAndIsolatedSeeds) {
   std::vector<std::vector<int64_t>> lists(4);
   auto g = testing::WriteAndOpenGraph("empty", lists, {0, 1});

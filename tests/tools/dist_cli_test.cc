@@ -1,0 +1,155 @@
+// Data-parallel `seer train` through the real binaries (env SEER_BINARY): --nproc 2 gives
+// one process's accuracy with the same global batch; rank 0 alone prints the results; a
+// two-"node" rehearsal (each rank its own dataset copy, rank 1 bound to 127.0.0.2); ranks
+// on different data refuse to train; a rank killed with SIGKILL ends the run with an
+// error naming it instead of a hang.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+namespace {
+
+using seer::testing::CliRun;
+
+CliRun Seer(const std::string& args) {
+  EXPECT_TRUE(seer::testing::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  return seer::testing::RunSeer(args);
+}
+
+// "key value" lines printed on stdout by seer train ("test accuracy 0.93").
+double ValueAfter(const std::string& output, const std::string& key) {
+  const size_t pos = output.find(key + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stod(output.substr(pos + key.size() + 1));
+}
+
+// A port for the rendezvous: spread by pid so parallel ctest runs do not collide.
+int TestPort(int offset) { return 20000 + (getpid() * 7 + offset) % 20000; }
+
+// `$SEER_BINARY args` in the background with `env` prepended, output to `log`.
+pid_t Start(const std::string& env, const std::string& args, const std::string& log) {
+  const std::string command = env + " exec \"" + std::getenv("SEER_BINARY") + "\" " + args + " > " + log + " 2>&1";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits up to `seconds` for `pid`; its exit code, 128 + signal, or -1 (still running:
+// then killed).
+int WaitFor(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return -1;
+}
+
+std::string RankEnv(int rank, int world, int port) {
+  return "RANK=" + std::to_string(rank) + " WORLD_SIZE=" + std::to_string(world) +
+         " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port);
+}
+
+class DistCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
+    tmp_ = seer::testing::MakeTempDir("dist_cli");
+    ds_ = tmp_ + "/ds";
+    CliRun gen = Seer("gen --nodes 6000 --avg-degree 8 --out " + ds_ + " --seed 3 --quiet");
+    ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  }
+  std::string Common(const std::string& ds) const {
+    return "train " + ds + " --hidden 32 --fanouts 5,5 --superbatch 4 --epochs 2 --dropout 0 --cpu --buffered "
+                          "--threads 1 --memory-budget 128M";
+  }
+  std::string tmp_, ds_;
+};
+
+// The README's one command: 2 ranks of b/2 give one process's accuracy with b.
+TEST_F(DistCliTest, NprocTwoMatchesOneProcessAndOnlyRankZeroPrints) {
+  CliRun one = Seer(Common(ds_) + " --batch-size 100 --save-model " + tmp_ + "/one.pt");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  CliRun two = Seer(Common(ds_) + " --batch-size 50 --nproc 2 --master-port " + std::to_string(TestPort(0)) +
+                    " --save-model " + tmp_ + "/two.pt --metrics " + tmp_ + "/m{rank}.jsonl");
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_NE(two.output.find("data-parallel: 2 ranks"), std::string::npos) << two.output;
+  EXPECT_NEAR(ValueAfter(two.output, "test accuracy"), ValueAfter(one.output, "test accuracy"), 0.01) << two.output;
+  EXPECT_NEAR(ValueAfter(two.output, "best valid accuracy"), ValueAfter(one.output, "best valid accuracy"), 0.01);
+  // One set of result lines (rank 0's), each rank's metrics file, one model file.
+  EXPECT_EQ(two.output.find("test accuracy"), two.output.rfind("test accuracy")) << two.output;
+  EXPECT_TRUE(std::filesystem::exists(tmp_ + "/m0.jsonl"));
+  EXPECT_TRUE(std::filesystem::exists(tmp_ + "/m1.jsonl"));
+  EXPECT_TRUE(std::filesystem::exists(tmp_ + "/two.pt"));
+}
+
+// Two "nodes" on one machine: each rank reads its own copy of the dataset, rank 1's
+// collectives bind 127.0.0.2 while the rendezvous is on 127.0.0.1.
+TEST_F(DistCliTest, TwoNodeRehearsalWithOwnDatasetCopies) {
+  const std::string copy = tmp_ + "/node1-ds";
+  std::filesystem::copy(ds_, copy, std::filesystem::copy_options::recursive);
+  const int port = TestPort(1);
+  const pid_t r0 = Start(RankEnv(0, 2, port), Common(ds_) + " --batch-size 50", tmp_ + "/r0.log");
+  const pid_t r1 = Start(RankEnv(1, 2, port), Common(copy) + " --batch-size 50 --dist-bind 127.0.0.2", tmp_ + "/r1.log");
+  EXPECT_EQ(WaitFor(r1, 120), 0) << seer::testing::ReadFileBytes(tmp_ + "/r1.log");
+  EXPECT_EQ(WaitFor(r0, 30), 0) << seer::testing::ReadFileBytes(tmp_ + "/r0.log");
+  const std::string out0 = seer::testing::ReadFileBytes(tmp_ + "/r0.log");
+  EXPECT_GT(ValueAfter(out0, "test accuracy"), 0.2) << out0;
+}
+
+TEST_F(DistCliTest, RanksOnDifferentDataRefuseNamingTheRank) {
+  const std::string other = tmp_ + "/other";
+  CliRun gen = Seer("gen --nodes 6000 --avg-degree 8 --out " + other + " --seed 4 --quiet");
+  ASSERT_EQ(gen.exit_code, 0) << gen.output;
+  const int port = TestPort(2);
+  const pid_t r0 = Start(RankEnv(0, 2, port), Common(ds_) + " --batch-size 50", tmp_ + "/r0.log");
+  const pid_t r1 = Start(RankEnv(1, 2, port), Common(other) + " --batch-size 50", tmp_ + "/r1.log");
+  EXPECT_EQ(WaitFor(r1, 120), 1);
+  EXPECT_EQ(WaitFor(r0, 30), 1);
+  const std::string out0 = seer::testing::ReadFileBytes(tmp_ + "/r0.log");
+  EXPECT_NE(out0.find("the ranks train on different data"), std::string::npos) << out0;
+  EXPECT_NE(out0.find("rank 1 ("), std::string::npos) << out0;
+}
+
+// kill -9 of rank 1 while training: rank 0 exits with an error naming rank 1 well within
+// its --dist-timeout, instead of hanging.
+TEST_F(DistCliTest, KilledRankEndsTheRunWithAnError) {
+  const int port = TestPort(3);
+  const std::string args = Common(ds_) + " --batch-size 20 --epochs 200 --dist-timeout 20";
+  const pid_t r0 = Start(RankEnv(0, 2, port), args, tmp_ + "/r0.log");
+  const pid_t r1 = Start(RankEnv(1, 2, port), args, tmp_ + "/r1.log");
+  // Rank 0 prints "epoch 1:" once the ranks train together.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (seer::testing::ReadFileBytes(tmp_ + "/r0.log").find("epoch 1:") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_NE(seer::testing::ReadFileBytes(tmp_ + "/r0.log").find("epoch 1:"), std::string::npos);
+  kill(r1, SIGKILL);
+  EXPECT_EQ(WaitFor(r1, 10), 128 + SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
+  const int code = WaitFor(r0, 40);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  const std::string out0 = seer::testing::ReadFileBytes(tmp_ + "/r0.log");
+  EXPECT_EQ(code, 1) << "rank 0 did not end (-1 = still running after 40 s)\n" << out0;
+  EXPECT_LT(seconds, 30);
+  EXPECT_NE(out0.find("rank(s) 1 did not reach it"), std::string::npos) << out0;
+}
+
+}  // namespace
