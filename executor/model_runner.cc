@@ -586,6 +586,7 @@ class TorchModelRunner final : public ModelRunner {
   std::map<std::string, Tensor> best_;
   Tensor staging_;
   const std::vector<int64_t>* graph_indptr_ = nullptr;  // borrowed (SetGraphIndptr)
+  ProcessGroup* group_ = nullptr;                       // borrowed (SetProcessGroup)
 };
 
 }  // namespace
