@@ -8,19 +8,24 @@
 #   sample   seer sample of the train split (a few superbatches, --ncache)
 #   notrain  seer-train train --no-train (the whole data path, no model)
 #   train    seer-train train: GraphSAGE, hidden 16, STOP_AFTER superbatches of S batches
-# under --memory-budget BUDGET (<= 12G). The train split is TRAIN_SEEDS nodes (a few
+# under --memory-budget BUDGET (<= 12G) with --ncache-budget NCACHE, so training uses the
+# prebuilt DIR/ncache (an in-memory build would rank by expected lookups: 4 doubles per
+# node). The train split is TRAIN_SEEDS nodes (a few
 # hundred batches of 1000), so one epoch is a few superbatches.
 #
-# Per stage it records wall time, peak RSS, the bytes read/written by the process
-# (/proc/PID/io through `time -v`'s file-system counters are page-cache blind, so the
-# script samples /proc/PID/io every 5 s instead), the I/O rate, and greps the
-# feature-cache hit ratio and the split line (resident bytes per node) from the logs.
+# Per stage it records wall time, peak RSS, the bytes the process read and wrote
+# (rchar/wchar of /proc/PID/io, sampled every 2 s, so the last 2 s may be missing; page
+# cache hits included) and what of it reached the disk (time -v's file-system
+# inputs/outputs, 512-byte blocks), the rates, and greps the feature-cache hit ratio and
+# the split line (resident bytes per node) from the logs.
 #
 # Usage: bench/billion.sh [BUILD_DIR] [ROOT]
 #   BUILD_DIR holds seer and seer-train (default: build)
 #   ROOT      data and logs (default: /work/benchdata/billion); the dataset is kept and
 #             reused by later runs (delete ROOT/ds to regenerate).
-# Environment: NODES (1000000000), DEG (2), BUDGET (12G), NCACHE (1G), S (50),
+# Environment: NODES (1000000000), DEG (2), BUDGET (12G), NCACHE (1G), FCACHE (256M: the
+#   feature cache's share, pinned because the planner and policy hold ~100 B per cache row
+#   that the split does not count yet; auto would give the cache every byte left), S (50),
 #   STOP_AFTER (4), TRAIN_SEEDS (200000), STAGES ("gen check ncache sample notrain train"),
 #   THREADS (2).
 # Output: ROOT/logs/<stage>.log, <stage>.time (time -v), <stage>.io (last /proc/PID/io),
@@ -33,6 +38,7 @@ NODES=${NODES:-1000000000}
 DEG=${DEG:-2}
 BUDGET=${BUDGET:-12G}
 NCACHE=${NCACHE:-1G}
+FCACHE=${FCACHE:-256M}
 S=${S:-50}
 STOP_AFTER=${STOP_AFTER:-4}
 TRAIN_SEEDS=${TRAIN_SEEDS:-200000}
@@ -65,7 +71,7 @@ run() {
   done
   while kill -0 "$tpid" 2> /dev/null; do
     [ -n "$pid" ] && cat "/proc/$pid/io" > "$io.tmp" 2> /dev/null && mv "$io.tmp" "$io"
-    sleep 5
+    sleep 2
   done
   wait "$tpid"
   local rc=$?
@@ -82,19 +88,24 @@ for line in open(sys.argv[1]):
 EOF
 )
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$tm")
-  rbytes=$(sed -n 's/^read_bytes: //p' "$io" 2> /dev/null || echo 0)
-  wbytes=$(sed -n 's/^write_bytes: //p' "$io" 2> /dev/null || echo 0)
+  rbytes=$(sed -n 's/^rchar: //p' "$io" 2> /dev/null || echo 0)
+  wbytes=$(sed -n 's/^wchar: //p' "$io" 2> /dev/null || echo 0)
+  local din dout
+  din=$(sed -n 's/.*File system inputs: //p' "$tm")
+  dout=$(sed -n 's/.*File system outputs: //p' "$tm")
   local hit split
   hit=$(grep -o 'feature cache hit [0-9.]*%' "$log" | tail -1)
   split=$(grep -m1 -o 'B/node[^,;]*\|[0-9.]* B per node' "$log" | head -1)
-  python3 - "$stage" "$rc" "${wall:-0}" "${rss:-0}" "${rbytes:-0}" "${wbytes:-0}" "$hit" "$split" \
-    >> "$LOGS/summary.tsv" << 'EOF'
+  python3 - "$stage" "$rc" "${wall:-0}" "${rss:-0}" "${rbytes:-0}" "${wbytes:-0}" "${din:-0}" "${dout:-0}" \
+    "$hit" "$split" >> "$LOGS/summary.tsv" << 'EOF'
 import sys
-stage, rc, wall, rss, rb, wb, hit, split = sys.argv[1:9]
+stage, rc, wall, rss, rb, wb, din, dout, hit, split = sys.argv[1:11]
 wall = float(wall); rss = int(rss); rb = int(rb or 0); wb = int(wb or 0)
+din = int(din or 0) * 512; dout = int(dout or 0) * 512
 rate = lambda b: f"{b / wall / 1e6:.0f} MB/s" if wall > 0 else "-"
-print("\t".join([stage, f"rc={rc}", f"{wall:.0f} s", f"{rss / 2**20:.2f} GiB",
-                 f"read {rb / 1e9:.1f} GB ({rate(rb)})", f"written {wb / 1e9:.1f} GB ({rate(wb)})",
+print("\t".join([stage, f"rc={rc}", f"{wall:.0f} s", f"peak RSS {rss / 2**20:.2f} GiB",
+                 f"read {rb / 1e9:.2f} GB ({rate(rb)}; disk {din / 1e9:.2f} GB)",
+                 f"written {wb / 1e9:.2f} GB ({rate(wb)}; disk {dout / 1e9:.2f} GB)",
                  hit or "-", split or "-"]))
 EOF
   tail -1 "$LOGS/summary.tsv"
@@ -121,11 +132,11 @@ for stage in $STAGES; do
       rm -rf "$ROOT/traces"
       ;;
     notrain)
-      run notrain "$SEER_TRAIN" train "$DS" $COMMON --memory-budget "$BUDGET" --superbatch "$S" --epochs 1 \
+      run notrain "$SEER_TRAIN" train "$DS" $COMMON --memory-budget "$BUDGET" --ncache-budget "$NCACHE" --fcache-budget "$FCACHE" --superbatch "$S" --epochs 1 \
         --no-train --runtime-dir "$ROOT/runtime" --metrics "$LOGS/notrain.jsonl"
       ;;
     train)
-      run train "$SEER_TRAIN" train "$DS" $COMMON --memory-budget "$BUDGET" --superbatch "$S" --epochs 1 \
+      run train "$SEER_TRAIN" train "$DS" $COMMON --memory-budget "$BUDGET" --ncache-budget "$NCACHE" --fcache-budget "$FCACHE" --superbatch "$S" --epochs 1 \
         --model sage --hidden 16 --eval-every 0 --stop-after "$STOP_AFTER" --runtime-dir "$ROOT/runtime" \
         --metrics "$LOGS/train.jsonl"
       ;;
