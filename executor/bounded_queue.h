@@ -5,11 +5,13 @@
 //         queue is closed.
 //   Pop   blocks while the queue is empty and open; returns nullopt once it is closed
 //         and drained (items pushed before Close() are still delivered).
+//   PopFor  Pop that gives up after `timeout`: nullopt with *timed_out = true.
 //   Close wakes every blocked caller; it is idempotent and never blocks for long.
 //
 // Thread-safe. The queue owns the items it holds; the destructor frees them.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -38,6 +40,17 @@ class BoundedQueue {
   std::optional<T> Pop() {
     std::unique_lock<std::mutex> lock(mu_);
     not_empty_.wait(lock, [&] { return closed_ || !items_.empty(); });
+    if (items_.empty()) return std::nullopt;
+    T item = std::move(items_.front());
+    items_.pop_front();
+    not_full_.notify_one();
+    return item;
+  }
+
+  template <typename Rep, typename Period>
+  std::optional<T> PopFor(std::chrono::duration<Rep, Period> timeout, bool* timed_out) {
+    std::unique_lock<std::mutex> lock(mu_);
+    *timed_out = !not_empty_.wait_for(lock, timeout, [&] { return closed_ || !items_.empty(); });
     if (items_.empty()) return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();

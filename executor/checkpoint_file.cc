@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 
 #include "storage/base/atomic_file.h"
 #include "storage/base/checksum.h"
@@ -11,20 +12,40 @@ namespace seer {
 namespace {
 
 constexpr const char* kCheckpointFormat = "seer-checkpoint";
-constexpr int kCheckpointVersion = 1;
+constexpr int kCheckpointVersion = 2;
 
 std::string PayloadChecksum(const std::string& payload) {
   return Xxh64::ToHex(Xxh64::Hash(payload.data(), payload.size()));
 }
 
-// Format, version, size and checksum of a header against its payload.
-Status VerifyHeader(const Json& header, const std::string& payload, const std::string& path) {
+
+// Format, version and the header's own checksum.
+Status VerifyHeaderOnly(const Json& header, const std::string& path) {
   auto format = JsonString(header, "format", path);
   if (!format.ok() || *format != kCheckpointFormat) {
     return Corrupt(path + ": not a Seer checkpoint (format field missing or wrong)");
   }
   auto version = JsonInt(header, "version", path);
-  if (!version.ok() || *version != kCheckpointVersion) return Corrupt(path + ": unsupported checkpoint version");
+  if (!version.ok()) return Corrupt(path + ": checkpoint has no readable version field");
+  if (*version == 1) {
+    return Corrupt(path + ": checkpoint version 1 (written before checkpoints recorded their dataset and batching "
+                          "flags) cannot be resumed safely; start a new run (another --checkpoint-dir)");
+  }
+  if (*version != kCheckpointVersion) {
+    return Corrupt(path + ": unsupported checkpoint version " + std::to_string(*version) + " (this Seer reads " +
+                   std::to_string(kCheckpointVersion) + ")");
+  }
+  auto sum = JsonString(header, "header_xxh64", path);
+  if (!sum.ok()) return Corrupt(path + ": checkpoint header has no header_xxh64 field");
+  const std::string actual = CheckpointHeaderChecksum(header);
+  if (actual != *sum) {
+    return Corrupt(path + ": checkpoint header is corrupt: header xxh64 " + actual + " != recorded " + *sum);
+  }
+  return Status::Ok();
+}
+
+// Size and checksum of the payload against its header.
+Status VerifyPayload(const Json& header, const std::string& payload, const std::string& path) {
   SEER_ASSIGN_OR_RETURN(int64_t size, JsonInt(header, "payload_bytes", path));
   SEER_ASSIGN_OR_RETURN(std::string sum, JsonString(header, "payload_xxh64", path));
   if (static_cast<int64_t>(payload.size()) != size) {
@@ -36,13 +57,38 @@ Status VerifyHeader(const Json& header, const std::string& payload, const std::s
   return Status::Ok();
 }
 
+Result<Json> ParseHeaderLine(const std::string& line, const std::string& path) {
+  auto header = ParseJson(line, path);
+  if (!header.ok()) return Corrupt(path + ": not a Seer checkpoint (unreadable header: " + header.status().message() + ")");
+  if (!header->is_object()) return Corrupt(path + ": not a Seer checkpoint (header is not a JSON object)");
+  SEER_RETURN_IF_ERROR(VerifyHeaderOnly(*header, path));
+  return header;
+}
+
+Result<CheckpointHeader> DecodeHeader(const Json& header, const std::string& path) {
+  CheckpointHeader h;
+  SEER_ASSIGN_OR_RETURN(const Json* config, JsonMember(header, "config", path));
+  SEER_ASSIGN_OR_RETURN(h.config, ModelConfigFromJson(*config, path));
+  SEER_ASSIGN_OR_RETURN(const Json* position, JsonMember(header, "position", path));
+  SEER_ASSIGN_OR_RETURN(h.position, TrainPositionFromJson(*position, path));
+  SEER_ASSIGN_OR_RETURN(h.has_best, JsonBool(header, "has_best", path));
+  return h;
+}
+
 }  // namespace
+
+std::string CheckpointHeaderChecksum(Json header) {
+  header.erase("header_xxh64");
+  const std::string text = header.dump();
+  return Xxh64::ToHex(Xxh64::Hash(text.data(), text.size()));
+}
 
 Json ModelConfigToJson(const ModelConfig& c) {
   Json j = {{"kind", ModelKindName(c.kind)}, {"in_dim", c.in_dim},       {"hidden", c.hidden},
             {"num_classes", c.num_classes},  {"num_layers", c.num_layers}, {"dropout", c.dropout},
             {"heads", c.heads}};
   if (c.kind == ModelKind::kGcn) j["gcn_norm"] = GcnNormName(c.gcn_norm);
+  if (!c.dataset.empty()) j["dataset"] = c.dataset;
   return j;
 }
 
@@ -64,6 +110,9 @@ Result<ModelConfig> ModelConfigFromJson(const Json& j, const std::string& path) 
     if (!parsed.ok()) return Corrupt(path + ": field 'gcn_norm': " + parsed.status().message());
     c.gcn_norm = *parsed;
   }
+  if (j.contains("dataset")) {
+    SEER_ASSIGN_OR_RETURN(c.dataset, JsonString(j, "dataset", path));
+  }
   return c;
 }
 
@@ -75,12 +124,22 @@ Result<ModelConfig> ModelConfig::FromJson(const std::string& json, const std::st
 }
 
 Json TrainPositionToJson(const TrainPosition& p) {
+  Json run = Json::object();
+  for (const auto& [name, value] : p.run) run[name] = value;
   return {{"epoch", p.epoch},
           {"next_superbatch", p.next_superbatch},
           {"global_step", p.global_step},
           {"seed", std::to_string(p.seed)},
           {"best_valid_accuracy", p.best_valid_accuracy},
-          {"best_epoch", p.best_epoch}};
+          {"best_epoch", p.best_epoch},
+          {"run", run},
+          {"epoch_partial",
+           {{"loss_sum", p.epoch_loss_sum},
+            {"loss_batches", p.epoch_loss_batches},
+            {"correct", p.epoch_correct},
+            {"labeled", p.epoch_labeled},
+            {"batches", p.epoch_batches},
+            {"seeds", p.epoch_seeds}}}};
 }
 
 Result<TrainPosition> TrainPositionFromJson(const Json& j, const std::string& path) {
@@ -90,24 +149,63 @@ Result<TrainPosition> TrainPositionFromJson(const Json& j, const std::string& pa
   SEER_ASSIGN_OR_RETURN(p.global_step, JsonInt(j, "global_step", path));
   SEER_ASSIGN_OR_RETURN(p.best_epoch, JsonInt(j, "best_epoch", path));
   SEER_ASSIGN_OR_RETURN(p.best_valid_accuracy, JsonNumber(j, "best_valid_accuracy", path));
+  if (p.epoch < 0 || p.next_superbatch < 0 || p.global_step < 0) {
+    return Corrupt(path + ": position fields 'epoch', 'next_superbatch' and 'global_step' must be >= 0");
+  }
   SEER_ASSIGN_OR_RETURN(std::string seed, JsonString(j, "seed", path));
   char* end = nullptr;
   errno = 0;
   p.seed = std::strtoull(seed.c_str(), &end, 10);
-  if (seed.empty() || *end != '\0' || errno != 0) {
+  if (seed.empty() || seed[0] == '-' || *end != '\0' || errno != 0) {
     return Corrupt(path + ": field 'seed' is not a decimal uint64: '" + seed + "'");
+  }
+  if (j.contains("run")) {
+    SEER_ASSIGN_OR_RETURN(const Json* run, JsonMember(j, "run", path));
+    if (!run->is_object()) return Corrupt(path + ": field 'run' is not an object");
+    for (const auto& [name, value] : run->items()) {
+      if (!value.is_string()) return Corrupt(path + ": field 'run." + name + "' is not a string");
+      p.run[name] = value.get<std::string>();
+    }
+  }
+  if (j.contains("epoch_partial")) {
+    SEER_ASSIGN_OR_RETURN(const Json* e, JsonMember(j, "epoch_partial", path));
+    SEER_ASSIGN_OR_RETURN(p.epoch_loss_sum, JsonNumber(*e, "loss_sum", path));
+    SEER_ASSIGN_OR_RETURN(p.epoch_loss_batches, JsonInt(*e, "loss_batches", path));
+    SEER_ASSIGN_OR_RETURN(p.epoch_correct, JsonInt(*e, "correct", path));
+    SEER_ASSIGN_OR_RETURN(p.epoch_labeled, JsonInt(*e, "labeled", path));
+    SEER_ASSIGN_OR_RETURN(p.epoch_batches, JsonInt(*e, "batches", path));
+    SEER_ASSIGN_OR_RETURN(p.epoch_seeds, JsonInt(*e, "seeds", path));
   }
   return p;
 }
 
+std::string DescribeRunDifferences(const std::map<std::string, std::string>& saved,
+                                   const std::map<std::string, std::string>& now) {
+  std::string out;
+  auto add = [&](const std::string& name, const std::string* a, const std::string* b) {
+    if (a != nullptr && b != nullptr && *a == *b) return;
+    if (!out.empty()) out += "; ";
+    out += name + ": checkpoint " + (a ? *a : "(none)") + ", this run " + (b ? *b : "(none)");
+  };
+  for (const auto& [name, value] : saved) {
+    auto it = now.find(name);
+    add(name, &value, it == now.end() ? nullptr : &it->second);
+  }
+  for (const auto& [name, value] : now) {
+    if (saved.count(name) == 0) add(name, nullptr, &value);
+  }
+  return out;
+}
+
 std::string EncodeCheckpoint(const CheckpointHeader& header, const std::string& payload) {
-  const Json j = {{"format", kCheckpointFormat},
-                  {"version", kCheckpointVersion},
-                  {"config", ModelConfigToJson(header.config)},
-                  {"position", TrainPositionToJson(header.position)},
-                  {"has_best", header.has_best},
-                  {"payload_bytes", static_cast<int64_t>(payload.size())},
-                  {"payload_xxh64", PayloadChecksum(payload)}};
+  Json j = {{"format", kCheckpointFormat},
+            {"version", kCheckpointVersion},
+            {"config", ModelConfigToJson(header.config)},
+            {"position", TrainPositionToJson(header.position)},
+            {"has_best", header.has_best},
+            {"payload_bytes", static_cast<int64_t>(payload.size())},
+            {"payload_xxh64", PayloadChecksum(payload)}};
+  j["header_xxh64"] = CheckpointHeaderChecksum(j);
   return j.dump() + "\n" + payload;
 }
 
@@ -121,17 +219,33 @@ Result<CheckpointContents> ReadCheckpointFile(const std::string& path) {
   if (newline == std::string::npos) {
     return Corrupt(path + ": not a Seer checkpoint (no header line; truncated or foreign file)");
   }
-  auto header = ParseJson(bytes.substr(0, newline), path);
-  if (!header.ok()) return Corrupt(path + ": not a Seer checkpoint (unreadable header: " + header.status().message() + ")");
+  SEER_ASSIGN_OR_RETURN(Json header, ParseHeaderLine(bytes.substr(0, newline), path));
   CheckpointContents file;
   file.payload = bytes.substr(newline + 1);
-  SEER_RETURN_IF_ERROR(VerifyHeader(*header, file.payload, path));
-  SEER_ASSIGN_OR_RETURN(const Json* config, JsonMember(*header, "config", path));
-  SEER_ASSIGN_OR_RETURN(file.header.config, ModelConfigFromJson(*config, path));
-  SEER_ASSIGN_OR_RETURN(const Json* position, JsonMember(*header, "position", path));
-  SEER_ASSIGN_OR_RETURN(file.header.position, TrainPositionFromJson(*position, path));
-  SEER_ASSIGN_OR_RETURN(file.header.has_best, JsonBool(*header, "has_best", path));
+  SEER_RETURN_IF_ERROR(VerifyPayload(header, file.payload, path));
+  SEER_ASSIGN_OR_RETURN(file.header, DecodeHeader(header, path));
   return file;
+}
+
+Result<CheckpointHeader> ReadCheckpointHeader(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return ErrnoStatus(errno, "open checkpoint", path);
+  std::string line;
+  // A header is a few KiB; a longer first line is not one.
+  constexpr size_t kMaxHeaderBytes = 1 << 20;
+  char c;
+  bool newline = false;
+  while (in.get(c)) {
+    if (c == '\n') {
+      newline = true;
+      break;
+    }
+    if (line.size() >= kMaxHeaderBytes) break;
+    line.push_back(c);
+  }
+  if (!newline) return Corrupt(path + ": not a Seer checkpoint (no header line; truncated or foreign file)");
+  SEER_ASSIGN_OR_RETURN(Json header, ParseHeaderLine(line, path));
+  return DecodeHeader(header, path);
 }
 
 Result<TrainPosition> ReadCheckpointPosition(const std::string& path) {

@@ -39,6 +39,31 @@ Status Checkpointer::Save(ModelRunner* model, const TrainPosition& position) con
   return model->SaveCheckpoint(path_, position);
 }
 
+Status Checkpointer::CheckRun(const std::map<std::string, std::string>& run) const {
+  // Open refused a missing checkpoint where this process reads it.
+  if (!options_.resume || path_.empty() || !std::filesystem::exists(path_)) return Status::Ok();
+  SEER_ASSIGN_OR_RETURN(CheckpointHeader header, ReadCheckpointHeader(path_));
+  const std::string differences = DescribeRunDifferences(header.position.run, run);
+  if (differences.empty()) return Status::Ok();
+  return InvalidArgument(path_ + ": cannot resume with other data or batching flags (" + differences +
+                         "): rerun with the checkpoint's values, or start a new run in another --checkpoint-dir");
+}
+
+std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t batches_per_superbatch,
+                                                  const std::string& dataset_identity) {
+  std::string fanouts;
+  if (o.model != ModelKind::kMlp) {
+    for (int f : o.fanouts) fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
+  }
+  return {{"dataset", dataset_identity},
+          {"--batch-size", std::to_string(o.batch_size)},
+          {"--superbatch", std::to_string(batches_per_superbatch)},
+          {"--pipeline", PipelineKindName(o.pipeline)},
+          {"--fanouts", o.model == ModelKind::kMlp ? "none" : fanouts},
+          {"--seed", std::to_string(o.seed)},
+          {"--model", ModelKindName(o.model)}};
+}
+
 bool Checkpointer::DueAfterSuperbatch(int64_t executed_superbatches) const {
   return options_.checkpoint_every > 0 && executed_superbatches % options_.checkpoint_every == 0;
 }

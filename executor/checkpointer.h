@@ -3,6 +3,12 @@
 //   Open     checks the resume request before any work is done: --resume needs
 //            --checkpoint-dir and a model (not --no-train), and the checkpoint must exist
 //            and have a readable header; creates the checkpoint directory.
+//   CheckRun --resume: the checkpoint's run record (TrainPosition::run: the dataset's
+//            identity and every flag that shapes batches and plans, TrainRunRecord)
+//            must equal this run's; a difference is refused naming each flag and both
+//            values (a resume with another --superbatch or --batch-size would skip or
+//            repeat batches). --epochs, --eval-every, --lr, the cache and I/O flags may
+//            change.
 //   Resume   loads weights, Adam state and position into the model (--resume), refusing
 //            a checkpoint written with another --seed; without --resume it returns the
 //            start position.
@@ -15,9 +21,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "executor/model_runner.h"
+#include "executor/train_options.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -39,6 +47,7 @@ class Checkpointer {
   Result<TrainPosition> Resume(ModelRunner* model, uint64_t seed) const;
   Status Save(ModelRunner* model, const TrainPosition& position) const;
   bool DueAfterSuperbatch(int64_t executed_superbatches) const;
+  Status CheckRun(const std::map<std::string, std::string>& run) const;
 
   bool enabled() const { return !path_.empty(); }
   bool resuming() const { return options_.resume; }
@@ -49,5 +58,11 @@ class Checkpointer {
   Options options_;
   std::string path_;
 };
+
+// `seer train`'s run record: the dataset's identity and the flags that shape the
+// batches and plans (the resolved batches per superbatch: --superbatch auto may resolve
+// differently under another --memory-budget).
+std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t batches_per_superbatch,
+                                                  const std::string& dataset_identity);
 
 }  // namespace seer

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "kernels/device.h"
+#include "storage/dataset/small_files.h"
 #include "storage/base/byte_size.h"
 #include "storage/io/mmap_reader.h"
 
@@ -128,6 +129,16 @@ Result<std::unique_ptr<DataPath>> DataPath::Open(const std::string& dataset_dir,
                                                  const DataIoOptions& io, PilotSpec* pilot) {
   std::unique_ptr<DataPath> path(new DataPath());
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dataset_dir));
+  const DatasetManifest& m = dataset.manifest();
+  if (m.feature_dim <= 0) {
+    return InvalidArgument(dataset_dir + ": the dataset has no node features (feature_dim " +
+                           std::to_string(m.feature_dim) +
+                           " in the manifest): training and prediction read features.bin; convert it again with "
+                           "seer prep --features FILE.npy");
+  }
+  // indptr, labels and splits in full (one sequential pass): nothing downstream meets a
+  // non-monotone indptr, an out-of-range label or overlapping splits.
+  SEER_RETURN_IF_ERROR(ValidateSmallFiles(dataset, !io.quiet).status());
   path->dataset_.emplace(std::move(dataset));
   SEER_RETURN_IF_ERROR(path->OpenReaders(io, request, pilot));
   return path;

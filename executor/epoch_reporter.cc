@@ -13,7 +13,7 @@ namespace seer {
 
 Json EpochReport::ToJsonObject() const {
   Json j = {{"type", "epoch"},
-            {"epoch", epoch},
+            {"epoch", epoch + 1},  // 1-based, as on stderr
             {"batches", batches},
             {"seeds", seeds},
             {"train_loss", train_loss},
@@ -24,7 +24,8 @@ Json EpochReport::ToJsonObject() const {
                   {"plan", plan_seconds},      {"gather", gather_seconds},
                   {"io_wait", io_wait_seconds}, {"cache_update", cache_update_seconds},
                   {"transfer", transfer_seconds}, {"compute", compute_seconds},
-                  {"stall", stall_seconds},    {"eval", eval_seconds}};
+                  {"stall", stall_seconds},    {"eval", eval_seconds},
+                  {"finite_check", gather.check_seconds}};  // part of gather
   j["samples_per_second"] = seconds > 0 ? seeds / seconds : 0.0;
   j["fcache_accesses"] = gather.rows;
   j["fcache_hits"] = gather.hits;
@@ -88,7 +89,7 @@ Json RunDescription::ToJsonObject() const {
 Json RunOutcome::ToJsonObject() const {
   return {{"type", "final"},
           {"best_valid_accuracy", best_valid_accuracy},
-          {"best_epoch", best_epoch},
+          {"best_epoch", best_epoch < 0 ? best_epoch : best_epoch + 1},  // 1-based; -1 = none
           {"test_accuracy", test_accuracy},
           {"peak_rss_bytes", peak_rss_bytes},
           {"seconds", seconds},
@@ -106,7 +107,7 @@ std::string FormatDuration(double seconds) {
 Result<std::unique_ptr<EpochReporter>> EpochReporter::Open(const Options& options, const RunDescription& run) {
   std::FILE* metrics = nullptr;
   if (!options.metrics_path.empty()) {
-    metrics = std::fopen(options.metrics_path.c_str(), "w");
+    metrics = std::fopen(options.metrics_path.c_str(), options.append ? "a" : "w");
     if (metrics == nullptr) return ErrnoStatus(errno, "open metrics file", options.metrics_path);
   }
   std::unique_ptr<EpochReporter> reporter(new EpochReporter(options, metrics));

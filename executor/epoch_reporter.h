@@ -4,7 +4,9 @@
 //   - one multi-line summary per epoch and the closing lines on stderr (unless quiet),
 //   - the --metrics JSON lines: a "start" line (the run's configuration) when the
 //     reporter opens, one "epoch" line per finished epoch, a "final" line at the end.
-// The metrics file is created (truncated) by Open and every line is written and flushed
+// Epochs are numbered from 1 in the metrics lines ("epoch", "best_epoch") as on stderr.
+// The metrics file is created (truncated) by Open — appended to with `append` (a
+// resumed run: a new "start" line, then its epochs) — and every line is written and flushed
 // as it happens, so a run that dies leaves the lines it had reached.
 //
 // Owns the metrics file. Blocks only on that file's writes. Called from the executor
@@ -92,8 +94,9 @@ class EpochReporter {
     bool quiet = false;              // no lines on stderr
     bool show_progress = true;
     double progress_interval_s = 10; // plain lines when stderr is not a TTY
+    bool append = false;             // --resume: append to the metrics file (its earlier epochs stay)
   };
-  // Creates the metrics file and writes its start line.
+  // Creates (or, with `append`, appends to) the metrics file and writes its start line.
   static Result<std::unique_ptr<EpochReporter>> Open(const Options& options, const RunDescription& run);
   ~EpochReporter();
   EpochReporter(const EpochReporter&) = delete;

@@ -24,7 +24,46 @@ double Since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// The first non-finite value (NaN or +-Inf: all exponent bits set) of a row of `dim`
+// values in the disk dtype; -1 when every value is finite. The first pass ORs 0/1 flags
+// into an integer, which vectorizes (as fast as a memcpy of the row, measured; a bool
+// accumulator ran 3x slower) and uses no float compares that -ffast-math could fold.
+template <typename Bits>
+int64_t FirstAllOnes(const char* row, int64_t dim, Bits mask) {
+  uint32_t any = 0;
+  for (int64_t i = 0; i < dim; ++i) {
+    Bits bits;
+    std::memcpy(&bits, row + sizeof(Bits) * i, sizeof(Bits));
+    any |= static_cast<uint32_t>((bits & mask) == mask);
+  }
+  if (any == 0) return -1;
+  for (int64_t i = 0; i < dim; ++i) {
+    Bits bits;
+    std::memcpy(&bits, row + sizeof(Bits) * i, sizeof(Bits));
+    if ((bits & mask) == mask) return i;
+  }
+  return -1;
+}
+
+int64_t FirstNonFinite(const char* row, FeatureDtype dtype, int64_t dim) {
+  switch (dtype) {
+    case FeatureDtype::kFloat32: return FirstAllOnes<uint32_t>(row, dim, 0x7f800000u);
+    case FeatureDtype::kFloat16: return FirstAllOnes<uint16_t>(row, dim, 0x7c00);
+    case FeatureDtype::kBFloat16: return FirstAllOnes<uint16_t>(row, dim, 0x7f80);
+  }
+  return -1;
+}
+
 }  // namespace
+
+Status FeatureGatherer::CheckFinite(const char* row, int64_t node) const {
+  const int64_t column = FirstNonFinite(row, dtype_, feature_dim_);
+  if (column < 0) return Status::Ok();
+  return Corrupt(features_->path() + ": node " + std::to_string(node) + ": feature row at byte offset " +
+                 std::to_string(node * row_bytes_) + " has a non-finite value (NaN or Inf) in column " +
+                 std::to_string(column) + " (byte offset " +
+                 std::to_string(node * row_bytes_ + column * (row_bytes_ / feature_dim_)) + ")");
+}
 
 void GatherStats::Add(const GatherStats& o) {
   rows += o.rows;
@@ -39,6 +78,7 @@ void GatherStats::Add(const GatherStats& o) {
   io_seconds += o.io_seconds;
   update_seconds += o.update_seconds;
   convert_seconds += o.convert_seconds;
+  check_seconds += o.check_seconds;
 }
 
 void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t num_values, float* dst) {
@@ -100,6 +140,13 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
     SEER_RETURN_IF_ERROR(features_->ReadBatch(requests_, &local.reads));
   }
   local.io_seconds = Since(io_start);
+  // Rows read from the SSD are checked once, here and in Fill; cached rows were checked
+  // when they were read, so hits cost nothing.
+  const auto check_start = std::chrono::steady_clock::now();
+  for (int32_t p : miss_positions_) {
+    SEER_RETURN_IF_ERROR(CheckFinite(buffer + int64_t{p} * row_bytes_, batch.node_ids[static_cast<size_t>(p)]));
+  }
+  local.check_seconds = Since(check_start);
 
   if (changeset != nullptr && cache_ != nullptr) {
     const auto update_start = std::chrono::steady_clock::now();
@@ -141,6 +188,11 @@ Status FeatureGatherer::Fill(const std::vector<int64_t>& slot_nodes, GatherStats
     const auto io_start = std::chrono::steady_clock::now();
     SEER_RETURN_IF_ERROR(features_->ReadBatch(requests, &local.fill_reads));
     local.io_seconds += Since(io_start);
+    const auto check_start = std::chrono::steady_clock::now();
+    for (size_t i = begin; i < end; ++i) {
+      SEER_RETURN_IF_ERROR(CheckFinite(buffer.data() + (i - begin) * row_bytes_, wanted[i].first));
+    }
+    local.check_seconds += Since(check_start);
     for (size_t i = begin; i < end; ++i) {
       cache_->Install(wanted[i].second, wanted[i].first, buffer.data() + (i - begin) * row_bytes_);
     }

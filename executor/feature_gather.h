@@ -8,6 +8,9 @@
 //      into their slots, evictions),
 //   4. the buffer is converted to float32 rows (float16 features are widened).
 // Also: Fill() installs a policy's initial cache content with one sorted bulk read.
+// Every row read from features.bin (misses and fills) is checked for NaN/Inf before it
+// is used or cached: a non-finite value is kCorrupt naming features.bin, the node and
+// the byte offsets. Cached rows were checked when read, so hits cost nothing.
 //
 // The gatherer borrows the reader and the cache. Gather() mutates the cache when a
 // changeset is given: one Gather/Fill at a time per cache. GatherReadOnly() never
@@ -41,6 +44,7 @@ struct GatherStats {
   double io_seconds = 0;     // waiting for miss reads
   double update_seconds = 0; // applying changesets + fills
   double convert_seconds = 0;// raw -> float32
+  double check_seconds = 0;  // the NaN/Inf check of rows read from features.bin
   void Add(const GatherStats& o);
   double hit_ratio() const { return rows == 0 ? 0.0 : static_cast<double>(hits) / rows; }
 };
@@ -62,6 +66,7 @@ class FeatureGatherer {
  private:
   Status GatherImpl(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
                     GatherStats* stats);
+  Status CheckFinite(const char* row, int64_t node) const;
   BlockReader* features_;
   FeatureCache* cache_;
   int64_t feature_dim_;

@@ -19,6 +19,7 @@ Result<LabelTable> LabelTable::Load(const Dataset& dataset, std::vector<int64_t>
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   const std::string path = dataset.PathOf(dataset_files::kLabels);
   const int64_t num_nodes = dataset.manifest().num_nodes;
+  const int64_t num_classes = dataset.manifest().num_classes;
   if (!nodes.empty() && (nodes.front() < 0 || nodes.back() >= num_nodes)) {  // sorted: the extremes
     const int64_t bad = nodes.front() < 0 ? nodes.front() : nodes.back();
     return InvalidArgument(fmt::format("{}: node id {} is out of range [0, {})", path, bad, num_nodes));
@@ -35,7 +36,14 @@ Result<LabelTable> LabelTable::Load(const Dataset& dataset, std::vector<int64_t>
     chunk.resize(static_cast<size_t>(end - begin));
     SEER_RETURN_IF_ERROR(PreadFull(fd.get(), chunk.data(), (end - begin) * 4, begin * 4, path));
     while (i < table.ids_.size() && table.ids_[i] < end) {
-      table.labels_[i] = chunk[static_cast<size_t>(table.ids_[i] - begin)];
+      const int32_t label = chunk[static_cast<size_t>(table.ids_[i] - begin)];
+      // Nothing reaches the model with a label outside the manifest's classes.
+      if (label < -1 || label >= num_classes) {
+        return Corrupt(fmt::format("{}: node {} has label {} at byte offset {}, outside [-1, {}) (num_classes {} in "
+                                   "the manifest; -1 = unlabeled)",
+                                   path, table.ids_[i], label, table.ids_[i] * 4, num_classes, num_classes));
+      }
+      table.labels_[i] = label;
       ++i;
     }
   }

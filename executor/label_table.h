@@ -16,7 +16,8 @@ class LabelTable {
  public:
   LabelTable() = default;
   // The labels of `nodes` (duplicates allowed). An id outside [0, num_nodes) is an
-  // InvalidArgument error naming it (ids come from split files and user lists).
+  // InvalidArgument error naming it (ids come from split files and user lists); a label
+  // outside [-1, num_classes) is kCorrupt naming labels.bin, the node and the offset.
   static Result<LabelTable> Load(const Dataset& dataset, std::vector<int64_t> nodes);
   // The labels of the union of several node sets (train, valid, test).
   static Result<LabelTable> LoadAll(const Dataset& dataset, const std::vector<const std::vector<int64_t>*>& sets);

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ struct ModelConfig {
   double dropout = 0.5;
   int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
   GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (stored in the JSON for GCN only)
+  // DatasetManifest::Identity() of the data it is trained on ("" = not recorded: files
+  // written before it was); seer predict refuses another dataset's.
+  std::string dataset;
   // One-line JSON (keys sorted), as stored in checkpoints and model files; defined with
   // the checkpoint format in executor/checkpoint_file.cc.
   std::string ToJson() const;
@@ -77,6 +81,13 @@ struct TrainPosition {
   uint64_t seed = 0;
   double best_valid_accuracy = -1;
   int64_t best_epoch = -1;
+  // The flags and dataset that shape the batches and plans (name -> value, the
+  // checkpoint's "run" record): a resume with any other value is refused (Checkpointer).
+  std::map<std::string, std::string> run;
+  // `epoch`'s training sums over its superbatches before next_superbatch, so a resumed
+  // epoch reports loss and accuracy over all its batches.
+  double epoch_loss_sum = 0;
+  int64_t epoch_loss_batches = 0, epoch_correct = 0, epoch_labeled = 0, epoch_batches = 0, epoch_seeds = 0;
 };
 
 struct StepResult {

@@ -9,6 +9,10 @@
 //                   superbatch's last batch.
 //   EpochGate       the gather thread may gather epoch e once the executor has finished
 //                   every epoch before it (evaluation reads the cache it mutates).
+//   WaitBoard       who is waiting for what: every blocking wait of a stage thread is
+//                   noted on it (WaitNote), so the executor, waiting for a batch, can
+//                   tell a deadlock (every stage thread waiting or finished, nothing
+//                   moving) from slow work, and name what each thread waits for.
 //
 // The two gates block in Acquire()/WaitFor() until they can proceed or are closed; a
 // closed gate never blocks again and its waits return false. Everything here is
@@ -19,7 +23,9 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "storage/base/status.h"
 
@@ -99,6 +105,59 @@ class EpochGate : public ClosableGate {
 
  private:
   int64_t open_through_;
+};
+
+class WaitBoard {
+ public:
+  explicit WaitBoard(std::vector<std::string> threads)
+      : names_(std::move(threads)), waiting_(names_.size()), state_(names_.size(), kWorking) {}
+
+  // Thread `slot` waits for `what` until the note is destroyed.
+  class Note {
+   public:
+    Note(WaitBoard* board, size_t slot, std::string what) : board_(board), slot_(slot) {
+      board_->Set(slot_, kWaiting, std::move(what));
+    }
+    ~Note() { board_->Set(slot_, kWorking, ""); }
+    Note(const Note&) = delete;
+    Note& operator=(const Note&) = delete;
+
+   private:
+    WaitBoard* board_;
+    size_t slot_;
+  };
+  void Finished(size_t slot) { Set(slot, kFinished, ""); }
+
+  // True when no thread is working (each waits or has finished); *what lists the waits
+  // ("gather thread waits for X; planner thread ...") and *changes counts every state
+  // change so far, so a caller can tell a standing state from a passing one.
+  bool NoneWorking(std::string* what, int64_t* changes) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    *changes = changes_;
+    what->clear();
+    for (size_t i = 0; i < names_.size(); ++i) {
+      if (state_[i] == kWorking) return false;
+      if (state_[i] == kFinished) continue;
+      if (!what->empty()) *what += "; ";
+      *what += names_[i] + " thread waits for " + waiting_[i];
+    }
+    return true;
+  }
+
+ private:
+  enum State { kWorking, kWaiting, kFinished };
+  void Set(size_t slot, State state, std::string what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (state_[slot] == kFinished) return;
+    state_[slot] = state;
+    waiting_[slot] = std::move(what);
+    ++changes_;
+  }
+  const std::vector<std::string> names_;
+  mutable std::mutex mu_;
+  std::vector<std::string> waiting_;
+  std::vector<State> state_;
+  int64_t changes_ = 0;
 };
 
 }  // namespace seer

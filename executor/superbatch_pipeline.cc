@@ -2,13 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include "storage/base/file_io.h"
 
 namespace seer {
+
+std::string ExceptionSummary(const std::exception& e) {
+  std::string text = e.what() == nullptr ? "" : e.what();
+  const size_t newline = text.find('\n');
+  if (newline != std::string::npos) text.resize(newline);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
+  return text.empty() ? "unknown" : text;
+}
 
 Status RunGuarded(const char* stage, const std::function<Status()>& body) {
   const std::string name(stage);
@@ -17,10 +28,10 @@ Status RunGuarded(const char* stage, const std::function<Status()>& body) {
   } catch (const StatusError& e) {
     return Status(e.status().code(), name + " stage: " + e.status().message(), e.status().sys_errno());
   } catch (const std::bad_alloc& e) {
-    return Status(StatusCode::kResourceExhausted, name + " stage: out of memory (" + e.what() + ")");
+    return Status(StatusCode::kResourceExhausted, name + " stage: out of memory (" + ExceptionSummary(e) + ")");
   } catch (const std::exception& e) {
     // c10::Error and every other library exception: a broken contract inside the stage.
-    return Status(StatusCode::kInternal, name + " stage failed: " + e.what());
+    return Status(StatusCode::kInternal, name + " stage failed: " + ExceptionSummary(e));
   } catch (...) {
     return Status(StatusCode::kInternal, name + " stage failed: unknown exception");
   }
@@ -46,24 +57,26 @@ PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner
 SuperbatchPipeline::SuperbatchPipeline(PipelineStages stages, PipelineOptions options)
     : stages_(std::move(stages)),
       options_(std::move(options)),
-      epoch_gate_(options_.first_epoch) {
+      epoch_gate_(options_.schedule.empty() ? options_.first_epoch
+                                            : std::max(options_.first_epoch, options_.schedule.front().first)) {
   // Two float buffers (MemoryBudgetRequest::pipeline_depth): one trains, one fills.
   for (int i = 0; i < 2; ++i) free_buffers_.Push(std::vector<float>());
 }
 
 std::unique_ptr<SuperbatchPipeline> SuperbatchPipeline::Start(PipelineStages stages, PipelineOptions options) {
   std::unique_ptr<SuperbatchPipeline> p(new SuperbatchPipeline(std::move(stages), std::move(options)));
-  p->inspector_ = p->Launch("inspector", &SuperbatchPipeline::InspectorStage);
-  p->planner_ = p->Launch("planner", &SuperbatchPipeline::PlannerStage);
-  p->gatherer_ = p->Launch("gather", &SuperbatchPipeline::GatherStage);
+  p->inspector_ = p->Launch("inspector", 0, &SuperbatchPipeline::InspectorStage);
+  p->planner_ = p->Launch("planner", 1, &SuperbatchPipeline::PlannerStage);
+  p->gatherer_ = p->Launch("gather", 2, &SuperbatchPipeline::GatherStage);
   return p;
 }
 
 SuperbatchPipeline::~SuperbatchPipeline() { (void)Stop(); }
 
-std::thread SuperbatchPipeline::Launch(const char* name, Status (SuperbatchPipeline::*body)()) {
-  return std::thread([this, name, body] {
+std::thread SuperbatchPipeline::Launch(const char* name, size_t slot, Status (SuperbatchPipeline::*body)()) {
+  return std::thread([this, name, slot, body] {
     Status status = RunGuarded(name, [&] { return (this->*body)(); });
+    board_.Finished(slot);
     if (!status.ok()) {
       error_.Set(std::move(status));
       CloseAll();
@@ -89,7 +102,31 @@ Status SuperbatchPipeline::Stop() {
   return error_.Get();
 }
 
-std::optional<GatheredBatch> SuperbatchPipeline::Next() { return ready_.Pop(); }
+std::optional<GatheredBatch> SuperbatchPipeline::Next() {
+  using std::chrono::duration;
+  const auto slice = duration<double>(std::clamp(options_.deadlock_seconds / 8, 0.001, 0.25));
+  const auto start_of = [] { return std::chrono::steady_clock::now(); };
+  auto standing_since = start_of();
+  int64_t last_changes = -1;
+  while (true) {
+    bool timed_out = false;
+    std::optional<GatheredBatch> g = ready_.PopFor(slice, &timed_out);
+    if (!timed_out) return g;
+    std::string waits;
+    int64_t changes = 0;
+    if (!board_.NoneWorking(&waits, &changes) || changes != last_changes) {
+      last_changes = changes;
+      standing_since = start_of();
+      continue;
+    }
+    if (duration<double>(start_of() - standing_since).count() < options_.deadlock_seconds) continue;
+    error_.Set(Status(StatusCode::kInternal,
+                      "pipeline deadlock (a bug; please report it): the executor waits for a batch while " +
+                          (waits.empty() ? std::string("every stage thread has finished") : waits)));
+    CloseAll();
+    return std::nullopt;
+  }
+}
 
 void SuperbatchPipeline::Recycle(std::vector<float> rows) { free_buffers_.Push(std::move(rows)); }
 
@@ -109,7 +146,10 @@ Status SuperbatchPipeline::InspectorStage() {
   Status status = options_.schedule.empty() ? Status::Ok() : MakeDirectories(options_.runtime_dir);
   for (const auto& [epoch, k] : options_.schedule) {
     if (!status.ok() || stop_) break;
-    if (!options_.overlap && !exclusion_.Acquire()) break;
+    {
+      WaitBoard::Note note(&board_, 0, "the sampling/executing token (--no-overlap)");
+      if (!options_.overlap && !exclusion_.Acquire()) break;
+    }
     SuperbatchStats stats;
     Result<TraceFile> trace = stages_.sample(epoch, k, TracePath(epoch, k), &stats);
     if (!options_.overlap) exclusion_.Release();
@@ -117,6 +157,8 @@ Status SuperbatchPipeline::InspectorStage() {
       status = trace.status();
       break;
     }
+    WaitBoard::Note note(&board_, 0, "the planner to take superbatch " + std::to_string(k) + " of epoch " +
+                                         std::to_string(epoch + 1));
     if (!sampled_.Push(SampledItem{std::move(trace).value(), stats})) break;  // a dropped handle removes its file
   }
   sampled_.Close();
@@ -125,7 +167,13 @@ Status SuperbatchPipeline::InspectorStage() {
 
 Status SuperbatchPipeline::PlannerStage() {
   Status status;
-  while (auto sampled = sampled_.Pop()) {
+  while (true) {
+    std::optional<SampledItem> sampled;
+    {
+      WaitBoard::Note note(&board_, 1, "the inspector's next superbatch");
+      sampled = sampled_.Pop();
+    }
+    if (!sampled) break;
     PlannedItem item;
     item.trace = std::move(sampled->trace);
     PlannedSuperbatch& p = item.planned;
@@ -138,6 +186,8 @@ Status SuperbatchPipeline::PlannerStage() {
       break;
     }
     p.plan = std::move(plan).value();
+    WaitBoard::Note note(&board_, 1, "the gather thread to take the plan of superbatch " + std::to_string(p.index) +
+                                         " of epoch " + std::to_string(p.epoch + 1));
     if (!planned_.Push(std::move(item))) break;
   }
   planned_.Close();
@@ -149,7 +199,11 @@ Status SuperbatchPipeline::GatherStage() {
   Status status;
   bool closed = false;
   while (!closed && status.ok()) {
-    std::optional<PlannedItem> item = planned_.Pop();
+    std::optional<PlannedItem> item;
+    {
+      WaitBoard::Note note(&board_, 2, "the planner's next plan");
+      item = planned_.Pop();
+    }
     if (!item) break;
     auto sb = std::make_shared<ExecutingSuperbatch>();
     sb->planned = std::move(item->planned);
@@ -163,14 +217,25 @@ Status SuperbatchPipeline::GatherStage() {
 Status SuperbatchPipeline::GatherSuperbatch(const std::shared_ptr<ExecutingSuperbatch>& sb, const TraceFile& trace,
                                             bool* closed) {
   *closed = true;
-  if (!epoch_gate_.WaitFor(sb->planned.epoch)) return Status::Ok();
-  if (!options_.overlap && !exclusion_.Acquire()) return Status::Ok();
+  {
+    WaitBoard::Note note(&board_, 2, "the executor to finish the epochs before epoch " +
+                                         std::to_string(sb->planned.epoch + 1));
+    if (!epoch_gate_.WaitFor(sb->planned.epoch)) return Status::Ok();
+  }
+  {
+    WaitBoard::Note note(&board_, 2, "the sampling/executing token (--no-overlap)");
+    if (!options_.overlap && !exclusion_.Acquire()) return Status::Ok();
+  }
   const SuperbatchPlan& plan = sb->planned.plan;
   if (!plan.fill_slots.empty()) SEER_RETURN_IF_ERROR(stages_.fill(plan.fill_slots, &sb->gather));
   SEER_ASSIGN_OR_RETURN(TraceRecordReader reader, TraceRecordReader::Open(trace));
   const size_t n = static_cast<size_t>(trace.num_batches());
   for (size_t i = 0; i < n; ++i) {
-    std::optional<std::vector<float>> buffer = free_buffers_.Pop();
+    std::optional<std::vector<float>> buffer;
+    {
+      WaitBoard::Note note(&board_, 2, "a free row buffer (the executor recycles one after each batch)");
+      buffer = free_buffers_.Pop();
+    }
     if (!buffer) return Status::Ok();
     std::optional<Changeset> cs;
     if (plan.changesets) {
@@ -186,6 +251,8 @@ Status SuperbatchPipeline::GatherSuperbatch(const std::shared_ptr<ExecutingSuper
     SEER_RETURN_IF_ERROR(stages_.gather(g.trace, cs ? &*cs : nullptr, &g.rows, &sb->gather));
     g.hits_so_far = sb->gather.hits;
     g.rows_so_far = sb->gather.rows;
+    WaitBoard::Note note(&board_, 2, "the executor to take batch " + std::to_string(i) + " of superbatch " +
+                                         std::to_string(sb->planned.index));
     if (!ready_.Push(std::move(g))) return Status::Ok();
   }
   *closed = false;

@@ -26,6 +26,14 @@
 // every queue and gate, so the other stages and the executor stop instead of waiting.
 // Next() then returns nullopt; Stop() returns the first error.
 //
+// No wait is endless: every blocking wait of a stage thread is noted on a WaitBoard
+// (stage_gates.h). While the executor waits in Next(), a state in which no stage thread
+// is working (each waits or has finished) and nothing changes for `deadlock_seconds` is
+// a deadlock: Next() returns nullopt and Stop() a kInternal Status naming what every
+// thread waits for (a bug, reported instead of hanging). Slow work never trips it: a
+// thread inside a stage call counts as working. The epoch gate opens through the
+// schedule's first epoch (a resumed schedule may start later than first_epoch).
+//
 // Ownership: the pipeline owns its threads, queues, gates and the trace files; the stage
 // callables (PipelineStages) and what they point at must outlive it. Stop() and the
 // destructor close everything and join all three threads, always; they return/finish
@@ -74,7 +82,8 @@ struct PipelineOptions {
   std::vector<std::pair<int64_t, int64_t>> schedule;  // (epoch, superbatch) in order
   bool overlap = true;
   std::string runtime_dir;           // where the trace files live (created if missing)
-  int64_t first_epoch = 0;           // the gather thread may start on this epoch
+  int64_t first_epoch = 0;           // the gather thread may start on this epoch (or the schedule's first)
+  double deadlock_seconds = 2;       // see "No wait is endless" above
 };
 
 struct PlannedSuperbatch {
@@ -127,7 +136,7 @@ class SuperbatchPipeline {
  private:
   SuperbatchPipeline(PipelineStages stages, PipelineOptions options);
   // Runs `body` as stage `name` on a new thread under the error guard.
-  std::thread Launch(const char* name, Status (SuperbatchPipeline::*body)());
+  std::thread Launch(const char* name, size_t slot, Status (SuperbatchPipeline::*body)());
   Status InspectorStage();
   Status PlannerStage();
   Status GatherStage();
@@ -149,6 +158,7 @@ class SuperbatchPipeline {
   PipelineStages stages_;
   PipelineOptions options_;
   ErrorSlot error_;
+  WaitBoard board_{{"inspector", "planner", "gather"}};
   std::atomic<bool> stop_{false};
   ExclusionToken exclusion_;
   EpochGate epoch_gate_;
@@ -162,5 +172,8 @@ class SuperbatchPipeline {
 // The guard every stage body runs in: `body`'s Status, or any exception it throws as a
 // Status naming `stage`. Exposed for tests.
 Status RunGuarded(const char* stage, const std::function<Status()>& body);
+// An exception's message for a one-line error: its first line (libtorch appends a
+// multi-line C++ backtrace to c10::Error's what()), "unknown" when empty.
+std::string ExceptionSummary(const std::exception& e);
 
 }  // namespace seer

@@ -222,6 +222,7 @@ Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const Da
   config.dropout = o.dropout;
   config.heads = o.heads;
   config.gcn_norm = o.gcn_norm;
+  config.dataset = m.Identity();  // recorded in checkpoints and --save-model files
   std::unique_ptr<ModelRunner> model;
   try {
     model = ModelRunner::Create(config, o.learning_rate, o.seed, o.use_cuda);
@@ -413,7 +414,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<EpochReporter> reporter,
                         EpochReporter::Open({env.distributed() ? RankMetricsPath(o.metrics_path, env) : o.metrics_path,
                                              o.quiet || env.rank != 0, o.show_progress && env.rank == 0,
-                                             o.progress_interval_s},
+                                             o.progress_interval_s, o.resume},
                                             DescribeRun(o, *data)));
   if (group) {
     reporter->Say(fmt::format("data-parallel: {} ranks ({}), rendezvous at {}:{}, {} seeds per rank per step "
@@ -442,7 +443,11 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
   if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, request, *reporter));
+  // The run record (dataset identity, batching flags): a resume with others is refused.
+  const auto run_record = TrainRunRecord(o, data->split().superbatch, data->manifest().Identity());
+  SEER_RETURN_IF_ERROR(checkpointer.CheckRun(run_record));
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
+  position.run = run_record;
   if (group) {
     SEER_RETURN_IF_ERROR(CheckRanksMatch(*group, *data, model.get()));
     SEER_ASSIGN_OR_RETURN(position, ResumeRanks(*group, o, checkpointer, model.get(), runtime_dir->path(), position));
@@ -469,7 +474,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   std::unique_ptr<SuperbatchPipeline> pipeline =
       SuperbatchPipeline::Start(WithDeviceTier(TrainingStages(*samplers.train, policy, data->gatherer()), device_tier.get()),
                                 pipeline_options);
-  const Status run_status = executor.Run(*pipeline);
+  // Any exception on this thread (a training step, evaluation, a checkpoint write,
+  // bad_alloc) ends the run as a one-line Status like the stage threads' do.
+  const Status run_status = RunGuarded("executor", [&] { return executor.Run(*pipeline); });
   SEER_RETURN_IF_ERROR(pipeline->Stop());
   SEER_RETURN_IF_ERROR(run_status);
   summary.epochs = executor.epochs();
@@ -513,9 +520,17 @@ Status CheckNodeRange(const std::vector<int64_t>& nodes, int64_t num_nodes) {
   return Status::Ok();
 }
 
-Status CheckModelFitsDataset(const ModelRunner& model, const Dataset& dataset, const std::string& model_path) {
+// The model's dataset identity (when recorded) must be this dataset's, and its input and
+// output sizes must fit.
+Status CheckModelFitsDataset(const ModelRunner& model, const Dataset& dataset, const std::string& model_path,
+                             bool allow_other_dataset) {
   const DatasetManifest& m = dataset.manifest();
   const ModelConfig& c = model.config();
+  if (!c.dataset.empty() && c.dataset != m.Identity() && !allow_other_dataset) {
+    return InvalidArgument(fmt::format("{}: the model was trained on dataset {}, {} is dataset {} (pass "
+                                       "--allow-other-dataset to predict on it anyway)",
+                                       model_path, c.dataset, dataset.dir(), m.Identity()));
+  }
   if (m.feature_dim == c.in_dim && m.num_classes == c.num_classes) return Status::Ok();
   return InvalidArgument(fmt::format("{}: model expects feature_dim {} and {} classes, dataset {} has {} and {}",
                                      model_path, c.in_dim, c.num_classes, dataset.dir(), m.feature_dim, m.num_classes));
@@ -583,7 +598,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   io.direct = o.direct_io;
   PilotSpec pilot = PredictionPilot(o, fanouts);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, io, &pilot));
-  SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, data->dataset(), o.model_path));
+  SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, data->dataset(), o.model_path, o.allow_other_dataset));
   model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   PredictResult result;
   result.nodes = o.nodes;

@@ -104,6 +104,9 @@ struct PredictOptions {
   int64_t memory_budget_bytes = int64_t{4} << 30;
   bool want_embeddings = false;
   bool show_progress = true;
+  // The model's recorded dataset identity differs from the dataset's: predict anyway
+  // (refused by default, naming both).
+  bool allow_other_dataset = false;
 };
 
 }  // namespace seer

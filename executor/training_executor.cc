@@ -70,6 +70,15 @@ EpochReport& TrainingExecutor::BeginBatch(const GatheredBatch& g, double waited)
     report_->epoch = p.epoch;
     loss_sum_ = 0;
     loss_batches_ = correct_ = labeled_ = 0;
+    if (p.epoch == position_.epoch && position_.next_superbatch > 0 && p.index == position_.next_superbatch) {
+      // A resumed epoch: its superbatches before the checkpoint count in its report.
+      loss_sum_ = position_.epoch_loss_sum;
+      loss_batches_ = position_.epoch_loss_batches;
+      correct_ = position_.epoch_correct;
+      labeled_ = position_.epoch_labeled;
+      report_->batches = position_.epoch_batches;
+      report_->seeds = position_.epoch_seeds;
+    }
   }
   EpochReport& r = *report_;
   r.stall_seconds += waited;
@@ -96,7 +105,7 @@ Status TrainingExecutor::AssembleRows(const GatheredBatch& g, EpochReport& r, co
   try {
     SEER_ASSIGN_OR_RETURN(*device_rows, ctx_.device_tier->Assemble(batch, g.rows, &stats));
   } catch (const std::exception& e) {
-    return Status(StatusCode::kInternal, std::string("device tier: ") + e.what());
+    return Status(StatusCode::kInternal, "device tier: " + ExceptionSummary(e));
   }
   r.gather.h2d_bytes += stats.h2d_bytes;
   r.gather.device_hits += stats.hits;
@@ -119,7 +128,7 @@ Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, 
   } catch (const CollectiveError& e) {
     return e.status();
   } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalidArgument, std::string("training step failed: ") + e.what());
+    return Status(StatusCode::kInvalidArgument, "training step failed: " + ExceptionSummary(e));
   }
   r.compute_seconds += Since(compute_start);
   *loss = step.loss;
@@ -154,6 +163,12 @@ Status TrainingExecutor::EndSuperbatch(const GatheredBatch& g, SuperbatchPipelin
   } else {
     position_.epoch = p.epoch;
     position_.next_superbatch = p.index + 1;
+    position_.epoch_loss_sum = loss_sum_;
+    position_.epoch_loss_batches = loss_batches_;
+    position_.epoch_correct = correct_;
+    position_.epoch_labeled = labeled_;
+    position_.epoch_batches = r.batches;
+    position_.epoch_seeds = r.seeds;
     if (ctx_.checkpointer.DueAfterSuperbatch(executed_superbatches_)) {
       SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
     }
@@ -178,6 +193,9 @@ Status TrainingExecutor::EndEpoch(int64_t epoch) {
   epochs_.push_back(r);
   position_.epoch = epoch + 1;
   position_.next_superbatch = 0;
+  position_.epoch_loss_sum = 0;
+  position_.epoch_loss_batches = position_.epoch_correct = position_.epoch_labeled = 0;
+  position_.epoch_batches = position_.epoch_seeds = 0;
   report_.reset();
   return ctx_.checkpointer.Save(ctx_.model, position_);
 }

@@ -6,6 +6,7 @@
 // mappings and a second of start-up on Debian's build).
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,9 +18,17 @@ namespace seer::cli {
 
 using Registrar = CommandMain (*)(CLI::App&);
 
+// A --config TOML file's keys against the options of `app` and its subcommands
+// ("[check]" + "deep = true", or "check.deep = true"): an unknown or misplaced key (an
+// option of another section) is InvalidArgument naming the file, line and key. Sections
+// of subcommands this executable does not run (`skip_sections`, and the other
+// executable's) are left to it.
+Status CheckConfigKeys(const std::string& path, const CLI::App& app, const std::set<std::string>& skip_sections);
+
 // Parses argv with the given subcommands and runs the chosen one; turns exceptions
-// into one-line errors. `forwarded` are subcommands listed in --help that live in the
-// other executable (name, description).
+// into one-line errors (a --config file's keys are checked first, CheckConfigKeys).
+// `forwarded` are subcommands listed in --help that live in the other executable
+// (name, description).
 int RunCli(int argc, char** argv, const std::vector<Registrar>& registrars,
            const std::vector<std::pair<std::string, std::string>>& forwarded);
 

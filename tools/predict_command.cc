@@ -124,6 +124,8 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
   AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-outs (default: 10 per model layer)");
   AddEnumOption(cmd, "--io", &o->io, kIoModeNames, "I/O mode", "SSD reads");
   AddSetFlag(cmd, "--quiet", &o->show_progress, false, "No progress on stderr");
+  cmd->add_flag("--allow-other-dataset", o->allow_other_dataset,
+                "Predict even when the model records another dataset's identity (refused by default)");
   return [o, files]() -> int {
     Status st = Predict(*o, *files);
     return st.ok() ? 0 : ReportError("predict", st);

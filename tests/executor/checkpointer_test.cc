@@ -1,10 +1,12 @@
 // Checkpointer and the checkpoint file format: resume checks happen before any work,
 // a saved position comes back through Resume, a checkpoint of another seed is refused,
-// and the file's header (nlohmann) keeps the format older checkpoints were written in.
+// the header (position, run record, partial sums) is checksummed and round-trips, and a
+// resume with other batching flags or data is refused naming both values.
 #include "executor/checkpointer.h"
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 
 #include "executor/checkpoint_file.h"
@@ -86,49 +88,149 @@ TEST(CheckpointerTest, SavedPositionComesBackAndAnotherSeedIsRefused) {
   EXPECT_NE(other_seed.status().message().find("--seed 5"), std::string::npos) << other_seed.status().message();
 }
 
-// A header as the hand-written JSON writer produced it (doubles as %.17g, uint64 seed as
-// a string) still reads, and EncodeCheckpoint's header reads back the same.
-TEST(CheckpointFileTest, ReadsTheExistingFormat) {
+// Rewrites a checkpoint's header with `edit` applied and its header checksum recomputed
+// (what a writer with other values would have produced).
+std::string Resigned(const std::string& bytes, const std::function<void(Json&)>& edit) {
+  const size_t newline = bytes.find('\n');
+  Json header = Json::parse(bytes.substr(0, newline));
+  edit(header);
+  header["header_xxh64"] = CheckpointHeaderChecksum(header);
+  return header.dump() + bytes.substr(newline);
+}
+
+// EncodeCheckpoint's header reads back the same: seed as a decimal string (uint64),
+// doubles exactly, the run record and the epoch's partial sums.
+TEST(CheckpointFileTest, HeaderRoundTrips) {
   const std::string dir = testing::MakeTempDir("ckpt");
   const std::string payload = "payload bytes\n with a newline";
-  const std::string header =
-      "{\"config\":{\"dropout\":0.5,\"heads\":4,\"hidden\":16,\"in_dim\":8,\"kind\":\"sage\",\"num_classes\":3,"
-      "\"num_layers\":2},\"format\":\"seer-checkpoint\",\"has_best\":false,\"payload_bytes\":" +
-      std::to_string(payload.size()) + ",\"payload_xxh64\":\"" +
-      Xxh64::ToHex(Xxh64::Hash(payload.data(), payload.size())) +
-      "\",\"position\":{\"best_epoch\":-1,\"best_valid_accuracy\":0.10000000000000001,\"epoch\":1,"
-      "\"global_step\":9,\"next_superbatch\":2,\"seed\":\"18446744073709551615\"},\"version\":1}";
-  ASSERT_TRUE(WriteFileAtomically(dir + "/old.ckpt", header + "\n" + payload).ok());
-  auto old = ReadCheckpointFile(dir + "/old.ckpt");
-  ASSERT_TRUE(old.ok()) << old.status().message();
-  EXPECT_EQ(old->payload, payload);
-  EXPECT_EQ(old->header.position.seed, 18446744073709551615ull);
-  EXPECT_EQ(old->header.position.best_valid_accuracy, 0.1);
-  EXPECT_EQ(old->header.config.ToJson(), SmallConfig().ToJson());
-
-  ASSERT_TRUE(WriteCheckpointFile(dir + "/new.ckpt", old->header, payload).ok());
+  CheckpointHeader header;
+  header.config = SmallConfig();
+  header.config.dataset = "0123456789abcdef";
+  header.position.epoch = 1;
+  header.position.next_superbatch = 2;
+  header.position.global_step = 9;
+  header.position.seed = 18446744073709551615ull;
+  header.position.best_valid_accuracy = 0.1;
+  header.position.run = {{"--batch-size", "64"}, {"dataset", "0123456789abcdef"}};
+  header.position.epoch_loss_sum = 1.25;
+  header.position.epoch_loss_batches = 3;
+  header.position.epoch_correct = 7;
+  header.position.epoch_labeled = 11;
+  header.position.epoch_batches = 4;
+  header.position.epoch_seeds = 256;
+  ASSERT_TRUE(WriteCheckpointFile(dir + "/new.ckpt", header, payload).ok());
   auto again = ReadCheckpointFile(dir + "/new.ckpt");
-  ASSERT_TRUE(again.ok());
-  EXPECT_EQ(again->header.position.seed, old->header.position.seed);
+  ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->payload, payload);
+  const TrainPosition& p = again->header.position;
+  EXPECT_EQ(p.seed, header.position.seed);
+  EXPECT_EQ(p.best_valid_accuracy, 0.1);
+  EXPECT_EQ(p.run, header.position.run);
+  EXPECT_EQ(p.epoch_loss_sum, 1.25);
+  EXPECT_EQ(p.epoch_loss_batches, 3);
+  EXPECT_EQ(p.epoch_correct, 7);
+  EXPECT_EQ(p.epoch_labeled, 11);
+  EXPECT_EQ(p.epoch_batches, 4);
+  EXPECT_EQ(p.epoch_seeds, 256);
+  EXPECT_EQ(again->header.config.ToJson(), header.config.ToJson());
+  EXPECT_EQ(again->header.config.dataset, "0123456789abcdef");
+  auto head_only = ReadCheckpointHeader(dir + "/new.ckpt");
+  ASSERT_TRUE(head_only.ok()) << head_only.status().message();
+  EXPECT_EQ(head_only->position.run, header.position.run);
   const std::string bytes = ReadWholeFile(dir + "/new.ckpt").value();
   EXPECT_EQ(bytes.find('\n'), bytes.size() - payload.size() - 1) << "one header line";
+}
+
+// The position is covered by the header checksum: an edited next_superbatch (same
+// length, valid JSON) is refused; it was read silently before.
+TEST(CheckpointFileTest, EditedPositionIsRefused) {
+  const std::string dir = testing::MakeTempDir("ckpt");
+  CheckpointHeader header;
+  header.config = SmallConfig();
+  std::string bytes = EncodeCheckpoint(header, "xyz");
+  const size_t at = bytes.find("\"next_superbatch\":0");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 18] = '7';
+  ASSERT_TRUE(WriteFileAtomically(dir + "/edited.ckpt", bytes).ok());
+  const Status statuses[] = {ReadCheckpointPosition(dir + "/edited.ckpt").status(),
+                             ReadCheckpointHeader(dir + "/edited.ckpt").status()};
+  for (const Status& st : statuses) {
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.code(), StatusCode::kCorrupt);
+    EXPECT_NE(st.message().find("header is corrupt"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find(dir + "/edited.ckpt"), std::string::npos) << st.message();
+  }
+}
+
+// Version 1 files (no header checksum, no run record) are refused saying why.
+TEST(CheckpointFileTest, VersionOneIsRefused) {
+  const std::string dir = testing::MakeTempDir("ckpt");
+  CheckpointHeader header;
+  header.config = SmallConfig();
+  const std::string bytes = Resigned(EncodeCheckpoint(header, "xyz"), [](Json& h) { h["version"] = 1; });
+  ASSERT_TRUE(WriteFileAtomically(dir + "/v1.ckpt", bytes).ok());
+  auto r = ReadCheckpointPosition(dir + "/v1.ckpt");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("version 1"), std::string::npos) << r.status().message();
 }
 
 TEST(CheckpointFileTest, BadHeaderFieldsAreNamed) {
   const std::string dir = testing::MakeTempDir("ckpt");
   CheckpointHeader header;
   header.config = SmallConfig();
-  std::string bytes = EncodeCheckpoint(header, "xyz");
-  const size_t at = bytes.find("\"global_step\":0");
-  ASSERT_NE(at, std::string::npos);
-  bytes.replace(at, 15, "\"global_step\":\"0\"");
-  ASSERT_TRUE(WriteFileAtomically(dir + "/bad.ckpt", bytes).ok());
-  auto r = ReadCheckpointPosition(dir + "/bad.ckpt");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kCorrupt);
-  EXPECT_NE(r.status().message().find("global_step"), std::string::npos) << r.status().message();
-  EXPECT_NE(r.status().message().find(dir + "/bad.ckpt"), std::string::npos) << r.status().message();
+  const std::string good = EncodeCheckpoint(header, "xyz");
+  struct Case {
+    std::function<void(Json&)> edit;
+    std::string field;
+  };
+  const Case cases[] = {
+      {[](Json& h) { h["position"]["global_step"] = "0"; }, "global_step"},
+      // A non-numeric seed was "error: stoull" before.
+      {[](Json& h) { h["position"]["seed"] = "abc"; }, "seed"},
+      {[](Json& h) { h["position"]["seed"] = "-1"; }, "seed"},
+      {[](Json& h) { h["position"]["next_superbatch"] = -3; }, "next_superbatch"},
+      {[](Json& h) { h["position"]["run"]["--batch-size"] = 64; }, "run.--batch-size"},
+  };
+  for (const Case& c : cases) {
+    ASSERT_TRUE(WriteFileAtomically(dir + "/bad.ckpt", Resigned(good, c.edit)).ok());
+    auto r = ReadCheckpointPosition(dir + "/bad.ckpt");
+    ASSERT_FALSE(r.ok()) << c.field;
+    EXPECT_EQ(r.status().code(), StatusCode::kCorrupt);
+    EXPECT_NE(r.status().message().find(c.field), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find(dir + "/bad.ckpt"), std::string::npos) << r.status().message();
+  }
+}
+
+// --resume compares the checkpoint's run record with this run's: every differing entry
+// is named with both values; equal records pass; without --resume nothing is checked.
+TEST(CheckpointerTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
+  const std::string dir = testing::MakeTempDir("ckpt_run");
+  TrainOptions o;
+  o.batch_size = 30;
+  o.fanouts = {5, 5};
+  const auto saved = TrainRunRecord(o, /*batches_per_superbatch=*/1, "aaaa");
+  CheckpointHeader header;
+  header.config = SmallConfig();
+  header.position.run = saved;
+  ASSERT_TRUE(WriteCheckpointFile(dir + "/checkpoint.ckpt", header, "xyz").ok());
+  auto resumer = Checkpointer::Open({dir, 0, /*resume=*/true, false});
+  ASSERT_TRUE(resumer.ok()) << resumer.status().message();
+  EXPECT_TRUE(resumer->CheckRun(saved).ok());
+
+  TrainOptions other = o;
+  other.batch_size = 100;
+  const Status s = resumer->CheckRun(TrainRunRecord(other, /*batches_per_superbatch=*/2, "bbbb"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  for (const char* part : {"--batch-size: checkpoint 30, this run 100", "--superbatch: checkpoint 1, this run 2",
+                           "dataset: checkpoint aaaa, this run bbbb", "checkpoint.ckpt"}) {
+    EXPECT_NE(s.message().find(part), std::string::npos) << part << "\n" << s.message();
+  }
+  EXPECT_EQ(s.message().find("--seed"), std::string::npos) << "equal entries are not listed: " << s.message();
+
+  auto fresh = Checkpointer::Open({dir, 0, /*resume=*/false, false});
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_TRUE(fresh->CheckRun(TrainRunRecord(other, 2, "bbbb")).ok());
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ TEST(EpochReporterTest, MetricsLinesAreOnDiskAfterEachEpoch) {
     ASSERT_EQ(lines.size(), static_cast<size_t>(epoch + 2));
     const Json& line = lines.back();
     EXPECT_EQ(line["type"], "epoch");
-    EXPECT_EQ(line["epoch"], epoch);
+    EXPECT_EQ(line["epoch"], epoch + 1) << "1-based, as on stderr";
     EXPECT_EQ(line["batches"], 10 + epoch);
     EXPECT_DOUBLE_EQ(line["samples_per_second"].get<double>(), 500.0);
     EXPECT_DOUBLE_EQ(line["fcache_hit_ratio"].get<double>(), 0.25);
@@ -74,8 +74,34 @@ TEST(EpochReporterTest, MetricsLinesAreOnDiskAfterEachEpoch) {
   lines = ReadLines(path);
   ASSERT_EQ(lines.size(), 5u);
   EXPECT_EQ(lines.back()["type"], "final");
-  EXPECT_EQ(lines.back()["best_epoch"], 2);
+  EXPECT_EQ(lines.back()["best_epoch"], 3) << "1-based, as on stderr";
   EXPECT_EQ(lines.back()["stopped_early"], true);
+}
+
+// A resumed run appends: the killed run's lines stay, the new run adds a start line and
+// its epochs (they were truncated before).
+TEST(EpochReporterTest, AppendKeepsTheEarlierLines) {
+  const std::string path = testing::MakeTempDir("reporter") + "/m.jsonl";
+  {
+    auto first = EpochReporter::Open(Quiet(path), RunDescription());
+    ASSERT_TRUE(first.ok());
+    EpochReport report;
+    report.epoch = 0;
+    ASSERT_TRUE((*first)->EndEpoch(report).ok());
+  }
+  EpochReporter::Options options = Quiet(path);
+  options.append = true;
+  auto resumed = EpochReporter::Open(options, RunDescription());
+  ASSERT_TRUE(resumed.ok());
+  EpochReport report;
+  report.epoch = 1;
+  ASSERT_TRUE((*resumed)->EndEpoch(report).ok());
+  const std::vector<Json> lines = ReadLines(path);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0]["type"], "start");
+  EXPECT_EQ(lines[1]["epoch"], 1);
+  EXPECT_EQ(lines[2]["type"], "start");
+  EXPECT_EQ(lines[3]["epoch"], 2);
 }
 
 TEST(EpochReporterTest, LinesAreCompactJsonWithSortedKeys) {

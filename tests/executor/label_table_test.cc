@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/base/atomic_file.h"
+#include "storage/base/file_io.h"
 #include "support/graph_writer.h"
 #include "support/temp_dir.h"
 
@@ -21,12 +23,21 @@ using seer::testing::WriteGraph;
 
 constexpr int64_t kChunk = int64_t{1} << 18;  // LabelTable's read size, in labels
 
-// A dataset of `num_nodes` isolated nodes whose labels.bin holds `labels`. WriteGraph
-// writes labels 0; labels.bin is rewritten with the same size (Dataset::Open checks
-// sizes, the checksums are the checker's business).
-Dataset WriteLabels(const std::string& name, const std::vector<int32_t>& labels) {
+// A dataset of `num_nodes` isolated nodes whose labels.bin holds `labels`, with
+// `num_classes` classes in its manifest. WriteGraph writes labels 0 and 1 class;
+// labels.bin is rewritten with the same size and the manifest's class count edited
+// (Dataset::Open checks sizes, the checksums are the checker's business).
+Dataset WriteLabels(const std::string& name, const std::vector<int32_t>& labels, int64_t num_classes = 5) {
   const std::string dir = MakeTempDir(name);
   WriteGraph(dir, std::vector<std::vector<int64_t>>(labels.size()), {});
+  {
+    const std::string manifest_path = dir + "/" + dataset_files::kManifest;
+    std::string manifest = ReadWholeFile(manifest_path).value();
+    const size_t at = manifest.find("\"num_classes\": 1");
+    EXPECT_NE(at, std::string::npos) << manifest;
+    if (at != std::string::npos) manifest.replace(at, 16, "\"num_classes\": " + std::to_string(num_classes));
+    EXPECT_TRUE(WriteFileAtomically(manifest_path, manifest).ok());
+  }
   FILE* f = std::fopen((dir + "/" + dataset_files::kLabels).c_str(), "wb");
   EXPECT_NE(f, nullptr);
   if (f != nullptr) {
@@ -87,6 +98,21 @@ TEST(LabelTableTest, MergeKeepsThisTablesLabelForSharedNodes) {
   EXPECT_EQ(table->Get(2), 4);
   EXPECT_EQ(table->Get(3), 1);
   EXPECT_EQ(table->Get(1), -1);
+}
+
+// A label outside [-1, num_classes) never reaches the model: Load refuses it naming
+// labels.bin, the node and its byte offset (a 29-line libtorch trace in training before).
+TEST(LabelTableTest, LabelsOutsideTheClassesAreRefusedNamingTheNode) {
+  for (int32_t bad : {5, 1000000000, -2}) {
+    const Dataset dataset = WriteLabels("labels_bad", {0, 1, bad, 4}, /*num_classes=*/5);
+    auto table = LabelTable::Load(dataset, {0, 2, 3});
+    ASSERT_FALSE(table.ok()) << bad;
+    EXPECT_EQ(table.status().code(), StatusCode::kCorrupt);
+    const std::string& m = table.status().message();
+    EXPECT_NE(m.find(dataset_files::kLabels), std::string::npos) << m;
+    EXPECT_NE(m.find("node 2 has label " + std::to_string(bad) + " at byte offset 8"), std::string::npos) << m;
+    EXPECT_TRUE(LabelTable::Load(dataset, {0, 1, 3}).ok()) << "a bad label of a node not asked for is not read";
+  }
 }
 
 TEST(LabelTableTest, IdsOutOfRangeAreAnErrorNamingThem) {

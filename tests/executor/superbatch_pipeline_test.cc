@@ -17,6 +17,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "cache/policies.h"
 #include "support/temp_dir.h"
@@ -207,6 +208,66 @@ TEST(SuperbatchPipelineTest, FailureWhileTheExecutorWaitsEndsNext) {
     EXPECT_LE(delivered, 1);
     EXPECT_FALSE(pipeline->Stop().ok());
   });
+}
+
+// A resumed schedule may start after `first_epoch` (a checkpoint taken at the end of
+// an epoch's superbatches, or one from another --superbatch): the gather thread used to
+// wait at the epoch gate for an epoch the executor never runs, with the executor waiting
+// in Next() — the reported resume hang.
+TEST(SuperbatchPipelineTest, ScheduleStartingAfterFirstEpochDoesNotHang) {
+  WithinSeconds(30, [&] {
+    PipelineOptions options = Schedule(3, 2);
+    options.schedule.erase(options.schedule.begin(), options.schedule.begin() + 2);  // epoch 0 done
+    options.first_epoch = 0;
+    auto pipeline = SuperbatchPipeline::Start(FakeStages(), options);
+    const std::vector<int64_t> seen = Drain(*pipeline, 2);
+    EXPECT_EQ(seen.size(), static_cast<size_t>(2 * 2 * kBatchesPerSuperbatch));
+    EXPECT_TRUE(pipeline->Stop().ok());
+  });
+}
+
+// No wait is endless: an executor that never hands its row buffers back leaves the
+// gather thread waiting for a buffer while it waits for a batch. Next() ends with
+// nullopt and Stop() names the deadlock and what each stage thread waits for.
+TEST(SuperbatchPipelineTest, DeadlockIsReportedNotHung) {
+  WithinSeconds(30, [&] {
+    PipelineOptions options = Schedule(1, 4);
+    options.deadlock_seconds = 0.5;
+    auto pipeline = SuperbatchPipeline::Start(FakeStages(), options);
+    std::vector<GatheredBatch> kept;  // never recycled
+    while (std::optional<GatheredBatch> g = pipeline->Next()) kept.push_back(std::move(*g));
+    EXPECT_EQ(kept.size(), 2u) << "two row buffers circulate";
+    const Status s = pipeline->Stop();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), StatusCode::kInternal);
+    EXPECT_NE(s.message().find("deadlock"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("gather thread waits for a free row buffer"), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find('\n'), std::string::npos) << "one line";
+  });
+}
+
+// Slow stages are not deadlocks: a stage call that takes longer than deadlock_seconds
+// counts as work.
+TEST(SuperbatchPipelineTest, SlowStageIsNotADeadlock) {
+  WithinSeconds(30, [&] {
+    PipelineOptions options = Schedule(1, 2);
+    options.deadlock_seconds = 0.05;
+    PipelineStages stages = FakeStages();
+    auto plan = stages.plan;
+    stages.plan = [plan](const TraceFile& trace) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      return plan(trace);
+    };
+    auto pipeline = SuperbatchPipeline::Start(stages, options);
+    EXPECT_EQ(Drain(*pipeline, 2).size(), static_cast<size_t>(2 * kBatchesPerSuperbatch));
+    EXPECT_TRUE(pipeline->Stop().ok());
+  });
+}
+
+TEST(SuperbatchPipelineTest, ExceptionSummaryIsTheFirstLine) {
+  EXPECT_EQ(ExceptionSummary(std::runtime_error("bad label 7\nException raised from nll_loss at ...\nframe #0")),
+            "bad label 7");
+  EXPECT_EQ(ExceptionSummary(std::runtime_error("")), "unknown");
 }
 
 TEST(SuperbatchPipelineTest, StopAndDestructionJoinBlockedStages) {

@@ -1,19 +1,26 @@
 // Whole training runs (executor/train_loop.h) on generated graphs: resume reproduces the
 // uninterrupted losses bit for bit, GraphSAGE beats the features-only baseline,
 // prediction agrees with training's evaluation, the CUDA paths follow the CPU, and
-// errors name the problem.
+// errors name the problem (other batching flags on resume, exceptions on the executor
+// thread, non-finite features).
 #include "executor/train_loop.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <new>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernels/device.h"
 #include "storage/base/file_io.h"
+#include "storage/base/json_file.h"
 #include "storage/prep/npy.h"
 #include "training_fixture.h"
 
@@ -44,6 +51,8 @@ TEST(TrainLoopTest, ResumeReproducesTheUninterruptedLosses) {
   b.overlap = false;  // the pipeline mode must not change the losses
   b.stop_after_superbatches = 4;  // 3 superbatches per epoch: stops inside epoch 1
   b.step_hook = [&](int64_t e, int64_t bi, double loss) { resumed.push_back({e * 1000 + bi, loss}); };
+  const std::string metrics = ckpt + "/m.jsonl";
+  b.metrics_path = metrics;
   auto rb = RunTraining(b);
   ASSERT_TRUE(rb.ok()) << rb.status().message();
   EXPECT_TRUE(rb->stopped_early);
@@ -55,8 +64,39 @@ TEST(TrainLoopTest, ResumeReproducesTheUninterruptedLosses) {
   c.checkpoint_dir = ckpt;
   c.resume = true;
   c.step_hook = b.step_hook;
+  c.metrics_path = metrics;
+  // Another --superbatch or --batch-size is refused naming both values (resuming with
+  // them hung, or silently skipped batches, before).
+  for (auto [superbatch, batch_size, expected] :
+       {std::tuple{int64_t{2}, int64_t{64}, "--superbatch: checkpoint 4, this run 2"},
+        std::tuple{int64_t{4}, int64_t{100}, "--batch-size: checkpoint 64, this run 100"}}) {
+    TrainOptions other = c;
+    other.superbatch = superbatch;
+    other.batch_size = batch_size;
+    other.step_hook = nullptr;
+    other.metrics_path.clear();
+    auto refused = RunTraining(other);
+    ASSERT_FALSE(refused.ok()) << expected;
+    EXPECT_NE(refused.status().message().find(expected), std::string::npos) << refused.status().message();
+  }
   auto rc = RunTraining(c);
   ASSERT_TRUE(rc.ok()) << rc.status().message();
+  // The resumed epoch reports over all its batches (its first superbatch ran before the
+  // stop): the same loss, accuracy and counts as the uninterrupted run's epoch.
+  ASSERT_EQ(rc->epochs.size(), 1u);
+  ASSERT_EQ(ra->epochs.size(), 2u);
+  EXPECT_EQ(rc->epochs[0].batches, ra->epochs[1].batches);
+  EXPECT_EQ(rc->epochs[0].seeds, ra->epochs[1].seeds);
+  EXPECT_DOUBLE_EQ(rc->epochs[0].train_loss, ra->epochs[1].train_loss);
+  EXPECT_DOUBLE_EQ(rc->epochs[0].train_accuracy, ra->epochs[1].train_accuracy);
+  // --metrics appends on --resume: the stopped run's epoch 1 stays; epochs count from 1.
+  std::vector<int64_t> epoch_numbers;
+  std::istringstream lines(ReadWholeFile(metrics).value());
+  for (std::string line; std::getline(lines, line);) {
+    const Json j = Json::parse(line);
+    if (j["type"] == "epoch") epoch_numbers.push_back(j["epoch"].get<int64_t>());
+  }
+  EXPECT_EQ(epoch_numbers, (std::vector<int64_t>{1, 2}));
   ASSERT_EQ(resumed.size(), full.size());
   for (size_t i = 0; i < full.size(); ++i) {
     EXPECT_EQ(resumed[i].first, full[i].first) << i;
@@ -188,6 +228,69 @@ TEST(TrainLoopTest, GpuPlannerAndCudaTrainingMatchTheCpu) {
   }
   ASSERT_EQ(cpu_losses.size(), gpu_losses.size());
   for (size_t i = 0; i < cpu_losses.size(); ++i) EXPECT_NEAR(cpu_losses[i], gpu_losses[i], 2e-3 * (1 + i));
+}
+
+// An exception on the executor thread (a training step, evaluation, a checkpoint write,
+// bad_alloc; injected here through the step and batch hooks) ends the run with a
+// one-line Status; it escaped RunTraining before.
+TEST(TrainLoopTest, ExceptionsOnTheExecutorThreadBecomeAStatus) {
+  const std::string dir = MakeSyntheticGraph("throws", 600, FeatureDtype::kFloat32);
+  TrainOptions o = SmallRun(dir);
+  o.step_hook = [](int64_t, int64_t, double) {
+    throw std::runtime_error("injected failure\nException raised from somewhere\nframe #0");
+  };
+  Result<TrainSummary> r = Status(StatusCode::kInternal, "not run");
+  EXPECT_NO_THROW(r = RunTraining(o));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().find('\n'), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("executor stage failed: injected failure"), std::string::npos)
+      << r.status().message();
+  o = SmallRun(dir);
+  o.batch_hook = [](const BatchTrace&, const float*, int64_t, int64_t) { throw std::bad_alloc(); };
+  EXPECT_NO_THROW(r = RunTraining(o));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().message();
+}
+
+// A NaN in features.bin is refused when its row is read, naming the file, the node and
+// the offset (training ran on and logged null losses before).
+TEST(TrainLoopTest, NonFiniteFeatureRowIsRefusedNamingNodeAndOffset) {
+  for (FeatureDtype dtype : {FeatureDtype::kFloat32, FeatureDtype::kFloat16, FeatureDtype::kBFloat16}) {
+    const std::string dir = MakeSyntheticGraph("nan", 600, dtype);
+    auto dataset = Dataset::Open(dir);
+    ASSERT_TRUE(dataset.ok());
+    const std::vector<int64_t> train = dataset->LoadSplit("train").value();
+    ASSERT_FALSE(train.empty());
+    const int64_t node = train[train.size() / 2];
+    const int64_t row_bytes = dataset->manifest().feature_row_bytes();
+    const int64_t value_bytes = row_bytes / dataset->manifest().feature_dim;
+    const int64_t row_offset = node * row_bytes;
+    {
+      FILE* f = std::fopen((dir + "/features.bin").c_str(), "r+b");
+      ASSERT_NE(f, nullptr);
+      std::fseek(f, row_offset + 3 * value_bytes, SEEK_SET);
+      if (dtype == FeatureDtype::kFloat32) {
+        const float inf = -std::numeric_limits<float>::infinity();
+        std::fwrite(&inf, 4, 1, f);
+      } else {
+        const uint16_t nan = dtype == FeatureDtype::kFloat16 ? 0x7e00 : 0x7fc0;
+        std::fwrite(&nan, 2, 1, f);
+      }
+      std::fclose(f);
+    }
+    for (PolicyKind policy : {PolicyKind::kBelady, PolicyKind::kNone}) {
+      TrainOptions o = SmallRun(dir);
+      o.cache_policy = policy;
+      auto r = RunTraining(o);
+      ASSERT_FALSE(r.ok()) << PolicyKindName(policy);
+      EXPECT_EQ(r.status().code(), StatusCode::kCorrupt);
+      const std::string& m = r.status().message();
+      EXPECT_NE(m.find("features.bin: node " + std::to_string(node)), std::string::npos) << m;
+      EXPECT_NE(m.find("byte offset " + std::to_string(row_offset)), std::string::npos) << m;
+      EXPECT_NE(m.find("column 3"), std::string::npos) << m;
+      EXPECT_NE(m.find("non-finite"), std::string::npos) << m;
+    }
+  }
 }
 
 TEST(TrainLoopTest, ErrorsNameTheProblem) {

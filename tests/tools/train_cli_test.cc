@@ -134,6 +134,90 @@ TEST(TrainCliTest, OneLineErrors) {
   ExpectOneLineError(Seer(common + " --resume"), "train", "checkpoint.ckpt: checkpoint is corrupt");
 }
 
+// A resume with another --superbatch or --batch-size hung (two threads waiting on each
+// other); now it is refused naming both values. A resume with the same flags appends to
+// --metrics and continues; an edited position in the header is refused.
+TEST(TrainCliTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
+  const std::string tmp = MakeTempDir();
+  const std::string ds = tmp + "/ds";
+  ASSERT_EQ(Seer("gen --nodes 3000 --out " + ds + " --seed 3 --quiet").exit_code, 0);
+  const std::string common = "train " + ds + " --hidden 16 --fanouts 5,5 --epochs 2 --threads 2 --memory-budget 64M "
+                             "--cpu --quiet --checkpoint-dir " + tmp + "/ck --metrics " + tmp + "/m.jsonl";
+  CommandRun first = Seer(common + " --batch-size 30 --superbatch 1 --checkpoint-every 1 --stop-after 8");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  ExpectOneLineError(Seer(common + " --batch-size 30 --superbatch 2 --resume"), "train",
+                     "--superbatch: checkpoint 1, this run 2");
+  ExpectOneLineError(Seer(common + " --batch-size 100 --superbatch 1 --resume"), "train",
+                     "--batch-size: checkpoint 30, this run 100");
+  ExpectOneLineError(Seer(common + " --batch-size 30 --superbatch 1 --seed 9 --resume"), "train",
+                     "--seed: checkpoint 0, this run 9");
+  CommandRun resumed = Seer(common + " --batch-size 30 --superbatch 1 --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  // The killed run's lines stay; epochs count from 1 as on stderr.
+  const std::string metrics = ReadText(tmp + "/m.jsonl");
+  EXPECT_EQ(metrics.find("\"epoch\":0"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"epoch\":1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"epoch\":2"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("\"stopped_early\":true"), std::string::npos) << "the first run's final line stays";
+
+  std::string ckpt = ReadText(tmp + "/ck/checkpoint.ckpt");
+  const size_t at = ckpt.find("\"global_step\":");
+  ASSERT_NE(at, std::string::npos);
+  ckpt[at + 14] = ckpt[at + 14] == '1' ? '2' : '1';
+  std::ofstream(tmp + "/ck/checkpoint.ckpt", std::ios::binary) << ckpt;
+  ExpectOneLineError(Seer(common + " --batch-size 30 --superbatch 1 --resume"), "train", "header is corrupt");
+}
+
+// A saved model records its dataset's identity: predict on another dataset is refused
+// naming both (it ran silently before) unless --allow-other-dataset.
+TEST(TrainCliTest, PredictRefusesAModelOfAnotherDataset) {
+  const std::string tmp = MakeTempDir();
+  ASSERT_EQ(Seer("gen --nodes 2000 --out " + tmp + "/a --seed 3 --quiet").exit_code, 0);
+  ASSERT_EQ(Seer("gen --nodes 2000 --out " + tmp + "/b --seed 4 --quiet").exit_code, 0);
+  CommandRun train = Seer("train " + tmp + "/a --hidden 16 --fanouts 5,5 --batch-size 100 --epochs 1 --threads 2 "
+                          "--memory-budget 64M --cpu --quiet --save-model " + tmp + "/model.pt");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::string predict = " --model " + tmp + "/model.pt --fanouts 5,5 --threads 2 --cpu --quiet --out " + tmp + "/p.npy";
+  CommandRun same = Seer("predict " + tmp + "/a" + predict);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  ExpectOneLineError(Seer("predict " + tmp + "/b" + predict), "predict", "the model was trained on dataset");
+  CommandRun allowed = Seer("predict " + tmp + "/b" + predict + " --allow-other-dataset");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+}
+
+// --config: unknown and misplaced keys are errors naming the file, line and key (they
+// were ignored: "[check] deeep = true" ran a shallow check with exit 0).
+TEST(TrainCliTest, ConfigUnknownOrMisplacedKeysAreErrors) {
+  const std::string tmp = MakeTempDir();
+  auto config = [&](const std::string& text) {
+    std::ofstream(tmp + "/c.toml") << text;
+    return " --config " + tmp + "/c.toml";
+  };
+  ExpectOneLineError(Seer("check " + tmp + "/none" + config("# checks\n[check]\ndeeep = true\n")), "check",
+                     tmp + "/c.toml:3: unknown key 'deeep' in [check]");
+  ExpectOneLineError(Seer("check " + tmp + "/none" + config("[check]\nepochs = 3\n")), "check",
+                     "c.toml:2: key 'epochs' in [check] is misplaced: it is an option of [train]");
+  ExpectOneLineError(Seer("train " + tmp + "/none" + config("[train]\nepoch = 3\n")), "train",
+                     "c.toml:2: unknown key 'epoch' in [train]");
+  ExpectOneLineError(Seer("check " + tmp + "/none" + config("check.deeep = true\n")), "check",
+                     "c.toml:1: unknown key 'deeep' in [check]");
+  // Known keys pass the check (the run then fails on the missing dataset, naming it);
+  // a [train] section is left to seer-train when seer runs check.
+  CommandRun known = Seer("check " + tmp + "/none" + config("[check]\ndeep = true\n[train]\nepochs = 3\n"));
+  EXPECT_NE(known.exit_code, 0);
+  EXPECT_EQ(known.output.find("c.toml"), std::string::npos) << known.output;
+  EXPECT_NE(known.output.find(tmp + "/none"), std::string::npos) << known.output;
+}
+
+// A dataset converted without features: train and predict name the cause (it said
+// "model config needs in_dim > 0", or blamed the splits).
+TEST(TrainCliTest, DatasetWithoutFeaturesIsNamed) {
+  const std::string tmp = MakeTempDir();
+  std::ofstream(tmp + "/e.txt") << "0 1\n1 2\n2 0\n2 3\n";
+  ASSERT_EQ(Seer("prep --edges " + tmp + "/e.txt --out " + tmp + "/d --quiet").exit_code, 0);
+  ExpectOneLineError(Seer("train " + tmp + "/d --cpu --quiet"), "train", "the dataset has no node features");
+}
+
 // Peak RSS of a run whose dataset is far bigger than its budget stays within the budget
 // plus the fixed overhead (libtorch, thread stacks) that a tiny run also has.
 TEST(TrainCliTest, PeakRssStaysWithinBudget) {
