@@ -149,6 +149,21 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
   SEER_ASSIGN_OR_RETURN(m.num_edges, NonNegativeInt(root, "num_edges", path));
   SEER_ASSIGN_OR_RETURN(m.feature_dim, NonNegativeInt(root, "feature_dim", path));
   SEER_ASSIGN_OR_RETURN(m.num_classes, NonNegativeInt(root, "num_classes", path));
+  // Bounds that keep every file size computed from them (e.g. num_nodes * feature_dim * 4)
+  // inside int64: a damaged manifest is refused, never overflowed.
+  struct Limit {
+    const char* field;
+    int64_t value, max;
+    const char* max_text;
+  };
+  for (const Limit& l : {Limit{"num_nodes", m.num_nodes, int64_t{1} << 40, "2^40"},
+                         Limit{"num_edges", m.num_edges, int64_t{1} << 48, "2^48"},
+                         Limit{"feature_dim", m.feature_dim, int64_t{1} << 20, "2^20"},
+                         Limit{"num_classes", m.num_classes, (int64_t{1} << 31) - 1, "2^31 - 1"}}) {
+    if (l.value > l.max) {
+      return FieldError(path, l.field, "is " + std::to_string(l.value) + ", above the supported " + l.max_text);
+    }
+  }
   SEER_ASSIGN_OR_RETURN(m.index_dtype, DtypeField(root, "index_dtype", path, &ParseIndexDtype,
                                                   "uint32 or int64"));
   if (m.index_dtype == IndexDtype::kUint32 && m.num_nodes > (int64_t{1} << 32)) {

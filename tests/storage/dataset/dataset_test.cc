@@ -157,6 +157,37 @@ TEST(DatasetTest, ForcedCommitReplacesTheDatasetFiles) {
   EXPECT_EQ(entries, (std::vector<std::string>{"ds"}));
 }
 
+// Counts whose file sizes overflow int64 (num_nodes * feature_dim * 4) are refused naming
+// the field; they were accepted before (signed overflow in the size checks).
+TEST(DatasetTest, ManifestCountsBeyondTheSupportedRangeAreRefused) {
+  const std::string base = R"({"format":"seer-dataset","version":1,"num_nodes":NN,"num_edges":EE,)"
+                           R"("index_dtype":"int64","feature_dim":FF,"feature_dtype":"float32","num_classes":CC,)"
+                           R"("files":{}})";
+  struct Case {
+    const char* field;
+    std::string nn, ee, ff, cc;
+  } cases[] = {{"num_nodes", "4611686018427387904", "0", "4", "2"},
+               {"num_edges", "10", "4611686018427387904", "4", "2"},
+               {"feature_dim", "10", "0", "4611686018427387904", "2"},
+               {"num_classes", "10", "0", "4", "4294967296"}};
+  for (const Case& c : cases) {
+    std::string json = base;
+    json.replace(json.find("NN"), 2, c.nn);
+    json.replace(json.find("EE"), 2, c.ee);
+    json.replace(json.find("FF"), 2, c.ff);
+    json.replace(json.find("CC"), 2, c.cc);
+    auto m = DatasetManifest::FromJson(json, "d/dataset.json");
+    ASSERT_FALSE(m.ok()) << c.field;
+    EXPECT_NE(m.status().message().find("d/dataset.json: field '" + std::string(c.field) + "' is "), std::string::npos)
+        << m.status().message();
+  }
+  auto fine = DatasetManifest::FromJson(
+      R"({"format":"seer-dataset","version":1,"num_nodes":1099511627776,"num_edges":0,"index_dtype":"int64",)"
+      R"("feature_dim":1048576,"feature_dtype":"float32","num_classes":2147483647,"files":{}})",
+      "d/dataset.json");
+  EXPECT_TRUE(fine.ok()) << fine.status().ToString();
+}
+
 TEST(DatasetTest, UncommittedWriterLeavesNoManifest) {
   std::string dir = testing::MakeTempDir("dataset") + "/ds";
   {
