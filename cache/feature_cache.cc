@@ -128,7 +128,10 @@ int64_t FeatureCache::Gather(const int64_t* ids, int64_t count, char* batch_buff
   std::vector<int32_t> slots(static_cast<size_t>(count));
   const bool copy = row_bytes_ > 0 && batch_buffer != nullptr;
   tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const auto& r) {
+    constexpr int64_t kAhead = 16;  // ids whose first probe is in flight
+    for (int64_t p = r.begin(); p < r.end() && p < r.begin() + kAhead; ++p) slot_index_.Prefetch(ids[p]);
     for (int64_t p = r.begin(); p != r.end(); ++p) {
+      if (p + kAhead < r.end()) slot_index_.Prefetch(ids[p + kAhead]);
       const int32_t slot = slot_index_.Find(ids[p]);
       slots[static_cast<size_t>(p)] = slot;
       if (copy && slot >= 0) {

@@ -73,6 +73,8 @@ class NodeSlotIndex {
       if (++i == table_.size()) i = 0;
     }
   }
+  // Hints the CPU to load `node`'s first probe (batched lookups prefetch a few ids ahead).
+  void Prefetch(int64_t node) const { __builtin_prefetch(table_.data() + Home(node)); }
   // `node` must not be present.
   void Insert(int64_t node, int32_t slot);
   // No-op when absent.
