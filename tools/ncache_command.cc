@@ -4,6 +4,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cache/neighbor_cache.h"
 #include "commands.h"
@@ -25,9 +26,13 @@ void PrintStats(const char* verb, const std::string& dir, const NeighborCache& c
   const double edge_pct = s.num_edges ? 100.0 * s.edges_cached / s.num_edges : 0.0;
   fmt::print(
       "seer ncache: {} {}: budget {} bytes ({}), uses {} bytes = table {} + lists {}; {} of {} nodes ({:.2f}%), "
-      "{} of {} edges ({:.2f}%) cached; score {}\n",
+      "{} of {} edges ({:.2f}%) cached; score {}{}; dataset {}\n",
       verb, dir, s.budget_bytes, FormatBytes(s.budget_bytes), s.bytes, s.table_bytes, s.lists_bytes, s.nodes_cached,
-      s.num_nodes, node_pct, s.edges_cached, s.num_edges, edge_pct, cache.score_rule());
+      s.num_nodes, node_pct, s.edges_cached, s.num_edges, edge_pct, cache.score_rule(),
+      cache.ranked_fanouts().empty()
+          ? std::string()
+          : fmt::format(" (fanouts {}, batch size {})", fmt::join(cache.ranked_fanouts(), ","), cache.ranked_batch_size()),
+      cache.dataset_identity().empty() ? std::string("not recorded") : cache.dataset_identity());
 }
 
 }  // namespace
