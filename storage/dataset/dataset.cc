@@ -302,7 +302,10 @@ Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) 
   // Build beside the old dataset (same file system, so Commit() only renames); the old
   // one stays valid until the new one is complete. The pid in the name lets a later
   // run sweep it if this process dies (storage/base/stale_temp.h).
-  std::string trimmed = dir;
+  // Beside the real directory (a symlinked --out may point to another file system).
+  std::error_code canonical_ec;
+  std::string trimmed = std::filesystem::canonical(dir, canonical_ec).string();
+  if (canonical_ec) trimmed = dir;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
   const size_t slash = trimmed.find_last_of('/');
   const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : trimmed.substr(0, slash);
@@ -357,6 +360,15 @@ Status DatasetWriter::SwapIntoTarget(const DatasetManifest& manifest) {
   std::map<std::string, DatasetFileEntry> old_files;
   if (auto text = ReadWholeFile(old_manifest_path); text.ok()) {
     if (auto old = DatasetManifest::FromJson(*text, old_manifest_path); old.ok()) old_files = old->files;
+  }
+  // Renames only work within one file system: find out before the old dataset is touched.
+  struct stat staging_st, target_st;
+  if (::stat(dir_.c_str(), &staging_st) != 0) return ErrnoStatus(errno, "stat", dir_);
+  if (::stat(target_.c_str(), &target_st) != 0) return ErrnoStatus(errno, "stat", target_);
+  if (staging_st.st_dev != target_st.st_dev) {
+    return Status(StatusCode::kInvalidArgument,
+                  dir_ + " and " + target_ + " are on different file systems; the old dataset is unchanged "
+                         "(remove it and run again without --force)");
   }
   if (::unlink(old_manifest_path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoStatus(errno, "unlink", old_manifest_path);

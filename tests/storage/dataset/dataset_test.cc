@@ -157,6 +157,26 @@ TEST(DatasetTest, ForcedCommitReplacesTheDatasetFiles) {
   EXPECT_EQ(entries, (std::vector<std::string>{"ds"}));
 }
 
+// --force through a symlinked directory stages beside the real directory (same file
+// system as the files it replaces) and leaves nothing beside the link.
+TEST(DatasetTest, ForcedWriteThroughASymlinkStagesBesideTheRealDirectory) {
+  const std::string real_parent = testing::MakeTempDir("dataset_real");
+  const std::string link_parent = testing::MakeTempDir("dataset_link");
+  ASSERT_TRUE(WriteTinyDataset(real_parent + "/ds").ok());
+  std::filesystem::create_directory_symlink(real_parent + "/ds", link_parent + "/ds");
+  {
+    auto writer = DatasetWriter::Create(link_parent + "/ds", /*force=*/true);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    EXPECT_EQ(writer->dir().rfind(std::filesystem::canonical(real_parent).string() + "/.seer-prep-", 0), 0u)
+        << writer->dir();
+  }
+  EXPECT_TRUE(WriteTinyDataset(link_parent + "/ds", /*force=*/true).ok());
+  EXPECT_TRUE(Dataset::Open(real_parent + "/ds").ok());
+  std::vector<std::string> entries;
+  for (const auto& e : std::filesystem::directory_iterator(real_parent)) entries.push_back(e.path().filename().string());
+  EXPECT_EQ(entries, (std::vector<std::string>{"ds"}));
+}
+
 // Counts whose file sizes overflow int64 (num_nodes * feature_dim * 4) are refused naming
 // the field; they were accepted before (signed overflow in the size checks).
 TEST(DatasetTest, ManifestCountsBeyondTheSupportedRangeAreRefused) {
