@@ -84,6 +84,13 @@ std::vector<int64_t> InDegreesFromIndptr(const std::vector<int64_t>& indptr) {
   return in;
 }
 
+std::vector<int64_t> InDegreesFromIndptr(const CompactIndptr& indptr) {
+  if (indptr.empty()) throw std::logic_error("InDegreesFromIndptr: empty indptr");
+  std::vector<int64_t> in(static_cast<size_t>(indptr.num_nodes()));
+  for (int64_t v = 0; v < indptr.num_nodes(); ++v) in[static_cast<size_t>(v)] = indptr.Degree(v);
+  return in;
+}
+
 NodeScoreFn NodeScoresFromDegrees(const std::vector<int64_t>& out_degrees) {
   return NodeScoresFromTable(out_degrees);
 }

@@ -15,6 +15,7 @@
 
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
+#include "storage/dataset/compact_indptr.h"
 #include "storage/dataset/dataset.h"
 #include "storage/base/status.h"
 
@@ -35,6 +36,7 @@ Result<std::vector<int64_t>> ComputeOutDegrees(const Dataset& dataset,
 
 // in_degree[v] = indptr[v+1] - indptr[v]; indptr must have num_nodes+1 entries.
 std::vector<int64_t> InDegreesFromIndptr(const std::vector<int64_t>& indptr);
+std::vector<int64_t> InDegreesFromIndptr(const CompactIndptr& indptr);
 
 // node_scores from out-degrees: score = out_degree[v] (saturated to uint32).
 NodeScoreFn NodeScoresFromDegrees(const std::vector<int64_t>& out_degrees);
@@ -67,6 +69,5 @@ NodeScoreFn NodeScoresFromBuckets(std::vector<uint8_t> buckets);
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options);
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options,
                             const DegreeScanOptions& scan);
-
 
 }  // namespace seer

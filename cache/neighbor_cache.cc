@@ -81,7 +81,7 @@ std::vector<int64_t> RankByDoubleScore(const std::vector<double>& scores, const 
 // One sequential pass over indices.bin: visit(w, u) for every in-neighbor u of every node
 // w, in file order. Ids >= num_nodes are kCorrupt naming the byte offset.
 template <typename Visit>
-Status ScanInNeighbors(const Dataset& dataset, const std::vector<int64_t>& indptr, int64_t chunk_bytes_hint,
+Status ScanInNeighbors(const Dataset& dataset, const CompactIndptr& indptr, int64_t chunk_bytes_hint,
                        const std::string& what, bool show_progress, Visit&& visit) {
   const DatasetManifest& m = dataset.manifest();
   const std::string path = dataset.PathOf(dataset_files::kIndices);
@@ -133,7 +133,7 @@ Status ReadArrayFile(const std::string& path, int64_t count, std::vector<T>* out
 // Whether a selected node's list overlaps the edges [e0, e1), where `first` is the first
 // node whose list ends after e0.
 template <typename Selected>
-bool AnySelectedListIn(const std::vector<int64_t>& indptr, int64_t first, int64_t e1,
+bool AnySelectedListIn(const CompactIndptr& indptr, int64_t first, int64_t e1,
                        const Selected& selected) {
   const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
   for (int64_t u = first; u < num_nodes && indptr[u] < e1; ++u) {
@@ -150,7 +150,7 @@ const char* NeighborCacheScoreRule(NeighborCacheScore score) {
   return score == NeighborCacheScore::kExpectedLookups ? "expected_lookups/bytes" : "out_degree/in_degree";
 }
 
-Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, const std::vector<int64_t>& indptr,
+Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, const CompactIndptr& indptr,
                                                     const std::vector<int64_t>& seeds,
                                                     const std::vector<int>& fanouts, int64_t batch_size,
                                                     const NeighborCacheBuildOptions& options) {
@@ -204,7 +204,7 @@ NeighborCache NeighborCache::Disabled(const DatasetManifest& m) {
 }
 
 Result<NeighborCache> NeighborCache::Build(const Dataset& dataset,
-                                           const std::vector<int64_t>& indptr,
+                                           const CompactIndptr& indptr,
                                            int64_t budget_bytes,
                                            const NeighborCacheBuildOptions& options) {
   if (budget_bytes == 0) return Disabled(dataset.manifest());
@@ -226,7 +226,7 @@ Result<NeighborCache> NeighborCache::Build(const Dataset& dataset,
 }
 
 Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
-                                                         const std::vector<int64_t>& indptr,
+                                                         const CompactIndptr& indptr,
                                                          const std::vector<int64_t>& out_degrees,
                                                          int64_t budget_bytes,
                                                          const NeighborCacheBuildOptions& options) {
@@ -242,7 +242,7 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
                      NeighborCacheScore::kOutInDegree, budget_bytes, options);
 }
 
-Result<NeighborCache> NeighborCache::BuildWithScores(const Dataset& dataset, const std::vector<int64_t>& indptr,
+Result<NeighborCache> NeighborCache::BuildWithScores(const Dataset& dataset, const CompactIndptr& indptr,
                                                      const std::vector<double>& scores, NeighborCacheScore rule,
                                                      int64_t budget_bytes,
                                                      const NeighborCacheBuildOptions& options) {
@@ -256,7 +256,7 @@ Result<NeighborCache> NeighborCache::BuildWithScores(const Dataset& dataset, con
                      options);
 }
 
-Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const std::vector<int64_t>& indptr,
+Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const CompactIndptr& indptr,
                                                  const std::vector<int64_t>& ranked, NeighborCacheScore rule,
                                                  int64_t budget_bytes, const NeighborCacheBuildOptions& options) {
   const DatasetManifest& m = dataset.manifest();
@@ -533,7 +533,7 @@ void NeighborCache::LayOutLists(const std::vector<int64_t>& in_degrees) {
 }
 
 // One sequential scan of indices.bin; chunks holding no cached list are skipped.
-Status NeighborCache::FillLists(const Dataset& dataset, const std::vector<int64_t>& indptr,
+Status NeighborCache::FillLists(const Dataset& dataset, const CompactIndptr& indptr,
                                 const NeighborCacheBuildOptions& options) {
   const DatasetManifest& m = dataset.manifest();
   const int64_t index_bytes = m.index_bytes();
@@ -586,7 +586,7 @@ int64_t NeighborCache::FirstNeighborOutsideGraph(int64_t num_nodes) const {
   return -1;
 }
 
-Status NeighborCache::Validate(const std::vector<int64_t>& indptr) const {
+Status NeighborCache::Validate(const CompactIndptr& indptr) const {
   if (!enabled()) return Status::Ok();
   if (static_cast<int64_t>(indptr.size()) != stats_.num_nodes + 1) {
     return Corrupt(fmt::format("neighbor cache has {} nodes, the dataset {}", stats_.num_nodes,

@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "storage/base/name_table.h"
+#include "storage/dataset/compact_indptr.h"
 #include "storage/dataset/dataset.h"
 #include "storage/base/status.h"
 
@@ -93,7 +94,7 @@ struct NeighborCacheBuildOptions {
 //   P_{h+1}(v) = 1 - (1 - P_h(v)) * prod over positions of v in w's list (1 - P_h(w) p_h(w)),
 // lookups(v) = sum_{h < num_layers} P_h(v) for in_degree(v) > 0, else 0. L-1 sequential
 // scans of indices.bin (kCorrupt on an id >= num_nodes).
-Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, const std::vector<int64_t>& indptr,
+Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, const CompactIndptr& indptr,
                                                     const std::vector<int64_t>& seeds,
                                                     const std::vector<int>& fanouts, int64_t batch_size,
                                                     const NeighborCacheBuildOptions& options = {});
@@ -116,17 +117,17 @@ class NeighborCache {
   // Ranks by options.score (out/in: one pass over indices.bin; expected lookups: L-1
   // passes and the train split) and fills with one more sequential pass. `indptr` must be
   // the dataset's indptr (num_nodes+1 entries).
-  static Result<NeighborCache> Build(const Dataset& dataset, const std::vector<int64_t>& indptr,
+  static Result<NeighborCache> Build(const Dataset& dataset, const CompactIndptr& indptr,
                                      int64_t budget_bytes,
                                      const NeighborCacheBuildOptions& options = {});
   // Same with the scores given: score[v] per node, higher first (ties: lower id).
-  static Result<NeighborCache> BuildWithScores(const Dataset& dataset, const std::vector<int64_t>& indptr,
+  static Result<NeighborCache> BuildWithScores(const Dataset& dataset, const CompactIndptr& indptr,
                                                const std::vector<double>& scores, NeighborCacheScore rule,
                                                int64_t budget_bytes,
                                                const NeighborCacheBuildOptions& options = {});
   // Same, ranked by out/in with out-degrees already computed (ComputeOutDegrees).
   static Result<NeighborCache> BuildWithOutDegrees(const Dataset& dataset,
-                                                   const std::vector<int64_t>& indptr,
+                                                   const CompactIndptr& indptr,
                                                    const std::vector<int64_t>& out_degrees,
                                                    int64_t budget_bytes,
                                                    const NeighborCacheBuildOptions& options = {});
@@ -149,7 +150,7 @@ class NeighborCache {
   static Result<NeighborCache> Load(const std::string& dir, const Dataset& dataset);
   // Checks every cached list against indptr (offset + in-degree within the packed
   // array); Load() alone only checks sizes. kCorrupt naming the node otherwise.
-  Status Validate(const std::vector<int64_t>& indptr) const;
+  Status Validate(const CompactIndptr& indptr) const;
   // DIR/ncache for a dataset directory.
   static std::string DefaultDir(const Dataset& dataset) {
     return dataset.dir() + "/" + kDirName;
@@ -194,7 +195,7 @@ class NeighborCache {
   void SelectPrefix(const std::vector<int64_t>& ranked, const std::vector<int64_t>& in_degrees,
                     int64_t bytes_left, int64_t index_bytes);
   void LayOutLists(const std::vector<int64_t>& in_degrees);
-  Status FillLists(const Dataset& dataset, const std::vector<int64_t>& indptr,
+  Status FillLists(const Dataset& dataset, const CompactIndptr& indptr,
                    const NeighborCacheBuildOptions& options);
   // Load: the manifest (returns its version), the table (version 2 or 1), the lists.
   Result<int64_t> ReadManifest(const std::string& path);
@@ -207,7 +208,7 @@ class NeighborCache {
   // Index in the packed array of the first neighbor id outside [0, num_nodes), or -1.
   int64_t FirstNeighborOutsideGraph(int64_t num_nodes) const;
   // The rest of a build once the ranking is known.
-  static Result<NeighborCache> BuildRanked(const Dataset& dataset, const std::vector<int64_t>& indptr,
+  static Result<NeighborCache> BuildRanked(const Dataset& dataset, const CompactIndptr& indptr,
                                            const std::vector<int64_t>& ranked, NeighborCacheScore rule,
                                            int64_t budget_bytes, const NeighborCacheBuildOptions& options);
   NeighborCacheStats stats_;

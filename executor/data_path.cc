@@ -75,9 +75,12 @@ void RecordNeighborCacheInUse(int64_t bytes, const std::string& source, double e
   // The unused share goes to an automatic feature cache (never beyond every row).
   if (request.fcache_budget_bytes < 0 && request.feature_cache_used && request.feature_row_bytes > 0 &&
       share > bytes) {
-    const int64_t rows = std::min(request.num_nodes, (split->fcache_bytes + share - bytes) / request.feature_row_bytes);
+    const int64_t rows = std::min(request.num_nodes,
+                                  FeatureCacheRowsFor(split->fcache_bytes + split->fcache_index_bytes + share - bytes,
+                                                      request.feature_row_bytes));
     split->fcache_rows = std::max(split->fcache_rows, rows);
     split->fcache_bytes = split->fcache_rows * request.feature_row_bytes;
+    split->fcache_index_bytes = FeatureCacheBytes(split->fcache_rows, request.feature_row_bytes) - split->fcache_bytes;
     if (split->fcache_rows > 0) {
       auto& w = split->warnings;
       w.erase(std::remove_if(w.begin(), w.end(), [](const std::string& line) { return line.rfind("the feature cache", 0) == 0; }),
@@ -95,7 +98,7 @@ PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_
   return pilot;
 }
 
-Status MeasurePilotBatches(const Dataset& ds, const std::vector<int64_t>& indptr, BlockReader* indices,
+Status MeasurePilotBatches(const Dataset& ds, const CompactIndptr& indptr, BlockReader* indices,
                            PilotSpec& pilot, MemoryBudgetRequest* request) {
   if (pilot.batches <= 0) return Status::Ok();
   if (!pilot.split.empty()) {
@@ -152,7 +155,7 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   request.feature_row_bytes = m.feature_row_bytes();
   request.num_classes = m.num_classes;
   request.topology_bytes = NeighborCacheFullBytes(m.num_nodes, m.num_edges, m.index_bytes());
-  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, ds.LoadIndptr());
+  SEER_ASSIGN_OR_RETURN(CompactIndptr indptr, CompactIndptr::Load(ds));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> indices, OpenBlockReader(ds, dataset_files::kIndices, io));
   if (pilot != nullptr) SEER_RETURN_IF_ERROR(MeasurePilotBatches(ds, indptr, indices.get(), *pilot, &request));
   SEER_ASSIGN_OR_RETURN(split_, SplitMemoryBudget(request));
@@ -191,7 +194,7 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
 // share), else built in memory for the share; then the topology over it. The split then
 // records the cache in use, and a share it does not use goes to the feature cache (when
 // that one's share is automatic).
-Status DataPath::OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+Status DataPath::OpenCaches(CompactIndptr indptr, std::unique_ptr<BlockReader> indices,
                             const MemoryBudgetRequest& request) {
   const Dataset& ds = *dataset_;
   NeighborCache ncache;

@@ -64,7 +64,7 @@ PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_
 // large seed list) straight from indices.bin, and records the largest batch's rows and
 // per-block shapes in *request; also caps request->superbatch and traces_in_flight by
 // what the run has. Ids out of range are skipped (the caller reports them).
-Status MeasurePilotBatches(const Dataset& dataset, const std::vector<int64_t>& indptr, BlockReader* indices,
+Status MeasurePilotBatches(const Dataset& dataset, const CompactIndptr& indptr, BlockReader* indices,
                            PilotSpec& pilot, MemoryBudgetRequest* request);
 
 // Records in *split the neighbor cache actually in use (`bytes`, 0 = none; where it came
@@ -96,7 +96,7 @@ class DataPath {
  private:
   DataPath() = default;
   Status OpenReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot);
-  Status OpenCaches(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+  Status OpenCaches(CompactIndptr indptr, std::unique_ptr<BlockReader> indices,
                     const MemoryBudgetRequest& request);
 
   std::optional<Dataset> dataset_;

@@ -7,9 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "cache/feature_cache.h"
 #include "cache/neighbor_cache.h"
 #include "inspector/trace_stream.h"
 #include "storage/base/byte_size.h"
+#include "storage/dataset/compact_indptr.h"
 
 namespace seer {
 
@@ -180,6 +182,28 @@ int64_t NeighborCacheFullBytes(int64_t num_nodes, int64_t num_edges, int64_t ind
   return NeighborCache::TableBytes(num_nodes) + 8 * num_nodes + num_edges * index_bytes;
 }
 
+namespace {
+int64_t SlotIndexBytes(int64_t rows) { return rows > 0 ? FeatureCache::IndexBytes(rows) : 0; }
+}  // namespace
+
+int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes) {
+  return rows > 0 ? rows * row_bytes + FeatureCache::IndexBytes(rows) : 0;
+}
+
+int64_t FeatureCacheRowsFor(int64_t bytes, int64_t row_bytes) {
+  if (row_bytes <= 0 || bytes <= 0) return 0;
+  // IndexBytes(rows) = 8 (rows + rows/2 + 1) + 8 rows <= 20 rows + 8: start below, step up.
+  int64_t rows = std::max<int64_t>(0, (bytes - 8) / (row_bytes + 20));
+  while (FeatureCacheBytes(rows + 1, row_bytes) <= bytes) ++rows;
+  return rows;
+}
+
+double MemoryBudgetSplit::PerNodeBytes() const {
+  if (num_nodes <= 0) return 0;
+  const int64_t bitmap = ncache_bytes > 0 ? NeighborCache::TableBytes(num_nodes) : 0;
+  return static_cast<double>(table_bytes + bitmap) / static_cast<double>(num_nodes);
+}
+
 std::string MemoryBudgetSplit::ToString() const {
   std::string ncache = FormatBytes(ncache_bytes);
   if (!ncache_source.empty()) {
@@ -188,8 +212,14 @@ std::string MemoryBudgetSplit::ToString() const {
     if (ncache_share_bytes >= 0 && ncache_share_bytes != ncache_bytes) ncache += ", share " + FormatBytes(ncache_share_bytes);
     ncache += ")";
   }
+  const double n = std::max<double>(1, static_cast<double>(num_nodes));
+  std::string per_node = fmt::format("{:.2f} B/node: indptr {:.2f}", PerNodeBytes(), static_cast<double>(indptr_bytes) / n);
+  if (node_score_bytes > 0) per_node += fmt::format(" + tie-rule scores {:.2f}", static_cast<double>(node_score_bytes) / n);
+  if (ncache_bytes > 0) {
+    per_node += fmt::format(" + neighbor-cache bitmap {:.2f}", static_cast<double>(NeighborCache::TableBytes(num_nodes)) / n);
+  }
   return "memory budget " + FormatBytes(budget_bytes) + ": per-node tables " +
-         FormatBytes(table_bytes) + ", staging " + FormatBytes(staging_bytes) + " (~" +
+         FormatBytes(table_bytes) + " (" + per_node + "), staging " + FormatBytes(staging_bytes) + " (~" +
          std::to_string(estimated_batch_rows) + " rows/batch, " +
          (measured_batches > 0 ? "measured on " + std::to_string(measured_batches) + " pilot batches)"
                                : std::string("estimated)")) +
@@ -202,7 +232,8 @@ std::string MemoryBudgetSplit::ToString() const {
          ", trace buffers " +
          FormatBytes(trace_bytes) + ", neighbor cache " + ncache +
          ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
-         " rows)" + (superbatch_reason.empty() ? std::string() : "; superbatch " + superbatch_reason);
+         " rows, + slot index " + FormatBytes(fcache_index_bytes) + ")" +
+         (superbatch_reason.empty() ? std::string() : "; superbatch " + superbatch_reason);
 }
 
 namespace {
@@ -291,7 +322,10 @@ Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudget
 MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s;
   s.budget_bytes = r.budget_bytes;
-  s.table_bytes = 8 * (r.num_nodes + 1) + 4 * r.num_nodes;
+  s.num_nodes = r.num_nodes;
+  s.indptr_bytes = CompactIndptr::EstimateBytes(r.num_nodes + 1);
+  s.node_score_bytes = r.node_score_bytes_per_node * r.num_nodes;
+  s.table_bytes = s.indptr_bytes + s.node_score_bytes;
   const bool measured = HasMeasuredShapes(r);
   s.estimated_batch_rows = measured ? WithMargin(r, r.measured_batch_rows)
                                     : EstimateBatchRows(r.num_nodes, r.batch_size, r.fanouts);
@@ -326,9 +360,12 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   // What each cache can use: the whole topology; every feature row (none when the
   // feature cache is never read).
   const int64_t nc_cap = r.topology_bytes > 0 ? r.topology_bytes : std::numeric_limits<int64_t>::max();
+  // (An automatic share pays the slot index too; an explicit --fcache-budget is the rows.)
   const int64_t fc_cap = !r.feature_cache_used ? 0
-                         : r.feature_row_bytes > 0 && r.num_nodes > 0 ? r.feature_row_bytes * r.num_nodes
-                                                                       : std::numeric_limits<int64_t>::max();
+                         : r.feature_row_bytes > 0 && r.num_nodes > 0
+                             ? (fc_auto ? FeatureCacheBytes(r.num_nodes, r.feature_row_bytes)
+                                        : r.feature_row_bytes * r.num_nodes)
+                             : std::numeric_limits<int64_t>::max();
   if (!nc_auto && !fc_auto) {
     s->ncache_bytes = std::min(r.ncache_budget_bytes, nc_cap);
     s->fcache_bytes = std::min(r.fcache_budget_bytes, fc_cap);
@@ -365,9 +402,14 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
     }
   }
   const bool overridden = !nc_auto || !fc_auto;
-  if (s->ncache_bytes + s->fcache_bytes > left && overridden) {
+  // An explicit --fcache-budget's rows bring their slot index on top.
+  const int64_t fc_index = !fc_auto && r.feature_row_bytes > 0
+                               ? SlotIndexBytes(std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
+                               : 0;
+  if (s->ncache_bytes + s->fcache_bytes + fc_index > left && overridden) {
     return Status(StatusCode::kResourceExhausted,
                   "--ncache-budget + --fcache-budget (" + FormatBytes(s->ncache_bytes + s->fcache_bytes) +
+                      (fc_index > 0 ? " + slot index " + FormatBytes(fc_index) : std::string()) +
                       ") exceed what the memory budget leaves after tables, staging and traces (" +
                       FormatBytes(left) + ")");
   }
@@ -378,7 +420,11 @@ Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   const int64_t left = std::max<int64_t>(0, r.budget_bytes - s->table_bytes - s->staging_bytes - s->trace_bytes);
   const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
   const int64_t reserved = s->model_bytes + s->inspector_bytes;
-  int64_t owed = std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s->ncache_bytes - s->fcache_bytes));
+  const int64_t fc_index = r.fcache_budget_bytes >= 0 && r.feature_row_bytes > 0
+                               ? SlotIndexBytes(std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
+                               : 0;  // an explicit --fcache-budget's slot index (on top of its rows)
+  int64_t owed =
+      std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s->ncache_bytes - s->fcache_bytes - fc_index));
   if (owed > 0 && r.fcache_budget_bytes < 0) {
     const int64_t take = std::min(owed, s->fcache_bytes);
     s->fcache_bytes -= take;
@@ -409,6 +455,18 @@ Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   return Status::Ok();
 }
 
+void FinishFeatureCache(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
+  if (r.feature_row_bytes <= 0) {
+    s->fcache_rows = 0;
+  } else if (r.fcache_budget_bytes >= 0) {
+    s->fcache_rows = std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes);  // the rows; index on top
+  } else {
+    s->fcache_rows = std::min(r.num_nodes, FeatureCacheRowsFor(s->fcache_bytes, r.feature_row_bytes));
+  }
+  s->fcache_bytes = s->fcache_rows * r.feature_row_bytes;
+  s->fcache_index_bytes = SlotIndexBytes(s->fcache_rows);
+}
+
 namespace {
 
 // The split for the request's own superbatch (>= 1), without warnings.
@@ -427,8 +485,7 @@ Result<MemoryBudgetSplit> SplitFixedSuperbatch(const MemoryBudgetRequest& r) {
                       " cannot hold the neighbor cache's table (" + FormatBytes(ncache_table) +
                       "); use 0 to disable it");
   }
-  s.fcache_rows = r.feature_row_bytes > 0 ? std::min(r.num_nodes, s.fcache_bytes / r.feature_row_bytes) : 0;
-  s.fcache_bytes = s.fcache_rows * r.feature_row_bytes;
+  FinishFeatureCache(r, &s);
   s.superbatch = std::max<int64_t>(1, r.superbatch);
   return s;
 }

@@ -1,8 +1,10 @@
 // How `seer train` splits its one --memory-budget (DESIGN.md "Errors, determinism,
 // budgets"). Plain arithmetic, no allocation, torch-free.
 //
-//   per-node tables   indptr 8 B × (N+1)  +  feature slot table 4 B × N
-//                     (+ the neighbor cache's 2-bit-per-node table, counted in its budget)
+//   per-node tables   the compact indptr, ~4.13 B × (N+1) (storage/dataset/compact_indptr.h)
+//                     + Belady's tie-rule scores, 1 B × N when the policy uses them
+//                     (+ the neighbor cache's 2-bit-per-node table, counted in its budget);
+//                     the split line shows the total per node (PerNodeBytes)
 //   staging           batch buffers of the gather pipeline: `pipeline_depth` float32
 //                     batches (one trains while the next is gathered), + one raw batch
 //                     for float16 features, sized by the estimated rows of a batch (below)
@@ -16,7 +18,10 @@
 //                     runtime files: an eighth of what is left, at least 1 MiB, at most
 //                     what they need (TraceBufferNeed: one queued superbatch trace and
 //                     one superbatch of changesets, each half of the buffers)
-//   caches            the rest: auto = 1/4 neighbor cache (only if it covers its own
+//   caches            the rest (the feature cache's slot index, 20 B per row
+//                     (FeatureCache::IndexBytes), is paid from its share; with
+//                     --fcache-budget the budget is the rows' bytes and the index comes on
+//                     top): auto = 1/4 neighbor cache (only if it covers its own
 //                     table, else 0) and 3/4 feature cache; --cache-split NC:FC sets the
 //                     neighbor cache's share instead (same rule: a share that cannot
 //                     hold its table goes to the feature cache);
@@ -106,9 +111,18 @@ struct MemoryBudgetRequest {
   // false (--feature-cache none): the feature cache is never read, so it gets nothing
   // and an automatic neighbor cache may take its share.
   bool feature_cache_used = true;
+  // Bytes per node of the planner's static score table (Belady's tie rule:
+  // kBeladyScoreBytesPerNode, cache/degrees.h); 0 when the policy has none.
+  int64_t node_score_bytes_per_node = 0;
 };
 // Headroom over the largest pilot batch (batches of the same size vary by a few %).
 constexpr double kPilotMargin = 1.2;
+
+// The feature cache's RAM for `rows` rows of `row_bytes`: the rows plus its slot index
+// (FeatureCache::IndexBytes; 0 for 0 rows).
+int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes);
+// The most rows whose FeatureCacheBytes fit in `bytes` (0 when row_bytes <= 0).
+int64_t FeatureCacheRowsFor(int64_t bytes, int64_t row_bytes);
 
 // A neighbor cache holding every list of a graph: its table, 8 B per cached node and
 // every index (NeighborCache's layout).
@@ -151,11 +165,15 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& config, const std::vect
 
 struct MemoryBudgetSplit {
   int64_t budget_bytes = 0;
-  int64_t table_bytes = 0;          // indptr + feature slot table
+  int64_t num_nodes = 0;
+  int64_t table_bytes = 0;          // per-node tables: indptr_bytes + node_score_bytes
+  int64_t indptr_bytes = 0;         // the compact indptr (CompactIndptr::EstimateBytes)
+  int64_t node_score_bytes = 0;     // the planner's static per-node scores (Belady's tie rule)
   int64_t staging_bytes = 0;
   int64_t trace_bytes = 0;
   int64_t ncache_bytes = 0;         // neighbor cache budget (its table included)
-  int64_t fcache_bytes = 0;         // feature cache slots
+  int64_t fcache_bytes = 0;         // feature cache slots (rows × row bytes)
+  int64_t fcache_index_bytes = 0;   // its slot index (FeatureCache::IndexBytes(fcache_rows))
   int64_t model_bytes = 0;          // training: the model's host working set (0 with --no-train)
   int64_t model_parameter_bytes = 0;
   int64_t model_activation_bytes = 0;
@@ -172,7 +190,10 @@ struct MemoryBudgetSplit {
   int64_t ncache_share_bytes = -1;  // the split's share when the cache in use differs
   // Lines to show the user (a cache that gets nothing, with the flag that fixes it).
   std::vector<std::string> warnings;
-  // "memory budget 1.0 GiB: tables 12 MiB, staging ..., feature cache 600 MiB (N rows)"
+  // Resident bytes per node of every table sized by N: table_bytes plus the neighbor
+  // cache's bitmap when it is in use, over num_nodes (0 when num_nodes is 0).
+  double PerNodeBytes() const;
+  // "memory budget 1.0 GiB: per-node tables 5.4 MiB (5.38 B/node: indptr 4.13 + ...), ..."
   std::string ToString() const;
 };
 
@@ -218,6 +239,10 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& request);
 //    least 1 MiB) and the two caches (auto, --cache-split, or --ncache/--fcache-budget),
 //    as if there were no model. Refuses explicit cache budgets that do not fit.
 Status SplitCacheMemory(const MemoryBudgetRequest& request, MemoryBudgetSplit* split);
+// 4. The feature cache's rows from its bytes (an automatic share pays the slot index,
+//    FeatureCacheRowsFor; an explicit --fcache-budget is the rows' bytes); sets
+//    fcache_rows, fcache_bytes = rows × row bytes and fcache_index_bytes.
+void FinishFeatureCache(const MemoryBudgetRequest& request, MemoryBudgetSplit* split);
 // 3. The model's and the inspector's bytes are taken from unused room, then the feature
 //    cache, the neighbor cache (unless set explicitly; dropped below its table) and the
 //    trace buffers down to 1 MiB. Refuses when explicit budgets leave too little.

@@ -272,7 +272,7 @@ class TorchModelRunner final : public ModelRunner {
   }
 
   const ModelConfig& config() const override { return config_; }
-  void SetGraphIndptr(const std::vector<int64_t>* indptr) override { graph_indptr_ = indptr; }
+  void SetGraphIndptr(const CompactIndptr* indptr) override { graph_indptr_ = indptr; }
   bool on_cuda() const override { return device_.is_cuda(); }
   int64_t num_parameters() const override {
     int64_t n = 0;
@@ -531,7 +531,7 @@ class TorchModelRunner final : public ModelRunner {
     if (graph_indptr_ == nullptr) {
       throw std::logic_error("GCN with gcn_norm=graph needs the graph's degrees: call SetGraphIndptr first");
     }
-    const std::vector<int64_t>& indptr = *graph_indptr_;
+    const CompactIndptr& indptr = *graph_indptr_;
     const int64_t num_nodes = static_cast<int64_t>(indptr.size()) - 1;
     const int64_t n = batch.blocks[0].num_src;
     if (static_cast<int64_t>(batch.node_ids.size()) < n) {
@@ -585,7 +585,7 @@ class TorchModelRunner final : public ModelRunner {
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::map<std::string, Tensor> best_;
   Tensor staging_;
-  const std::vector<int64_t>* graph_indptr_ = nullptr;  // borrowed (SetGraphIndptr)
+  const CompactIndptr* graph_indptr_ = nullptr;  // borrowed (SetGraphIndptr)
   ProcessGroup* group_ = nullptr;                       // borrowed (SetProcessGroup)
 };
 

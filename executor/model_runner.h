@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "inspector/trace.h"
+#include "storage/dataset/compact_indptr.h"
 #include "storage/base/name_table.h"
 #include "storage/base/status.h"
 
@@ -109,7 +110,7 @@ class ModelRunner {
   // later TrainStep/Predict. Read only by GCN with gcn_norm=graph, where a batch before
   // this call, a node id outside it, or a block sampling more in-neighbors of a node than
   // its full in-degree throws std::logic_error / std::invalid_argument.
-  virtual void SetGraphIndptr(const std::vector<int64_t>* indptr) = 0;
+  virtual void SetGraphIndptr(const CompactIndptr* indptr) = 0;
   virtual bool on_cuda() const = 0;
   virtual int64_t num_parameters() const = 0;
 

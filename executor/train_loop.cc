@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cache/degrees.h"
 #include "executor/cache_policy.h"
 #include "executor/checkpointer.h"
 #include "executor/data_path.h"
@@ -105,6 +106,7 @@ MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   request.streaming_inspector = true;
   request.sampling_threads = o.num_threads;
   request.planner_working_bytes = o.cache_policy == PolicyKind::kBelady ? CachePolicySpec{}.planner_working_bytes : 0;
+  request.node_score_bytes_per_node = o.cache_policy == PolicyKind::kBelady ? kBeladyScoreBytesPerNode : 0;
   request.planner_bytes_per_access = o.cache_policy == PolicyKind::kLru ? 16 : 0;
   return request;
 }

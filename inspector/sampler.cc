@@ -155,7 +155,7 @@ NeighborSampler::NeighborSampler(TopologyView topology, SamplerOptions options)
 Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
                                     int64_t batch_index, BatchTrace* trace,
                                     SampleStats* stats) const {
-  const std::vector<int64_t>& indptr = *topology_.indptr;
+  const CompactIndptr& indptr = *topology_.indptr;
   const int64_t num_nodes = topology_.num_nodes();
   const int64_t index_bytes = IndexDtypeBytes(topology_.index_dtype);
   const NeighborCache* ncache =

@@ -36,6 +36,7 @@
 #include "cache/neighbor_cache.h"
 #include "inspector/trace.h"
 #include "storage/base/status.h"
+#include "storage/dataset/compact_indptr.h"
 #include "storage/dataset/dataset.h"
 #include "storage/io/block_reader.h"
 
@@ -66,7 +67,7 @@ Result<std::vector<int>> ParseFanouts(const std::string& text);
 
 // The topology the sampler reads: indptr in RAM, indices through `reader`.
 struct TopologyView {
-  const std::vector<int64_t>* indptr = nullptr;  // num_nodes + 1
+  const CompactIndptr* indptr = nullptr;  // num_nodes + 1
   BlockReader* indices = nullptr;                // indices.bin
   IndexDtype index_dtype = IndexDtype::kUint32;
   const NeighborCache* ncache = nullptr;         // optional

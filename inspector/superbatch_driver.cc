@@ -15,7 +15,7 @@ namespace seer {
 
 // ---- Topology -------------------------------------------------------------------------
 
-Topology::Topology(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+Topology::Topology(CompactIndptr indptr, std::unique_ptr<BlockReader> indices,
                    IndexDtype index_dtype, NeighborCache ncache)
     : indptr_(std::move(indptr)),
       indices_(std::move(indices)),
@@ -33,7 +33,7 @@ TopologyView Topology::view() const {
 
 Result<std::unique_ptr<Topology>> Topology::Open(const Dataset& dataset,
                                                  const TopologyOptions& options) {
-  SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, dataset.LoadIndptr());
+  SEER_ASSIGN_OR_RETURN(CompactIndptr indptr, CompactIndptr::Load(dataset));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> reader,
                         OpenDirectReader(dataset.PathOf(dataset_files::kIndices), options.reader));
   NeighborCache ncache;

@@ -52,17 +52,17 @@ class Topology {
   static Result<std::unique_ptr<Topology>> Open(const Dataset& dataset,
                                                 const TopologyOptions& options);
   // For tests and benchmarks: a topology over any reader (e.g. an in-RAM one).
-  Topology(std::vector<int64_t> indptr, std::unique_ptr<BlockReader> indices,
+  Topology(CompactIndptr indptr, std::unique_ptr<BlockReader> indices,
            IndexDtype index_dtype, NeighborCache ncache);
 
   TopologyView view() const;
-  const std::vector<int64_t>& indptr() const { return indptr_; }
+  const CompactIndptr& indptr() const { return indptr_; }
   const NeighborCache& ncache() const { return ncache_; }
   BlockReader& indices() const { return *indices_; }
   int64_t num_nodes() const { return static_cast<int64_t>(indptr_.size()) - 1; }
 
  private:
-  std::vector<int64_t> indptr_;
+  CompactIndptr indptr_;
   std::unique_ptr<BlockReader> indices_;
   IndexDtype index_dtype_;
   NeighborCache ncache_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <stdexcept>
 
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
@@ -84,6 +85,12 @@ Result<CompactIndptr> CompactIndptr::FromValues(const int64_t* values, int64_t c
   Builder b(count, what);
   SEER_RETURN_IF_ERROR(b.Append(values, count));
   return b.Finish(-1);
+}
+
+CompactIndptr::CompactIndptr(const std::vector<int64_t>& values) {
+  Result<CompactIndptr> built = FromVector(values);
+  if (!built.ok()) throw std::invalid_argument(built.status().message());
+  *this = std::move(built).value();
 }
 
 Result<CompactIndptr> CompactIndptr::LoadFile(const std::string& path, int64_t count,

@@ -30,6 +30,9 @@ class CompactIndptr {
   static constexpr int64_t kBlock = int64_t{1} << kBlockShift;
 
   CompactIndptr() = default;
+  // Implicit from a plain array (tests and small in-memory graphs pass std::vector<int64_t>
+  // where a CompactIndptr is taken); std::invalid_argument when FromVector refuses it.
+  CompactIndptr(const std::vector<int64_t>& values);  // NOLINT(google-explicit-constructor)
 
   // Streams DATASET/indptr.bin (num_nodes + 1 entries, from the manifest).
   static Result<CompactIndptr> Load(const Dataset& dataset);

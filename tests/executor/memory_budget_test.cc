@@ -18,11 +18,19 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "cache/degrees.h"
+#include "cache/feature_cache.h"
 #include "executor/model_runner.h"
+#include "storage/dataset/compact_indptr.h"
 #include "storage/base/byte_size.h"
 
 namespace seer {
 namespace {
+
+// The feature cache's whole RAM in a split: its rows and their slot index.
+int64_t FcacheAll(const MemoryBudgetSplit& s) { return s.fcache_bytes + s.fcache_index_bytes; }
 
 // Counts the bytes of every live CPU tensor allocation and their peak; frees through
 // c10 like the default allocator.
@@ -125,6 +133,7 @@ TEST(ModelFootprintTest, BoundsTheAllocatorPeakOfATrainingStep) {
   // GCN's full-graph degrees: 10 in-neighbors per node (>= every block's fan-out).
   std::vector<int64_t> indptr;
   for (int64_t v = 0; v <= static_cast<int64_t>(b.trace.node_ids.size()); ++v) indptr.push_back(10 * v);
+  const CompactIndptr graph = indptr;
   for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
     for (int64_t hidden : {64, 200}) {
       ModelConfig config;
@@ -136,7 +145,7 @@ TEST(ModelFootprintTest, BoundsTheAllocatorPeakOfATrainingStep) {
       config.heads = 4;
       const int64_t before_model = counter.current();
       auto runner = ModelRunner::Create(config, 0.01, seed, /*use_cuda=*/false);
-      runner->SetGraphIndptr(&indptr);
+      runner->SetGraphIndptr(&graph);
       ASSERT_EQ(CountModelParameters(config), runner->num_parameters()) << ModelKindName(kind);
       // The first step creates the gradients and Adam's moments; measure the second.
       runner->TrainStep(b.trace, b.rows.data(), b.labels.data());
@@ -205,10 +214,10 @@ TEST(MemoryBudgetTest, ModelIsPaidByTheFeatureCacheFirst) {
   EXPECT_EQ(train->staging_bytes, no_train->staging_bytes);
   EXPECT_EQ(train->trace_bytes, no_train->trace_bytes);
   EXPECT_EQ(train->ncache_bytes, no_train->ncache_bytes);
-  EXPECT_NEAR(static_cast<double>(train->fcache_bytes),
-              static_cast<double>(no_train->fcache_bytes - train->model_bytes), 2 * 512);
+  EXPECT_NEAR(static_cast<double>(FcacheAll(*train)),
+              static_cast<double>(FcacheAll(*no_train) - train->model_bytes), 2 * (512 + 20));
   EXPECT_LE(train->table_bytes + train->staging_bytes + train->model_bytes + train->trace_bytes +
-                train->ncache_bytes + train->fcache_bytes,
+                train->ncache_bytes + FcacheAll(*train),
             r.budget_bytes);
   EXPECT_NE(train->ToString().find(", model "), std::string::npos) << train->ToString();
   std::printf("%s\n", train->ToString().c_str());
@@ -278,10 +287,10 @@ TEST(MemoryBudgetTest, MeasuredBatchShapesReplaceTheEstimate) {
   EXPECT_EQ(inspected->inspector_bytes, 2 * 4 * trace + 32 * 4 * with_margin);
   EXPECT_EQ(inspected->staging_bytes, measured->staging_bytes);
   // (the trace buffers hold what superbatches of 4 need, paid by the caches too)
-  EXPECT_NEAR(static_cast<double>(inspected->fcache_bytes + inspected->ncache_bytes + inspected->inspector_bytes +
+  EXPECT_NEAR(static_cast<double>(FcacheAll(*inspected) + inspected->ncache_bytes + inspected->inspector_bytes +
                                   inspected->trace_bytes),
-              static_cast<double>(measured->fcache_bytes + measured->ncache_bytes + measured->trace_bytes),
-              2.0 * r.feature_row_bytes);
+              static_cast<double>(FcacheAll(*measured) + measured->ncache_bytes + measured->trace_bytes),
+              2.0 * (r.feature_row_bytes + 20));
   EXPECT_NE(inspected->ToString().find("inspector "), std::string::npos) << inspected->ToString();
   r.superbatch = 4000;  // traces that cannot fit: refused, naming --superbatch
   auto refused = SplitMemoryBudget(r);
@@ -310,8 +319,8 @@ TEST(MemoryBudgetTest, ModelBeyondTheFeatureCacheTakesTheNeighborCacheThenTraces
   ASSERT_LT(s->model_bytes, no_train->fcache_bytes + no_train->ncache_bytes);
   EXPECT_LT(s->ncache_bytes, no_train->ncache_bytes);
   EXPECT_EQ(s->trace_bytes, no_train->trace_bytes);
-  EXPECT_LE(s->fcache_bytes + s->ncache_bytes, no_train->fcache_bytes + 512 + no_train->ncache_bytes - s->model_bytes);
-  EXPECT_LE(s->table_bytes + s->staging_bytes + s->model_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes,
+  EXPECT_LE(FcacheAll(*s) + s->ncache_bytes, FcacheAll(*no_train) + 532 + no_train->ncache_bytes - s->model_bytes);
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->model_bytes + s->trace_bytes + s->ncache_bytes + FcacheAll(*s),
             r.budget_bytes);
   // A model larger than both caches shrinks the trace buffers too (not below 1 MiB): the
   // smallest budget that holds the fixed parts leaves 2 MiB beside the model.
@@ -384,7 +393,7 @@ TEST(MemoryBudgetTest, PhasesComposeToTheSplit) {
   ASSERT_TRUE(whole.ok());
   EXPECT_EQ(whole->trace_bytes, s.trace_bytes);
   EXPECT_EQ(whole->ncache_bytes, s.ncache_bytes);
-  EXPECT_EQ(whole->fcache_rows, std::min(r.num_nodes, s.fcache_bytes / r.feature_row_bytes));
+  EXPECT_EQ(whole->fcache_rows, std::min(r.num_nodes, FeatureCacheRowsFor(s.fcache_bytes, r.feature_row_bytes)));
 }
 
 
@@ -409,10 +418,13 @@ TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_NEAR(s->estimated_batch_rows, 11100, 100);  // 11100 draws from 1M nodes: few repeats
   EXPECT_EQ(s->staging_bytes, s->estimated_batch_rows * 2 * 400);  // float32: no raw buffer
-  EXPECT_EQ(s->table_bytes, 8 * (1000003 + 1) + 4 * 1000003);
-  EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes, r.budget_bytes);
+  EXPECT_EQ(s->table_bytes, CompactIndptr::EstimateBytes(1000003 + 1));  // no tie-rule scores asked for
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes +
+                s->fcache_index_bytes,
+            r.budget_bytes);
   EXPECT_GT(s->fcache_rows, 0);
   EXPECT_EQ(s->fcache_bytes, s->fcache_rows * 400);
+  EXPECT_EQ(s->fcache_index_bytes, FeatureCache::IndexBytes(s->fcache_rows));
   EXPECT_NE(s->ToString().find("feature cache"), std::string::npos);
 
   r.fcache_budget_bytes = 40000;  // exactly 100 rows
@@ -440,21 +452,23 @@ TEST(MemoryBudgetTest, CacheSplitSharesTheCacheMemory) {
   auto none = SplitMemoryBudget(r);
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->ncache_bytes, 0);
-  const int64_t caches = none->fcache_bytes + 400;  // fcache_bytes is rounded down to rows
+  // The feature cache's rows and slot index (420 B per row), rounded down to rows.
+  auto fcache = [](const MemoryBudgetSplit& x) { return x.fcache_bytes + x.fcache_index_bytes; };
+  const int64_t caches = fcache(*none) + 420;
   for (double share : {0.25, 0.5, 0.75}) {
     r.ncache_share = share;
     auto s = SplitMemoryBudget(r);
     ASSERT_TRUE(s.ok());
-    EXPECT_NEAR(static_cast<double>(s->ncache_bytes), share * none->fcache_bytes, 401) << share;
-    EXPECT_LE(s->ncache_bytes + s->fcache_bytes, caches) << share;
-    EXPECT_GT(s->ncache_bytes + s->fcache_bytes, caches - 800) << share;
+    EXPECT_NEAR(static_cast<double>(s->ncache_bytes), share * fcache(*none), 421) << share;
+    EXPECT_LE(s->ncache_bytes + fcache(*s), caches) << share;
+    EXPECT_GT(s->ncache_bytes + fcache(*s), caches - 840) << share;
   }
   r.ncache_share = 1;
   auto all = SplitMemoryBudget(r);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->fcache_rows, 0);
   // A share too small for the neighbor cache's 8 B/node table goes to the features.
-  r.ncache_share = 0.001;
+  r.ncache_share = 0.0005;
   auto tiny = SplitMemoryBudget(r);
   ASSERT_TRUE(tiny.ok());
   EXPECT_EQ(tiny->ncache_bytes, 0);
@@ -502,8 +516,8 @@ TEST(MemoryBudgetTest, NeighborCacheIsCappedAtTheTopology) {
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ(s->ncache_bytes, topology);
   // Nothing is lost: the caches together get what they got before (to a row).
-  EXPECT_NEAR(static_cast<double>(s->ncache_bytes + s->fcache_bytes),
-              static_cast<double>(uncapped->ncache_bytes + uncapped->fcache_bytes), 2.0 * r.feature_row_bytes);
+  EXPECT_NEAR(static_cast<double>(s->ncache_bytes + FcacheAll(*s)),
+              static_cast<double>(uncapped->ncache_bytes + FcacheAll(*uncapped)), 2.0 * (r.feature_row_bytes + 20));
   EXPECT_NE(s->ToString().find("neighbor cache " + FormatBytes(topology)), std::string::npos) << s->ToString();
   // An explicit share (--cache-split) is capped the same way.
   r.ncache_share = 0.9;
@@ -550,9 +564,9 @@ TEST(MemoryBudgetTest, TraceBuffersAreCappedAtTheirNeed) {
   EXPECT_EQ(TraceBufferNeed(r, rows), need);
   EXPECT_LT(s->trace_bytes, (r.budget_bytes - s->table_bytes - s->staging_bytes) / 8);
   // The caches take everything else (to a row).
-  const int64_t total = s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes;
+  const int64_t total = s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + FcacheAll(*s);
   EXPECT_LE(total, r.budget_bytes);
-  EXPECT_GT(total, r.budget_bytes - r.feature_row_bytes);
+  EXPECT_GT(total, r.budget_bytes - r.feature_row_bytes - 20);
 }
 
 // A training split whose model takes the whole feature cache warns, naming a
@@ -674,6 +688,53 @@ TEST(MemoryBudgetTest, AutoSuperbatchIsTheLongestThatFitsItsShare) {
   ASSERT_TRUE(given.ok());
   EXPECT_EQ(given->superbatch, 5);
   EXPECT_EQ(given->ToString().find("(auto"), std::string::npos);
+}
+
+
+// The feature cache's rows for a share: the most rows whose bytes plus slot index fit
+// (oracle: a linear search over FeatureCacheBytes).
+TEST(MemoryBudgetTest, FeatureCacheRowsPayTheirSlotIndex) {
+  for (int64_t row_bytes : {1, 16, 400}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{7}, int64_t{28}, int64_t{36}, int64_t{1000}, int64_t{123457}}) {
+      int64_t want = 0;
+      while (FeatureCacheBytes(want + 1, row_bytes) <= bytes) ++want;
+      EXPECT_EQ(FeatureCacheRowsFor(bytes, row_bytes), want) << bytes << " " << row_bytes;
+    }
+  }
+  EXPECT_EQ(FeatureCacheBytes(0, 16), 0);
+  EXPECT_EQ(FeatureCacheBytes(10, 16), 160 + FeatureCache::IndexBytes(10));
+  EXPECT_EQ(FeatureCacheRowsFor(1000, 0), 0);
+}
+
+// A billion nodes under 12 GiB with Belady: the split line reports the per-node tables
+// at <= 8 B per node (compact indptr 4.13 + tie-rule scores 1 + neighbor-cache bitmap 0.25).
+TEST(MemoryBudgetTest, PerNodeBytesOfABillionNodesInTheSplitLine) {
+  MemoryBudgetRequest r;
+  r.budget_bytes = int64_t{12} << 30;
+  r.num_nodes = 1'000'000'000;
+  r.feature_dim = 8;
+  r.feature_row_bytes = 16;
+  r.batch_size = 1000;
+  r.fanouts = {10, 5};
+  r.node_score_bytes_per_node = kBeladyScoreBytesPerNode;
+  r.topology_bytes = NeighborCacheFullBytes(r.num_nodes, 3 * r.num_nodes, 4);
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->indptr_bytes, CompactIndptr::EstimateBytes(r.num_nodes + 1));
+  EXPECT_EQ(s->node_score_bytes, r.num_nodes);
+  EXPECT_EQ(s->table_bytes, s->indptr_bytes + s->node_score_bytes);
+  const double bitmap = s->ncache_bytes > 0 ? 0.25 : 0;
+  EXPECT_NEAR(s->PerNodeBytes(), 4.125 + 1 + bitmap, 1e-6);
+  EXPECT_LE(s->PerNodeBytes(), 8.0);
+  const std::string line = s->ToString();
+  EXPECT_NE(line.find(fmt::format("({:.2f} B/node: indptr 4.13 + tie-rule scores 1.00", s->PerNodeBytes())),
+            std::string::npos) << line;
+  EXPECT_NE(line.find("slot index"), std::string::npos) << line;
+  EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes +
+                s->fcache_index_bytes + s->inspector_bytes + s->model_bytes,
+            r.budget_bytes);
+  // The old layout (int64 indptr + int32 slot table) alone was 12 B per node.
+  EXPECT_LT(s->table_bytes, 8 * (r.num_nodes + 1) + 4 * r.num_nodes);
 }
 
 }  // namespace

@@ -78,11 +78,11 @@ ToyBatch MakeBatch(uint64_t seed, int64_t num_seeds, int64_t num_nodes, int64_t 
 
 // The toy batches' graph for GCN's full-graph degrees: ids 1000.. have in-degree 5 (the
 // most a toy block samples), lower ids none.
-const std::vector<int64_t>* ToyIndptr() {
-  static const std::vector<int64_t> indptr = [] {
+const CompactIndptr* ToyIndptr() {
+  static const CompactIndptr indptr = [] {
     std::vector<int64_t> p(1, 0);
     for (int64_t v = 0; v < 1200; ++v) p.push_back(p.back() + (v >= 1000 ? 5 : 0));
-    return p;
+    return CompactIndptr(p);
   }();
   return &indptr;
 }
@@ -449,11 +449,11 @@ TEST(ModelRunnerGcnTest, GraphNormNeedsTheGraphAndChecksIt) {
   std::vector<int64_t> classes(9);
   EXPECT_THROW(model->Predict(b.trace, b.rows.data(), classes.data(), nullptr), std::logic_error);
   // A graph where the toy's nodes have no in-neighbors at all: the blocks cannot be its samples.
-  const std::vector<int64_t> empty(1201, 0);
+  const CompactIndptr empty = std::vector<int64_t>(1201, 0);
   model->SetGraphIndptr(&empty);
   EXPECT_THROW(model->Predict(b.trace, b.rows.data(), classes.data(), nullptr), std::invalid_argument);
   // A graph too small for the batch's ids.
-  const std::vector<int64_t> small(11, 0);
+  const CompactIndptr small = std::vector<int64_t>(11, 0);
   model->SetGraphIndptr(&small);
   EXPECT_THROW(model->Predict(b.trace, b.rows.data(), classes.data(), nullptr), std::invalid_argument);
 }

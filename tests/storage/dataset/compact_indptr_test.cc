@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,14 @@ TEST(CompactIndptrTest, LoadFileStreamsAndChecksTheEnd) {
   EXPECT_NE(wrong_end.status().message().find("num_edges"), std::string::npos);
   auto too_short = CompactIndptr::LoadFile(path, count + 1, -1);
   EXPECT_EQ(too_short.status().code(), StatusCode::kUnexpectedEof);
+}
+
+
+TEST(CompactIndptrTest, ImplicitFromAVectorForTestsAndSmallGraphs) {
+  const std::vector<int64_t> plain = {0, 2, 2, 5};
+  const CompactIndptr c = plain;
+  EXPECT_EQ(c.ToVector(), plain);
+  EXPECT_THROW(CompactIndptr(std::vector<int64_t>{0, 3, 1}), std::invalid_argument);
 }
 
 }  // namespace
