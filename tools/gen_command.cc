@@ -82,7 +82,7 @@ CommandMain RegisterGenCommand(CLI::App& root) {
       return 0;
     }
     if (flags->out.empty()) return ReportError("gen", "--out DIR is required");
-    SweepAtStart({flags->out, ParentDirectory(flags->out)}, false);
+    SweepAtStart({flags->out, RealParentDirectory(flags->out)}, false);
     auto summary = GenerateSyntheticDataset(config, flags->out, flags->force);
     if (!summary.ok()) return ReportError("gen", summary.status());
     fmt::print(

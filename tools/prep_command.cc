@@ -94,7 +94,7 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     options.created_by = "seer prep";
     const int64_t start_rss = ResidentBytesNow();
     // Leftovers of killed runs: temp files and spill dirs in --out, --force staging beside it.
-    SweepAtStart({flags->out, ParentDirectory(flags->out)}, false);
+    SweepAtStart({flags->out, RealParentDirectory(flags->out)}, false);
     ProgressReporter clock("prep", 0, "", false);
     auto summary = PrepareDataset(flags->in, options, flags->out);
     if (!summary.ok()) return ReportError("prep", summary.status());

@@ -119,6 +119,12 @@ std::string ParentDirectory(const std::string& path) {
   return slash == 0 ? "/" : trimmed.substr(0, slash);
 }
 
+std::string RealParentDirectory(const std::string& path) {
+  std::error_code ec;
+  const std::string real = std::filesystem::canonical(path, ec).string();
+  return ParentDirectory(ec ? path : real);
+}
+
 std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs, bool include_tmpdir) {
   std::vector<std::string> all;
   for (const std::string& dir : dirs) {

@@ -44,5 +44,8 @@ std::vector<StaleTemporary> SweepStaleTemporaries(const std::string& dir);
 std::vector<StaleTemporary> SweepAtStart(const std::vector<std::string>& dirs, bool include_tmpdir = true);
 // The directory holding `path` ("." for a bare name), for sweeping beside a target.
 std::string ParentDirectory(const std::string& path);
+// The directory holding the real (symlinks resolved) `path` where it exists, else
+// ParentDirectory(path): where `prep --force` stages its new dataset.
+std::string RealParentDirectory(const std::string& path);
 
 }  // namespace seer
