@@ -408,6 +408,10 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   pilot.split = "train";
   pilot.epochs = o.epochs;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, TrainingIo(o), &pilot));
+  // The run record (dataset identity, batching flags): a resume with others is refused
+  // before anything is written (the metrics file included).
+  const auto run_record = TrainRunRecord(o, data->split().superbatch, data->manifest().Identity());
+  SEER_RETURN_IF_ERROR(checkpointer.CheckRun(run_record));
   TrainSummary summary;
   summary.split = data->split();
   summary.rank = env.rank;
@@ -445,9 +449,6 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
   if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, request, *reporter));
-  // The run record (dataset identity, batching flags): a resume with others is refused.
-  const auto run_record = TrainRunRecord(o, data->split().superbatch, data->manifest().Identity());
-  SEER_RETURN_IF_ERROR(checkpointer.CheckRun(run_record));
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
   position.run = run_record;
   if (group) {
@@ -485,7 +486,8 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   summary.stopped_early = executor.stopped_early();
 
   // The best model's test accuracy, the summary and the final metrics line.
-  SEER_RETURN_IF_ERROR(FinishModel(ctx, executor.position(), &summary));
+  SEER_RETURN_IF_ERROR(
+      RunGuarded("final evaluation", [&] { return FinishModel(ctx, executor.position(), &summary); }));
   summary.final_position = executor.position();
   summary.peak_rss_bytes = PeakRssBytes();
   summary.seconds = Since(run_start);
