@@ -1,9 +1,13 @@
 // `seer gen`, `seer prep`, `seer check` through the real binary (env SEER_BINARY):
 // exit codes, one-line error text, and no dataset.json left behind on failure.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -78,6 +82,62 @@ TEST(DataCliTest, FailedForcedPrepKeepsTheOldDatasetAndStaleTemporariesAreSwept)
             std::string::npos)
       << again.output;
   EXPECT_FALSE(Exists(dir + "/indices.bin.tmp." + dead + ".0"));
+}
+
+// kill -9 of `prep --force` in the middle of the conversion (it blocks reading a FIFO, its
+// staging directory and temp files written): the old dataset is intact, and the next prep
+// removes the dead run's staging directory and says so.
+TEST(DataCliTest, KilledForcedPrepLeavesTheOldDatasetAndItsLeftoversAreSwept) {
+  const char* binary = std::getenv("SEER_BINARY");
+  ASSERT_NE(binary, nullptr);
+  const std::string root = MakeTempDir();
+  const std::string dir = root + "/ds";
+  WriteText(root + "/e.txt", "0 1\n1 2\n2 0\n");
+  ASSERT_EQ(Seer("prep --edges " + root + "/e.txt --out " + dir + " --quiet").exit_code, 0);
+  const std::string fifo = root + "/edges.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t prep = ::fork();
+  if (prep == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    ::execl(binary, "seer", "prep", "--edges", fifo.c_str(), "--out", dir.c_str(), "--force", "--quiet",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Our write end keeps prep's reads blocked (no data, no end of file).
+  int writer = -1;
+  for (int i = 0; i < 6000 && writer < 0; ++i) {
+    writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    if (writer < 0) ::usleep(10000);
+  }
+  ASSERT_GE(writer, 0) << "prep never opened the edge list";
+  const std::string staging = ".seer-prep-" + std::to_string(prep) + "-ds";
+  bool temp_files = false;
+  for (int i = 0; i < 6000 && !temp_files; ++i) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(root + "/" + staging, ec)) {
+      temp_files |= e.path().filename().string().find(".tmp." + std::to_string(prep) + ".") != std::string::npos;
+    }
+    if (!temp_files) ::usleep(10000);
+  }
+  ::kill(prep, SIGKILL);
+  int status = 0;
+  ::waitpid(prep, &status, 0);
+  ::close(writer);
+  ASSERT_TRUE(temp_files) << "no temp files in " << root + "/" + staging;
+  ASSERT_TRUE(WIFSIGNALED(status));
+  CommandRun check = Seer("check " + dir + " --deep --quiet");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("3 nodes, 3 edges"), std::string::npos) << check.output;
+  CommandRun again = Seer("prep --edges " + root + "/e.txt --out " + dir + " --force --quiet");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("seer: removed "), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find(staging), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("left by process " + std::to_string(prep) + " which is no longer running"),
+            std::string::npos)
+      << again.output;
+  EXPECT_FALSE(std::filesystem::exists(root + "/" + staging));
 }
 
 // A label of 1e9 is refused (it made num_classes 1,000,000,001); --num-classes sets the count.
