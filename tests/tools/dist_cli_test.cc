@@ -75,9 +75,9 @@ class DistCliTest : public ::testing::Test {
     CliRun gen = Seer("gen --nodes 6000 --avg-degree 8 --out " + ds_ + " --seed 3 --quiet");
     ASSERT_EQ(gen.exit_code, 0) << gen.output;
   }
-  std::string Common(const std::string& ds) const {
-    return "train " + ds + " --hidden 32 --fanouts 5,5 --superbatch 4 --epochs 2 --dropout 0 --cpu --buffered "
-                          "--threads 1 --memory-budget 128M";
+  std::string Common(const std::string& ds, int epochs = 2) const {
+    return "train " + ds + " --hidden 32 --fanouts 5,5 --superbatch 4 --epochs " + std::to_string(epochs) +
+           " --dropout 0 --cpu --buffered --threads 1 --memory-budget 128M";
   }
   std::string tmp_, ds_;
 };
@@ -131,16 +131,17 @@ TEST_F(DistCliTest, RanksOnDifferentDataRefuseNamingTheRank) {
 // its --dist-timeout, instead of hanging.
 TEST_F(DistCliTest, KilledRankEndsTheRunWithAnError) {
   const int port = TestPort(3);
-  const std::string args = Common(ds_) + " --batch-size 20 --epochs 200 --dist-timeout 20";
+  const std::string args = Common(ds_, 2000) + " --batch-size 20 --dist-timeout 20";
   const pid_t r0 = Start(RankEnv(0, 2, port), args, tmp_ + "/r0.log");
   const pid_t r1 = Start(RankEnv(1, 2, port), args, tmp_ + "/r1.log");
   // Rank 0 prints "epoch 1:" once the ranks train together.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (seer::testing::ReadFileBytes(tmp_ + "/r0.log").find("epoch 1:") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  ASSERT_NE(seer::testing::ReadFileBytes(tmp_ + "/r0.log").find("epoch 1:"), std::string::npos);
+  ASSERT_NE(seer::testing::ReadFileBytes(tmp_ + "/r0.log").find("epoch 1:"), std::string::npos)
+      << seer::testing::ReadFileBytes(tmp_ + "/r0.log") << seer::testing::ReadFileBytes(tmp_ + "/r1.log");
   kill(r1, SIGKILL);
   EXPECT_EQ(WaitFor(r1, 10), 128 + SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
