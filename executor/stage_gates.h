@@ -127,6 +127,12 @@ class WaitBoard {
     size_t slot_;
   };
   void Finished(size_t slot) { Set(slot, kFinished, ""); }
+  // Something outside the threads changed (the executor handed back a buffer or a token,
+  // or ended an epoch): a waiting thread may be about to wake.
+  void Touch() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++changes_;
+  }
 
   // True when no thread is working (each waits or has finished); *what lists the waits
   // ("gather thread waits for X; planner thread ...") and *changes counts every state

@@ -128,13 +128,20 @@ std::optional<GatheredBatch> SuperbatchPipeline::Next() {
   }
 }
 
-void SuperbatchPipeline::Recycle(std::vector<float> rows) { free_buffers_.Push(std::move(rows)); }
+void SuperbatchPipeline::Recycle(std::vector<float> rows) {
+  free_buffers_.Push(std::move(rows));
+  board_.Touch();
+}
 
 void SuperbatchPipeline::SuperbatchDone() {
   if (!options_.overlap) exclusion_.Release();
+  board_.Touch();
 }
 
-void SuperbatchPipeline::EpochDone(int64_t epoch) { epoch_gate_.Open(epoch + 1); }
+void SuperbatchPipeline::EpochDone(int64_t epoch) {
+  epoch_gate_.Open(epoch + 1);
+  board_.Touch();
+}
 
 std::string SuperbatchPipeline::TracePath(int64_t epoch, int64_t k) const {
   return options_.runtime_dir + "/seer-trace-" + std::to_string(::getpid()) + "-" +

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <future>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -251,11 +252,13 @@ TEST(SuperbatchPipelineTest, DeadlockIsReportedNotHung) {
 TEST(SuperbatchPipelineTest, SlowStageIsNotADeadlock) {
   WithinSeconds(30, [&] {
     PipelineOptions options = Schedule(1, 2);
-    options.deadlock_seconds = 0.05;
+    options.deadlock_seconds = 0.5;
     PipelineStages stages = FakeStages();
     auto plan = stages.plan;
-    stages.plan = [plan](const TraceFile& trace) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    auto first = std::make_shared<bool>(true);
+    stages.plan = [plan, first](const TraceFile& trace) {
+      if (*first) std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // 3x deadlock_seconds
+      *first = false;
       return plan(trace);
     };
     auto pipeline = SuperbatchPipeline::Start(stages, options);
