@@ -142,10 +142,11 @@ Status ParseDescr(const std::string& path, NpyHeader* h) {
   auto bad = [&](const std::string& why) {
     return Status(StatusCode::kUnsupported, path + ": dtype '" + Printable(d) + "' " + why);
   };
-  if (d.size() < 3) return bad("is not a numeric dtype");
+  // Every accepted dtype is three characters ("<f4", "|b1"); atoi would take "<f2 junk".
+  if (d.size() != 3 || !std::isdigit(static_cast<unsigned char>(d[2]))) return bad("is not a numeric dtype");
   char order = d[0];
   h->kind = d[1];
-  h->item_bytes = std::atoi(d.c_str() + 2);
+  h->item_bytes = d[2] - '0';
   if (std::string("fiub").find(h->kind) == std::string::npos) return bad("is not a numeric dtype");
   bool ok_size = (h->kind == 'f' && (h->item_bytes == 2 || h->item_bytes == 4 || h->item_bytes == 8)) ||
                  ((h->kind == 'i' || h->kind == 'u') &&
