@@ -39,6 +39,10 @@ Result<Json> ParseJson(const std::string& text, const std::string& path_for_erro
     // e.byte is 1-based: the byte at which the parser stopped.
     return Corrupt(path_for_errors + ": invalid JSON at byte " + std::to_string(e.byte) +
                    ": " + e.what());
+  } catch (const Json::exception& e) {
+    // Not a syntax error but still the file's fault, e.g. a number that overflows a
+    // double ("1e400": out_of_range.406), which used to end the process uncaught.
+    return Corrupt(path_for_errors + ": invalid JSON: " + e.what());
   }
 }
 
