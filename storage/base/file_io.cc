@@ -28,17 +28,26 @@ namespace {
 // Calls `transfer(done)` — one read or write of the rest, starting `done` bytes in — until
 // `length_bytes` have moved, retrying EINTR/EAGAIN. Returns the bytes moved: fewer than
 // `length_bytes` when a call returned 0 (end of file) or failed (*err = errno, else 0).
+// EAGAIN is retried with a 1 ms pause after the first 100 in a row and given up after
+// kMaxEagainInARow (~3 s): a file that keeps answering EAGAIN is an error, not a spin.
+constexpr int kMaxEagainInARow = 3000;
 template <typename Transfer>
 int64_t TransferAll(int64_t length_bytes, Transfer transfer, int* err) {
   *err = 0;
   int64_t done = 0;
+  int eagain_in_a_row = 0;
   while (done < length_bytes) {
     const ssize_t n = transfer(done);
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN) continue;
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN && ++eagain_in_a_row < kMaxEagainInARow) {
+        if (eagain_in_a_row > 100) ::usleep(1000);
+        continue;
+      }
       *err = errno;
       break;
     }
+    eagain_in_a_row = 0;
     if (n == 0) break;
     done += n;
   }
