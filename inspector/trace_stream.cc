@@ -75,8 +75,8 @@ Status CheckRecordHeader(const char* data, int64_t avail, int64_t file_offset, c
   const int64_t num_seeds = r.word(24);
   const int64_t num_nodes = r.word(32);
   const int64_t num_layers = r.word(40);
-  if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || num_nodes < 0 || num_layers < 0 ||
-      num_layers > bytes / 24 || num_seeds < 0 || num_seeds > num_nodes) {
+  if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || num_nodes < 0 || num_nodes > bytes / 8 ||
+      num_layers < 0 || num_layers > bytes / 24 || num_seeds < 0 || num_seeds > num_nodes) {
     return r.corrupt(0, "bad batch record header");
   }
   if (8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes > bytes) {
