@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/temp_dir.h"
+
 namespace seer::testing {
 
 CliRun RunSeer(const std::string& args, bool merge_stderr) {
@@ -17,8 +19,12 @@ CliRun RunSeer(const std::string& args, bool merge_stderr) {
     run.output = "SEER_BINARY not set (run the test through ctest)";
     return run;
   }
-  const std::string command =
-      std::string(binary) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  // Every run gets its own $TMPDIR (removed when the test ends), so the start-up sweep of
+  // dead processes' temporaries never finds another test's leftovers (a run killed by a
+  // test running beside it) and adds a "removed ..." line to an expected one-line error.
+  const std::string tmpdir = MakeTempDir("seer_cli_tmp");
+  const std::string command = "TMPDIR='" + tmpdir + "' " + std::string(binary) + " " + args +
+                              (merge_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* pipe = ::popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
   std::array<char, 4096> buf;
