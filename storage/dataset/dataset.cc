@@ -392,6 +392,7 @@ Status DatasetWriter::SwapIntoTarget(const DatasetManifest& manifest) {
 Result<std::string> FileXxh64(const std::string& path) {
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  SEER_ASSIGN_OR_RETURN(const int64_t size, FileSizeBytes(fd.get(), path));
   Xxh64 hash;
   std::vector<char> buf(4 << 20);
   int64_t offset = 0;
@@ -404,6 +405,13 @@ Result<std::string> FileXxh64(const std::string& path) {
     if (n == 0) break;
     hash.Update(buf.data(), static_cast<size_t>(n));
     offset += n;
+  }
+  // A read that ends before the size the file had at open (truncated meanwhile, or a
+  // failing device) names the offset instead of passing as a checksum mismatch.
+  if (offset < size) {
+    return Status(StatusCode::kUnexpectedEof, "read " + path + " at offset " + std::to_string(offset) +
+                                                  ": unexpected end of file (" + std::to_string(size) +
+                                                  " bytes at open)");
   }
   return Xxh64::ToHex(hash.Digest());
 }
