@@ -57,7 +57,8 @@ for rep in $(seq 1 "$REPEATS"); do
 import json, sys, glob, os
 run, w, rep, wall = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 for path in sorted(glob.glob(os.path.join(run, "m*.jsonl"))):
-    rank = int(os.path.basename(path)[1:-6])
+    name = os.path.basename(path)[1:-6]
+    rank = int(name) if name.isdigit() else 0  # W=1: no process group, "{rank}" is not replaced
     lines = [json.loads(l) for l in open(path)]
     print(json.dumps({"world": w, "repeat": rep, "rank": rank, "wall": wall,
                       "epochs": [l for l in lines if l.get("type") == "epoch"],

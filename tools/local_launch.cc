@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -65,6 +66,8 @@ int LaunchLocalRanks(int nproc, const std::string& master_addr, int master_port)
   const std::string addr = master_addr.empty() ? "127.0.0.1" : master_addr;
   const int port = master_port > 0 ? master_port : FreeLoopbackPort();
   const std::vector<std::string> args = ArgumentsWithoutNproc();
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const int omp_threads = static_cast<int>(std::max<long>(1, cores / nproc));
   fmt::print(stderr, "seer train: starting {} ranks on this machine (rendezvous {}:{})\n", nproc, addr, port);
   std::map<pid_t, int> ranks;  // pid -> rank
   for (int r = 0; r < nproc; ++r) {
@@ -81,6 +84,9 @@ int LaunchLocalRanks(int nproc, const std::string& master_addr, int master_port)
       setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
       setenv("MASTER_ADDR", addr.c_str(), 1);
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      // As torchrun does: ranks sharing a machine do not each start a full-width OpenMP
+      // pool (intra-op threads) unless the user chose a width.
+      setenv("OMP_NUM_THREADS", std::to_string(omp_threads).c_str(), 0);
       std::vector<char*> argv;
       for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
