@@ -57,7 +57,10 @@ std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t
   }
   return {{"dataset", dataset_identity},
           {"--batch-size", std::to_string(o.batch_size)},
-          {"--superbatch", std::to_string(batches_per_superbatch)},
+          // The conventional pipeline groups --prefetch batches where the superbatch
+          // pipeline groups --superbatch (resolved when auto).
+          {o.pipeline == PipelineKind::kConventional ? "--prefetch" : "--superbatch",
+           std::to_string(batches_per_superbatch)},
           {"--pipeline", PipelineKindName(o.pipeline)},
           {"--fanouts", o.model == ModelKind::kMlp ? "none" : fanouts},
           {"--seed", std::to_string(o.seed)},

@@ -457,8 +457,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
     if (model) model->SetProcessGroup(group.get());
   }
   if (checkpointer.resuming()) {
+    // 1-based like the progress line ("epoch 2/10 sb 3/5").
     reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}", checkpointer.path(), position.epoch + 1,
-                              position.next_superbatch));
+                              position.next_superbatch + 1));
   }
   summary.best_valid_accuracy = position.best_valid_accuracy;
   summary.best_epoch = position.best_epoch;

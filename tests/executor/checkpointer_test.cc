@@ -228,6 +228,14 @@ TEST(CheckpointerTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
   }
   EXPECT_EQ(s.message().find("--seed"), std::string::npos) << "equal entries are not listed: " << s.message();
 
+  // The conventional pipeline's grouping is --prefetch.
+  TrainOptions conventional = o;
+  conventional.pipeline = PipelineKind::kConventional;
+  const auto record = TrainRunRecord(conventional, 2, "aaaa");
+  EXPECT_EQ(record.count("--superbatch"), 0u);
+  EXPECT_EQ(record.at("--prefetch"), "2");
+  EXPECT_EQ(record.at("--pipeline"), "conventional");
+
   auto fresh = Checkpointer::Open({dir, 0, /*resume=*/false, false});
   ASSERT_TRUE(fresh.ok());
   EXPECT_TRUE(fresh->CheckRun(TrainRunRecord(other, 2, "bbbb")).ok());
