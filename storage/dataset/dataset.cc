@@ -98,13 +98,20 @@ Result<int64_t> NonNegativeInt(const Json& object, const std::string& key,
   return value;
 }
 
+// A string from the file inside a message, JSON-escaped (\n, \u0001, non-ASCII) so the
+// message stays one line whatever the manifest holds.
+std::string Escaped(const std::string& text) {
+  const std::string quoted = Json(text).dump(-1, ' ', true, Json::error_handler_t::replace);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
 // A dtype name member parsed by `parse`; an unknown name lists the accepted ones.
 template <typename T>
 Result<T> DtypeField(const Json& root, const std::string& key, const std::string& path,
                      Result<T> (*parse)(const std::string&), const char* expected) {
   SEER_ASSIGN_OR_RETURN(std::string name, JsonString(root, key, path));
   auto dtype = parse(name);
-  if (!dtype.ok()) return FieldError(path, key, "is '" + name + "' (expected " + expected + ")");
+  if (!dtype.ok()) return FieldError(path, key, "is '" + Escaped(name) + "' (expected " + expected + ")");
   return *dtype;
 }
 
@@ -137,7 +144,7 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
   if (!root.is_object()) return Corrupt(path + ": not a JSON object");
   SEER_ASSIGN_OR_RETURN(std::string format, JsonString(root, "format", path));
   if (format != "seer-dataset") {
-    return FieldError(path, "format", "is '" + format + "', expected 'seer-dataset'");
+    return FieldError(path, "format", "is '" + Escaped(format) + "', expected 'seer-dataset'");
   }
   SEER_ASSIGN_OR_RETURN(int64_t version, NonNegativeInt(root, "version", path));
   if (version != kVersion) {
