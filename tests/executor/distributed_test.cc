@@ -284,6 +284,31 @@ TEST(DistributedTrainingTest, TwoRanksWithHalfBatchesMatchOneProcess) {
   }
 }
 
+// --resume in a 2-rank run: rank 0 alone wrote the checkpoint and sends it; the resumed
+// ranks take the uninterrupted run's remaining steps (same losses).
+TEST(DistributedTrainingTest, ResumeRestoresEveryRank) {
+  const std::string dir = testing::MakeSyntheticGraph("dist_resume", 1500, FeatureDtype::kFloat32);
+  const std::string ckpt = testing::MakeTempDir("dist_resume_ckpt");
+  TrainOptions o = DistRun(dir, 32);
+  auto whole = RunRanks(o, 2);
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(whole[r].summary.ok()) << whole[r].summary.status().ToString();
+  o.checkpoint_dir = ckpt;
+  o.checkpoint_every = 1;
+  o.stop_after_superbatches = 2;
+  auto first = RunRanks(o, 2);
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(first[r].summary.ok()) << first[r].summary.status().ToString();
+  o.stop_after_superbatches = -1;
+  o.resume = true;
+  auto rest = RunRanks(o, 2);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(rest[r].summary.ok()) << r << ": " << rest[r].summary.status().ToString();
+    std::vector<double> joined = first[r].losses;
+    joined.insert(joined.end(), rest[r].losses.begin(), rest[r].losses.end());
+    ASSERT_EQ(joined.size(), whole[r].losses.size()) << "rank " << r;
+    for (size_t i = 0; i < joined.size(); ++i) EXPECT_NEAR(joined[i], whole[r].losses[i], 1e-5) << r << " step " << i;
+  }
+}
+
 // 3 ranks, a seed count that 3 * b does not divide: every rank takes the same number of
 // steps, the run ends (no hang); rank 0 alone writes the model, checkpoint and metrics.
 TEST(DistributedTrainingTest, ThreeRanksUnevenSeedsSameStepsRankZeroWrites) {
