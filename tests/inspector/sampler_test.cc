@@ -24,7 +24,8 @@ double ChiSquare(const std::vector<int64_t>& counts, double expected) {
 }
 
 TEST(SamplerTest, EachNeighborPickedWithProbabilityFanoutOverDegree) {
-  // Degree 37, fan-out 10, 3000 batches (one RNG stream each, seed 7): each neighbor
+  // Degree 37, fan-out 10, 3000 epochs (one RNG stream each, seed 7; the generator is
+  // keyed by (seed, epoch, node, hop), not by the batch index): each neighbor
   // should be picked 3000*10/37 times. Chi-square, 36 degrees of freedom, significance
   // level p = 0.001: critical value 67.985. Deterministic: fixed seed and streams.
   auto g = testing::WriteAndOpenGraph("uniform", testing::Star(37), {0});
@@ -34,7 +35,7 @@ TEST(SamplerTest, EachNeighborPickedWithProbabilityFanoutOverDegree) {
   const int64_t seed_node = 0;
   for (int64_t t = 0; t < trials; ++t) {
     BatchTrace trace;
-    ASSERT_TRUE(sampler.SampleBatch(&seed_node, 1, 0, t, &trace, nullptr).ok());
+    ASSERT_TRUE(sampler.SampleBatch(&seed_node, 1, /*epoch=*/t, 0, &trace, nullptr).ok());
     ASSERT_EQ(trace.blocks[0].col_idx.size(), 10u);
     for (int32_t local : trace.blocks[0].col_idx) ++counts[trace.node_ids[local] - 1];
   }
@@ -64,7 +65,7 @@ TEST(SamplerTest, FanoutOneReachesEveryNeighborIncludingTheLast) {
   const int64_t seed_node = 0;
   for (int64_t t = 0; t < 3700; ++t) {
     BatchTrace trace;
-    ASSERT_TRUE(sampler.SampleBatch(&seed_node, 1, 0, t, &trace, nullptr).ok());
+    ASSERT_TRUE(sampler.SampleBatch(&seed_node, 1, /*epoch=*/t, 0, &trace, nullptr).ok());
     ASSERT_EQ(trace.node_ids.size(), 2u);
     ++counts[trace.node_ids[1] - 1];
   }
