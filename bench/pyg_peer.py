@@ -221,7 +221,7 @@ def main():
                 torch.cuda.synchronize()
             compute += time.perf_counter() - tc
         seconds = time.perf_counter() - t0
-        metrics.append({"type": "epoch", "epoch": epoch, "batches": batches, "seeds": seeds,
+        metrics.append({"type": "epoch", "epoch": epoch + 1, "batches": batches, "seeds": seeds,
                         "train_loss": loss_sum / max(1, batches), "train_accuracy": correct / max(1, labeled),
                         "seconds": {"epoch": seconds, "inspect": 0, "plan": 0, "gather": wait, "io_wait": 0,
                                     "cache_update": 0, "transfer": 0, "compute": compute, "stall": wait, "eval": 0},
