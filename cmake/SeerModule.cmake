@@ -46,4 +46,8 @@ function(seer_apply_build_options target)
     # A sanitizer report fails the test that triggered it (no recovery).
     target_link_options(${target} PUBLIC -fsanitize=${SEER_SANITIZE} -fno-sanitize-recover=all)
   endif()
+  if(SEER_FUZZ)
+    # Coverage instrumentation for libFuzzer (clang only); tests/fuzz links the fuzzer.
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)
+  endif()
 endfunction()
