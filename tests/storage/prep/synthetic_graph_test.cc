@@ -262,7 +262,9 @@ TEST(SyntheticGraphDirectTest, SameFilesWhateverTheBlockSizeAndThreadsAndPassesC
     max_degree = std::max(max_degree, d);
     for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) {
       ASSERT_NE(static_cast<int64_t>(g.indices[e]), v) << "self-loop at node " << v;
-      if (e > g.indptr[v]) ASSERT_LE(g.indices[e - 1], g.indices[e]) << "unsorted list of node " << v;
+      if (e > g.indptr[v]) {
+        ASSERT_LE(g.indices[e - 1], g.indices[e]) << "unsorted list of node " << v;
+      }
     }
   }
   EXPECT_GT(max_degree, 10 * 12) << "max in-degree " << max_degree;
