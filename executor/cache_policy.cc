@@ -115,8 +115,9 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
   options.planner.changeset_budget_bytes = spec.changeset_budget_bytes;
   options.planner.spill_dir = spec.spill_dir;
   if (spec.kind == PolicyKind::kStaticDegree && options.capacity_rows > 0) {
-    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(dataset));
-    options.ranking = RankNodesByScore(degrees, options.capacity_rows);
+    // RankNodesByScore(ComputeOutDegrees(dataset), rows), streamed: no int64 per node.
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options));
+    options.planner.node_scores = NodeScoreFn();
   } else if (spec.kind == PolicyKind::kBelady && options.capacity_rows > 0) {
     // The tie rule's scores and fill ranking, as `seer stats` sets them (same misses).
     SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options));
