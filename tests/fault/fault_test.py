@@ -35,8 +35,6 @@ import time
 
 # Scenario name -> why it is expected to fail today.
 KNOWN = {
-    "write ENOSPC on seer prep --force over an old dataset":
-        "prep --force removes the old dataset before the new one is complete (issue item 4)",
     "truncate features.bin under train --io mmap":
         "SIGBUS: the mmap reader has no guard for a file truncated under it (issue: SIGBUS)",
 }
