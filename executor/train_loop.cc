@@ -559,7 +559,7 @@ PilotSpec PredictionPilot(const PredictOptions& o, const std::vector<int>& fanou
 // Predicts `distinct`'s classes (and embeddings), indexed like distinct.ids.
 Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts, DataPath& data, ModelRunner& model,
                        const DistinctNodes& distinct, std::vector<int64_t>* classes, std::vector<float>* embeddings,
-                       double* accuracy) {
+                       EvalResult* result) {
   SEER_ASSIGN_OR_RETURN(LabelTable labels, LabelTable::Load(data.dataset(), distinct.ids));
   const SuperbatchOptions sb =
       MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, fanouts, o.seed, /*shuffle=*/false);
@@ -580,7 +580,47 @@ Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts,
   };
   SEER_ASSIGN_OR_RETURN(EvalResult eval, EvaluateSplit(sampler, data.gatherer(), model, labels, o.want_embeddings, sink));
   progress.Finish();
-  *accuracy = eval.accuracy;
+  *result = eval;
+  return Status::Ok();
+}
+
+// Data-parallel prediction: rank r predicts distinct.ids[lo_r, hi_r) (contiguous shares)
+// and the classes, embeddings and (correct, labeled) counts are summed over the ranks —
+// every position has exactly one rank's value, the others add zeros, so the sums are
+// exact. A node's prediction does not depend on the nodes predicted with it (the sampler
+// draws by (seed, epoch, node, hop)), so the result equals one process's.
+Status PredictShared(const PredictOptions& o, const std::vector<int>& fanouts, DataPath& data, ModelRunner& model,
+                     ProcessGroup& group, const DistinctNodes& distinct, std::vector<int64_t>* classes,
+                     std::vector<float>* embeddings, EvalResult* result) {
+  const auto n = static_cast<int64_t>(distinct.ids.size());
+  const int64_t w = group.world_size();
+  const int64_t lo = n * group.rank() / w;
+  const int64_t hi = n * (group.rank() + 1) / w;
+  const int64_t dim = model.embedding_dim();
+  classes->assign(static_cast<size_t>(n), 0);
+  if (o.want_embeddings) embeddings->assign(static_cast<size_t>(n * dim), 0.0f);
+  int64_t counts[2] = {0, 0};  // correct, labeled
+  if (hi > lo) {
+    const DistinctNodes share =
+        Distinct(std::vector<int64_t>(distinct.ids.begin() + lo, distinct.ids.begin() + hi));
+    PredictOptions share_options = o;
+    share_options.show_progress = o.show_progress && group.rank() == 0;
+    std::vector<int64_t> share_classes;
+    std::vector<float> share_embeddings;
+    EvalResult eval;
+    SEER_RETURN_IF_ERROR(
+        PredictDistinct(share_options, fanouts, data, model, share, &share_classes, &share_embeddings, &eval));
+    std::copy(share_classes.begin(), share_classes.end(), classes->begin() + lo);
+    if (o.want_embeddings) std::copy(share_embeddings.begin(), share_embeddings.end(), embeddings->begin() + lo * dim);
+    counts[0] = eval.correct;
+    counts[1] = eval.labeled;
+  }
+  SEER_RETURN_IF_ERROR(group.AllreduceInt64(classes->data(), n, ProcessGroup::ReduceOp::kSum, "predicted classes"));
+  if (o.want_embeddings) SEER_RETURN_IF_ERROR(group.AllreduceSum(embeddings->data(), n * dim, "predicted embeddings"));
+  SEER_RETURN_IF_ERROR(group.AllreduceInt64(counts, 2, ProcessGroup::ReduceOp::kSum, "prediction accuracy counts"));
+  result->correct = counts[0];
+  result->labeled = counts[1];
+  result->accuracy = counts[1] > 0 ? static_cast<double>(counts[0]) / static_cast<double>(counts[1]) : -1;
   return Status::Ok();
 }
 
@@ -604,8 +644,16 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   PilotSpec pilot = PredictionPilot(o, fanouts);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, io, &pilot));
   SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, data->dataset(), o.model_path, o.allow_other_dataset));
+  SEER_ASSIGN_OR_RETURN(const RankEnv env, ResolveRankEnv(o.dist));
+  std::unique_ptr<ProcessGroup> group;
+  if (env.distributed()) {
+    SEER_ASSIGN_OR_RETURN(group, ProcessGroup::Connect(env));
+    SEER_RETURN_IF_ERROR(CheckRanksMatch(*group, *data, model.get()));
+  }
   model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   PredictResult result;
+  result.rank = env.rank;
+  result.world_size = env.world_size;
   result.nodes = o.nodes;
   if (result.nodes.empty()) {
     SEER_ASSIGN_OR_RETURN(result.nodes, data->TakeSplit(pilot, "test"));
@@ -616,7 +664,13 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   if (distinct.ids.empty()) return result;
   std::vector<int64_t> classes;
   std::vector<float> embeddings;
-  SEER_RETURN_IF_ERROR(PredictDistinct(o, fanouts, *data, *model, distinct, &classes, &embeddings, &result.accuracy));
+  EvalResult eval;
+  if (group != nullptr) {
+    SEER_RETURN_IF_ERROR(PredictShared(o, fanouts, *data, *model, *group, distinct, &classes, &embeddings, &eval));
+  } else {
+    SEER_RETURN_IF_ERROR(PredictDistinct(o, fanouts, *data, *model, distinct, &classes, &embeddings, &eval));
+  }
+  result.accuracy = eval.accuracy;
   // Back to the caller's order (duplicates included).
   const int64_t dim = result.embedding_dim;
   result.classes.resize(result.nodes.size());

@@ -85,6 +85,8 @@ struct PredictResult {
   std::vector<float> embeddings;     // nodes × embedding_dim (when asked)
   int64_t embedding_dim = 0;
   double accuracy = -1;              // against labels.bin over labeled nodes
+  int rank = 0;                      // this process's rank (data-parallel prediction)
+  int world_size = 1;
 };
 
 Result<PredictResult> RunPrediction(const PredictOptions& options);

@@ -107,6 +107,10 @@ struct PredictOptions {
   // The model's recorded dataset identity differs from the dataset's: predict anyway
   // (refused by default, naming both).
   bool allow_other_dataset = false;
+  // Data-parallel prediction (executor/rank_env.h): each rank predicts a contiguous share
+  // of the distinct nodes and the results are summed over the ranks, so every rank
+  // returns the whole result (the CLI writes on rank 0). World size 1 = no process group.
+  DistOptions dist;
 };
 
 }  // namespace seer

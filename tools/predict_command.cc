@@ -79,6 +79,9 @@ Status Predict(PredictOptions o, PredictOutputs files) {
   }
   o.want_embeddings = !files.embeddings_path.empty();
   SEER_ASSIGN_OR_RETURN(PredictResult result, RunPrediction(o));
+  // Data-parallel: every rank predicted its share and holds the gathered result; rank 0
+  // alone writes the files.
+  if (result.rank != 0) return Status::Ok();
   const auto num_nodes = static_cast<int64_t>(result.nodes.size());
   SEER_RETURN_IF_ERROR(WriteNpy(files.out_path, "<i8", {num_nodes}, result.classes.data()));
   if (!files.ids_out_path.empty()) {
@@ -126,7 +129,10 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
   AddSetFlag(cmd, "--quiet", &o->show_progress, false, "No progress on stderr");
   cmd->add_flag("--allow-other-dataset", o->allow_other_dataset,
                 "Predict even when the model records another dataset's identity (refused by default)");
-  return [o, files]() -> int {
+  auto nproc = std::make_shared<int>(1);
+  AddDistributedFlags(cmd, o.get(), nproc.get());
+  return [o, files, nproc]() -> int {
+    if (int launched = LaunchRanksIfAsked("predict", *nproc, *o); launched >= 0) return launched;
     Status st = Predict(*o, *files);
     return st.ok() ? 0 : ReportError("predict", st);
   };

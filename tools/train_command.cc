@@ -195,33 +195,6 @@ void AddOutputFlags(CLI::App* cmd, TrainOptions* o) {
   cmd->add_flag_callback("--quiet", quiet, "No progress or summaries on stderr");
 }
 
-// Data-parallel flags (executor/rank_env.h); unset ones come from the launcher's
-// environment (torchrun, MPI, Slurm). --nproc starts the ranks itself (tools/local_launch.h).
-void AddDistributedFlags(CLI::App* cmd, TrainOptions* o, int* nproc) {
-  cmd->add_option("--nproc", *nproc,
-                  "Data-parallel: start N ranks on this machine (each takes --batch-size seeds per step and "
-                  "--memory-budget; Gloo over loopback); under torchrun or mpirun leave it at 1")
-      ->capture_default_str();
-  cmd->add_option("--rank", o->dist.rank, "This process's rank (-1 = $RANK, $OMPI_COMM_WORLD_RANK, $SLURM_PROCID, or 0)")
-      ->capture_default_str();
-  cmd->add_option("--world-size", o->dist.world_size, "Number of ranks (-1 = $WORLD_SIZE ..., or 1)")
-      ->capture_default_str();
-  cmd->add_option("--local-rank", o->dist.local_rank, "Rank on this machine (-1 = $LOCAL_RANK ...)")
-      ->capture_default_str();
-  cmd->add_option("--master-addr", o->dist.master_addr, "Rendezvous address, rank 0's host (\"\" = $MASTER_ADDR or 127.0.0.1)")
-      ->capture_default_str();
-  cmd->add_option("--master-port", o->dist.master_port, "Rendezvous port (-1 = $MASTER_PORT or 29500)")
-      ->capture_default_str();
-  cmd->add_option("--dist-bind", o->dist.bind_addr,
-                  "Address this rank's collectives bind (\"\" = $SEER_DIST_BIND, $GLOO_SOCKET_IFNAME's interface, the "
-                  "loopback when the master is local, else the host name's address)")
-      ->capture_default_str();
-  cmd->add_option("--dist-timeout", o->dist.timeout_seconds,
-                  "Seconds a rank waits for the others (rendezvous and every collective) before failing, naming the "
-                  "ranks that did not arrive")
-      ->capture_default_str();
-}
-
 }  // namespace
 
 CommandMain RegisterTrainCommand(CLI::App& root) {
@@ -239,13 +212,7 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
   AddDistributedFlags(cmd, o.get(), nproc.get());
 
   return [o, preset, cmd, nproc]() -> int {
-    if (*nproc > 1) {
-      if (o->dist.rank >= 0 || o->dist.world_size >= 0 || std::getenv("WORLD_SIZE") != nullptr) {
-        return ReportError("train", "--nproc starts the ranks itself: drop --rank/--world-size, or run without "
-                                    "--nproc under torchrun (WORLD_SIZE is set)");
-      }
-      return LaunchLocalRanks(*nproc, o->dist.master_addr, o->dist.master_port);
-    }
+    if (int launched = LaunchRanksIfAsked("train", *nproc, *o); launched >= 0) return launched;
     ApplyPreset(*cmd, *preset);
     auto summary = RunTraining(*o);
     if (!summary.ok()) return ReportError("train", summary.status());

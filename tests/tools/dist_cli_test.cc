@@ -99,6 +99,27 @@ TEST_F(DistCliTest, NprocTwoMatchesOneProcessAndOnlyRankZeroPrints) {
   EXPECT_TRUE(std::filesystem::exists(tmp_ + "/two.pt"));
 }
 
+// Data-parallel predict: 3 ranks (uneven shares of the test split) write, on rank 0 alone,
+// the same classes and embeddings, byte for byte, as one process, and report its accuracy.
+TEST_F(DistCliTest, PredictOnThreeRanksEqualsOneProcess) {
+  CliRun train = Seer(Common(ds_, 1) + " --batch-size 100 --save-model " + tmp_ + "/m.pt");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::string predict = "predict " + ds_ + " --model " + tmp_ + "/m.pt --fanouts 5,5 --cpu --buffered --threads 1 "
+                              "--memory-budget 128M --batch-size 64";
+  CliRun one = Seer(predict + " --out " + tmp_ + "/p1.npy --embeddings " + tmp_ + "/e1.npy");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  CliRun three = Seer(predict + " --nproc 3 --master-port " + std::to_string(TestPort(3)) + " --out " + tmp_ +
+                      "/p3.npy --embeddings " + tmp_ + "/e3.npy");
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  EXPECT_EQ(seer::testing::ReadFileBytes(tmp_ + "/p3.npy"), seer::testing::ReadFileBytes(tmp_ + "/p1.npy"));
+  EXPECT_EQ(seer::testing::ReadFileBytes(tmp_ + "/e3.npy"), seer::testing::ReadFileBytes(tmp_ + "/e1.npy"));
+  const size_t at = one.output.find("accuracy vs labels");
+  ASSERT_NE(at, std::string::npos) << one.output;
+  const std::string accuracy = one.output.substr(at, one.output.find(')', at) - at);
+  EXPECT_NE(three.output.find(accuracy), std::string::npos) << three.output;
+  EXPECT_EQ(three.output.find("seer predict:"), three.output.rfind("seer predict:")) << three.output;
+}
+
 // Two "nodes" on one machine: each rank reads its own copy of the dataset, rank 1's
 // collectives bind 127.0.0.2 while the rendezvous is on 127.0.0.1.
 TEST_F(DistCliTest, TwoNodeRehearsalWithOwnDatasetCopies) {
