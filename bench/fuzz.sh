@@ -28,13 +28,13 @@ crashes="$build/crashes/$target"
 mkdir -p "$corpus" "$crashes"
 log="$build/fuzz-$target.log"
 set +e
-"$build/tests/fuzz/seer_fuzz_$target" -max_total_time="$seconds" -jobs=1 -workers=1 \
+# -jobs=1 writes the run's output to fuzz-0.log in the working directory: run in $build.
+(cd "$build" && "$build/tests/fuzz/seer_fuzz_$target" -max_total_time="$seconds" -jobs=1 -workers=1 \
   -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 -artifact_prefix="$crashes/" \
-  "$@" "$corpus" "$root/tests/fuzz/corpus/$target" >"$log" 2>&1
+  "$@" "$corpus" "$root/tests/fuzz/corpus/$target" >"$log" 2>&1)
 rc=$?
 set -e
-# -jobs=1 writes the run's output to fuzz-0.log in the working directory.
-[ -f fuzz-0.log ] && mv fuzz-0.log "$log"
+[ -f "$build/fuzz-0.log" ] && mv "$build/fuzz-0.log" "$log"
 echo "fuzz $target: ${seconds}s, exit $rc, log $log"
 grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec|stat::new_units_added|stat::peak_rss_mb)" "$log" || tail -5 "$log"
 grep -E "cov: [0-9]+" "$log" | tail -1
