@@ -6,10 +6,66 @@
 # fails the test). Exits non-zero when any build or test fails. Extra arguments go to
 # both ctest runs (e.g. tools/test.sh -R DirectReader). SEER_TEST_CHECKS=0 skips the
 # second build (it takes ~6-9 minutes on 2 cores the first time).
+#
+# Modes (first argument; not run by CI, see README "Testing for reliability"):
+#   --sanitize  the WHOLE suite, libtorch build included (executor, seer train/predict),
+#               under ASan+UBSan in build-sanitize/ ($SEER_SANITIZE_BUILD). libtorch is
+#               not instrumented: its own leak reports are suppressed by
+#               tools/sanitizers/lsan.supp (libtorch/libc10/libgomp frames only) and
+#               ASan's C++ container checks stay off across the boundary.
+#   --tsan      ThreadSanitizer over the threaded libtorch-free modules (storage, cache,
+#               inspector: the pread pool, io_uring readers, TBB CSC builder, parallel
+#               sampler, streaming trace files, the planner) in build-tsan/
+#               ($SEER_TSAN_BUILD); tools/sanitizers/tsan.supp silences TBB's and
+#               liburing's uninstrumented internals only. With SEER_TSAN_TORCH=1 the
+#               executor (SuperbatchPipeline, its queues and stage threads) is built and
+#               tested too.
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 seer_install_packages
-seer_build
 jobs="$(nproc 2>/dev/null || echo 2)"
+supp="$SEER_ROOT/tools/sanitizers"
+
+if [ "${1:-}" = "--sanitize" ]; then
+  shift
+  build="${SEER_SANITIZE_BUILD:-$SEER_ROOT/build-sanitize}"
+  echo "seer: whole suite (libtorch included) with address+undefined sanitizers in $build"
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$SEER_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEER_WITH_TORCH=ON \
+      -DSEER_WITH_CUDA=OFF -DSEER_SANITIZE=address,undefined -DSEER_BUILD_BENCH=OFF
+  fi
+  cmake --build "$build" -j "$jobs"
+  export ASAN_OPTIONS="detect_leaks=1:detect_container_overflow=0:${ASAN_OPTIONS:-}"
+  export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0:${LSAN_OPTIONS:-}"
+  export UBSAN_OPTIONS="print_stacktrace=1:suppressions=$supp/ubsan.supp:${UBSAN_OPTIONS:-}"
+  (cd "$build" && ctest --output-on-failure -j "$jobs" "$@")
+  exit $?
+fi
+
+if [ "${1:-}" = "--tsan" ]; then
+  shift
+  build="${SEER_TSAN_BUILD:-$SEER_ROOT/build-tsan}"
+  torch="OFF"
+  [ "${SEER_TSAN_TORCH:-0}" = "1" ] && torch="ON"
+  echo "seer: ThreadSanitizer build (libtorch $torch) in $build"
+  if [ ! -f "$build/CMakeCache.txt" ]; then
+    cmake -S "$SEER_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEER_WITH_TORCH="$torch" \
+      -DSEER_WITH_CUDA=OFF -DSEER_SANITIZE=thread -DSEER_BUILD_BENCH=OFF
+  fi
+  targets=(seer_storage_tests seer_cache_tests seer_inspector_tests)
+  [ "$torch" = "ON" ] && targets+=(seer_executor_tests)
+  cmake --build "$build" -j "$jobs" --target "${targets[@]}"
+  export TSAN_OPTIONS="suppressions=$supp/tsan.supp:halt_on_error=1:second_deadlock_stack=1:${TSAN_OPTIONS:-}"
+  # Each test binary runs whole (its gtest filter is the extra arguments, if any).
+  status=0
+  for t in "${targets[@]}"; do
+    bin="$(find "$build/tests" -name "$t" -type f -perm -u+x | head -1)"
+    echo "seer: $t under ThreadSanitizer"
+    "$bin" --gtest_brief=1 "$@" || status=1
+  done
+  exit $status
+fi
+
+seer_build
 (cd "$SEER_BUILD" && ctest --output-on-failure -j "$jobs" "$@")
 
 if [ "${SEER_TEST_CHECKS:-1}" != "0" ]; then
