@@ -13,6 +13,7 @@
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
 #include "storage/base/stale_temp.h"
+#include "storage/dataset/compact_indptr.h"
 #include "storage/dataset/dataset.h"
 #include "storage/dataset/small_files.h"
 
@@ -98,7 +99,7 @@ CommandMain RegisterNcacheCommand(CLI::App& root) {
     if (options.score == NeighborCacheScore::kOutInDegree) {  // streams: no indptr in RAM
       cache = NeighborCache::BuildOutInStreaming(*dataset, *budget, options);
     } else {
-      auto indptr = dataset->LoadIndptr();
+      auto indptr = CompactIndptr::Load(*dataset);  // 4.1 B/node, not the file's 8
       if (!indptr.ok()) return ReportError("ncache", indptr.status());
       cache = NeighborCache::Build(*dataset, *indptr, *budget, options);
     }
