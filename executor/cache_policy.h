@@ -84,6 +84,23 @@ struct CachePolicySpec {
 // batches differ from every training epoch's.
 constexpr int64_t kPresamplingEpoch = int64_t{1} << 40;
 
+// RAM a policy keeps per cached feature row beyond the rows and their slot index, which
+// the memory split charges with the slot index. Measured as the slope of peak RSS over
+// --fcache-budget (`seer train --no-train`, 10M nodes, 16 B rows, 2M vs 8M rows):
+// belady 110 B/row (the planner's bucketed cache state and its merge runs, the carried
+// state, fill changesets, the initial fill's ranking), static-degree 39 B/row (the
+// ranking and the fill changeset), lru 35 B/row; presc as static-degree.
+inline int64_t PolicyBytesPerCachedRow(PolicyKind kind) {
+  switch (kind) {
+    case PolicyKind::kNone:
+      return 0;
+    case PolicyKind::kBelady:
+      return 112;
+    default:
+      return 40;
+  }
+}
+
 // Visit counts per node over every superbatch of one pre-sampling epoch of `sampler`
 // (PreSC's score), accumulated superbatch by superbatch.
 Result<std::vector<int64_t>> CountPresamplingVisits(SuperbatchSampler& sampler, int64_t num_nodes);

@@ -77,10 +77,12 @@ void RecordNeighborCacheInUse(int64_t bytes, const std::string& source, double e
       share > bytes) {
     const int64_t rows = std::min(request.num_nodes,
                                   FeatureCacheRowsFor(split->fcache_bytes + split->fcache_index_bytes + share - bytes,
-                                                      request.feature_row_bytes));
+                                                      request.feature_row_bytes, request.policy_bytes_per_row));
     split->fcache_rows = std::max(split->fcache_rows, rows);
     split->fcache_bytes = split->fcache_rows * request.feature_row_bytes;
-    split->fcache_index_bytes = FeatureCacheBytes(split->fcache_rows, request.feature_row_bytes) - split->fcache_bytes;
+    split->fcache_index_bytes =
+        FeatureCacheBytes(split->fcache_rows, request.feature_row_bytes, request.policy_bytes_per_row) -
+        split->fcache_bytes;
     if (split->fcache_rows > 0) {
       auto& w = split->warnings;
       w.erase(std::remove_if(w.begin(), w.end(), [](const std::string& line) { return line.rfind("the feature cache", 0) == 0; }),

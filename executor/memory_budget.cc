@@ -183,18 +183,21 @@ int64_t NeighborCacheFullBytes(int64_t num_nodes, int64_t num_edges, int64_t ind
 }
 
 namespace {
-int64_t SlotIndexBytes(int64_t rows) { return rows > 0 ? FeatureCache::IndexBytes(rows) : 0; }
+// The slot index plus the policy's bookkeeping for `rows` cached rows.
+int64_t SlotIndexBytes(const MemoryBudgetRequest& r, int64_t rows) {
+  return rows > 0 ? FeatureCache::IndexBytes(rows) + rows * r.policy_bytes_per_row : 0;
+}
 }  // namespace
 
-int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes) {
-  return rows > 0 ? rows * row_bytes + FeatureCache::IndexBytes(rows) : 0;
+int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes, int64_t policy_bytes_per_row) {
+  return rows > 0 ? rows * (row_bytes + policy_bytes_per_row) + FeatureCache::IndexBytes(rows) : 0;
 }
 
-int64_t FeatureCacheRowsFor(int64_t bytes, int64_t row_bytes) {
+int64_t FeatureCacheRowsFor(int64_t bytes, int64_t row_bytes, int64_t policy_bytes_per_row) {
   if (row_bytes <= 0 || bytes <= 0) return 0;
   // IndexBytes(rows) = 8 (rows + rows/2 + 1) + 8 rows <= 20 rows + 8: start below, step up.
-  int64_t rows = std::max<int64_t>(0, (bytes - 8) / (row_bytes + 20));
-  while (FeatureCacheBytes(rows + 1, row_bytes) <= bytes) ++rows;
+  int64_t rows = std::max<int64_t>(0, (bytes - 8) / (row_bytes + policy_bytes_per_row + 20));
+  while (FeatureCacheBytes(rows + 1, row_bytes, policy_bytes_per_row) <= bytes) ++rows;
   return rows;
 }
 
@@ -232,7 +235,7 @@ std::string MemoryBudgetSplit::ToString() const {
          ", trace buffers " +
          FormatBytes(trace_bytes) + ", neighbor cache " + ncache +
          ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
-         " rows, + slot index " + FormatBytes(fcache_index_bytes) + ")" +
+         " rows, + slot index and policy state " + FormatBytes(fcache_index_bytes) + ")" +
          (superbatch_reason.empty() ? std::string() : "; superbatch " + superbatch_reason);
 }
 
@@ -363,7 +366,7 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   // (An automatic share pays the slot index too; an explicit --fcache-budget is the rows.)
   const int64_t fc_cap = !r.feature_cache_used ? 0
                          : r.feature_row_bytes > 0 && r.num_nodes > 0
-                             ? (fc_auto ? FeatureCacheBytes(r.num_nodes, r.feature_row_bytes)
+                             ? (fc_auto ? FeatureCacheBytes(r.num_nodes, r.feature_row_bytes, r.policy_bytes_per_row)
                                         : r.feature_row_bytes * r.num_nodes)
                              : std::numeric_limits<int64_t>::max();
   if (!nc_auto && !fc_auto) {
@@ -404,7 +407,7 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   const bool overridden = !nc_auto || !fc_auto;
   // An explicit --fcache-budget's rows bring their slot index on top.
   const int64_t fc_index = !fc_auto && r.feature_row_bytes > 0
-                               ? SlotIndexBytes(std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
+                               ? SlotIndexBytes(r, std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
                                : 0;
   if (s->ncache_bytes + s->fcache_bytes + fc_index > left && overridden) {
     return Status(StatusCode::kResourceExhausted,
@@ -421,7 +424,7 @@ Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
   const int64_t reserved = s->model_bytes + s->inspector_bytes;
   const int64_t fc_index = r.fcache_budget_bytes >= 0 && r.feature_row_bytes > 0
-                               ? SlotIndexBytes(std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
+                               ? SlotIndexBytes(r, std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
                                : 0;  // an explicit --fcache-budget's slot index (on top of its rows)
   int64_t owed =
       std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s->ncache_bytes - s->fcache_bytes - fc_index));
@@ -461,10 +464,11 @@ void FinishFeatureCache(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   } else if (r.fcache_budget_bytes >= 0) {
     s->fcache_rows = std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes);  // the rows; index on top
   } else {
-    s->fcache_rows = std::min(r.num_nodes, FeatureCacheRowsFor(s->fcache_bytes, r.feature_row_bytes));
+    s->fcache_rows =
+        std::min(r.num_nodes, FeatureCacheRowsFor(s->fcache_bytes, r.feature_row_bytes, r.policy_bytes_per_row));
   }
   s->fcache_bytes = s->fcache_rows * r.feature_row_bytes;
-  s->fcache_index_bytes = SlotIndexBytes(s->fcache_rows);
+  s->fcache_index_bytes = SlotIndexBytes(r, s->fcache_rows);
 }
 
 namespace {

@@ -114,15 +114,19 @@ struct MemoryBudgetRequest {
   // Bytes per node of the planner's static score table (Belady's tie rule:
   // kBeladyScoreBytesPerNode, cache/degrees.h); 0 when the policy has none.
   int64_t node_score_bytes_per_node = 0;
+  // The cache policy's bookkeeping per cached feature row beyond the slot index (the
+  // planner's cache state, changesets, the fill/static ranking), charged with the slot
+  // index: PolicyBytesPerCachedRow (executor/cache_policy.h), measured. 0 in unit tests.
+  int64_t policy_bytes_per_row = 0;
 };
 // Headroom over the largest pilot batch (batches of the same size vary by a few %).
 constexpr double kPilotMargin = 1.2;
 
 // The feature cache's RAM for `rows` rows of `row_bytes`: the rows plus its slot index
-// (FeatureCache::IndexBytes; 0 for 0 rows).
-int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes);
+// (FeatureCache::IndexBytes) plus `policy_bytes_per_row` per row (0 for 0 rows).
+int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes, int64_t policy_bytes_per_row = 0);
 // The most rows whose FeatureCacheBytes fit in `bytes` (0 when row_bytes <= 0).
-int64_t FeatureCacheRowsFor(int64_t bytes, int64_t row_bytes);
+int64_t FeatureCacheRowsFor(int64_t bytes, int64_t row_bytes, int64_t policy_bytes_per_row = 0);
 
 // A neighbor cache holding every list of a graph: its table, 8 B per cached node and
 // every index (NeighborCache's layout).
@@ -173,7 +177,7 @@ struct MemoryBudgetSplit {
   int64_t trace_bytes = 0;
   int64_t ncache_bytes = 0;         // neighbor cache budget (its table included)
   int64_t fcache_bytes = 0;         // feature cache slots (rows × row bytes)
-  int64_t fcache_index_bytes = 0;   // its slot index (FeatureCache::IndexBytes(fcache_rows))
+  int64_t fcache_index_bytes = 0;   // its slot index (FeatureCache::IndexBytes(fcache_rows)) + the policy's per-row bookkeeping
   int64_t model_bytes = 0;          // training: the model's host working set (0 with --no-train)
   int64_t model_parameter_bytes = 0;
   int64_t model_activation_bytes = 0;
