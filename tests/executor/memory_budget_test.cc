@@ -704,6 +704,40 @@ TEST(MemoryBudgetTest, FeatureCacheRowsPayTheirSlotIndex) {
   EXPECT_EQ(FeatureCacheBytes(0, 16), 0);
   EXPECT_EQ(FeatureCacheBytes(10, 16), 160 + FeatureCache::IndexBytes(10));
   EXPECT_EQ(FeatureCacheRowsFor(1000, 0), 0);
+  // With the policy's per-row bookkeeping.
+  for (int64_t policy : {int64_t{40}, int64_t{112}}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{100}, int64_t{1000}, int64_t{123457}}) {
+      int64_t want = 0;
+      while (FeatureCacheBytes(want + 1, 16, policy) <= bytes) ++want;
+      EXPECT_EQ(FeatureCacheRowsFor(bytes, 16, policy), want) << bytes << " " << policy;
+    }
+    EXPECT_EQ(FeatureCacheBytes(10, 16, policy), 10 * (16 + policy) + FeatureCache::IndexBytes(10));
+  }
+}
+
+// The split charges the policy's per-row bookkeeping with the slot index: an automatic
+// feature cache gets fewer rows, and rows + index + bookkeeping stay within its share.
+TEST(MemoryBudgetTest, PolicyBookkeepingPerRowIsCharged) {
+  MemoryBudgetRequest r;
+  r.budget_bytes = int64_t{256} << 20;
+  r.num_nodes = 10'000'000;
+  r.feature_dim = 8;
+  r.feature_row_bytes = 16;
+  r.batch_size = 1000;
+  r.fanouts = {10, 5};
+  r.ncache_budget_bytes = 0;
+  auto plain = SplitMemoryBudget(r);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  r.policy_bytes_per_row = 112;
+  auto charged = SplitMemoryBudget(r);
+  ASSERT_TRUE(charged.ok()) << charged.status().ToString();
+  EXPECT_GT(plain->fcache_rows, charged->fcache_rows);
+  EXPECT_EQ(charged->fcache_index_bytes, FeatureCache::IndexBytes(charged->fcache_rows) + 112 * charged->fcache_rows);
+  EXPECT_EQ(charged->fcache_bytes + charged->fcache_index_bytes,
+            FeatureCacheBytes(charged->fcache_rows, 16, 112));
+  // Same total feature-cache memory either way (the share is spent, on fewer rows).
+  EXPECT_NEAR(static_cast<double>(charged->fcache_bytes + charged->fcache_index_bytes),
+              static_cast<double>(plain->fcache_bytes + plain->fcache_index_bytes), 200.0);
 }
 
 // A billion nodes under 12 GiB with Belady: the split line reports the per-node tables
