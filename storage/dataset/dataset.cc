@@ -122,11 +122,11 @@ Result<std::map<std::string, DatasetFileEntry>> FileEntries(const Json& root,
   std::map<std::string, DatasetFileEntry> out;
   for (const auto& [name, entry] : files->items()) {
     if (name.empty() || name.find('/') != std::string::npos || name == "..") {
-      return FieldError(path, "files", "names an invalid file '" + name + "'");
+      return FieldError(path, "files", "names an invalid file '" + Escaped(name) + "'");
     }
-    if (!entry.is_object()) return FieldError(path, "files." + name, "must be an object");
+    if (!entry.is_object()) return FieldError(path, "files." + Escaped(name), "must be an object");
     // Errors inside an entry name it: "D/dataset.json (files.labels.bin): field 'bytes' ...".
-    const std::string where = path + " (files." + name + ")";
+    const std::string where = path + " (files." + Escaped(name) + ")";
     DatasetFileEntry e;
     SEER_ASSIGN_OR_RETURN(e.bytes, NonNegativeInt(entry, "bytes", where));
     if (entry.contains("xxh64")) {
