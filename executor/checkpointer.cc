@@ -50,7 +50,7 @@ Status Checkpointer::CheckRun(const std::map<std::string, std::string>& run) con
 }
 
 std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t batches_per_superbatch,
-                                                  const std::string& dataset_identity) {
+                                                  const std::string& dataset_identity, int world_size) {
   std::string fanouts;
   if (o.model != ModelKind::kMlp) {
     for (int f : o.fanouts) fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
@@ -64,7 +64,9 @@ std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t
           {"--pipeline", PipelineKindName(o.pipeline)},
           {"--fanouts", o.model == ModelKind::kMlp ? "none" : fanouts},
           {"--seed", std::to_string(o.seed)},
-          {"--model", ModelKindName(o.model)}};
+          {"--model", ModelKindName(o.model)},
+          // --batch-size is per rank: another rank count is another global batch.
+          {"world size (ranks)", std::to_string(world_size)}};
 }
 
 bool Checkpointer::DueAfterSuperbatch(int64_t executed_superbatches) const {

@@ -61,8 +61,9 @@ class Checkpointer {
 
 // `seer train`'s run record: the dataset's identity and the flags that shape the
 // batches and plans (the resolved batches per superbatch: --superbatch auto may resolve
-// differently under another --memory-budget).
+// differently under another --memory-budget) and the number of ranks (--batch-size is
+// per rank).
 std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t batches_per_superbatch,
-                                                  const std::string& dataset_identity);
+                                                  const std::string& dataset_identity, int world_size = 1);
 
 }  // namespace seer

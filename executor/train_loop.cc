@@ -411,7 +411,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, TrainingIo(o), &pilot));
   // The run record (dataset identity, batching flags): a resume with others is refused
   // before anything is written (the metrics file included).
-  const auto run_record = TrainRunRecord(o, data->split().superbatch, data->manifest().Identity());
+  const auto run_record = TrainRunRecord(o, data->split().superbatch, data->manifest().Identity(), env.world_size);
   SEER_RETURN_IF_ERROR(checkpointer.CheckRun(run_record));
   TrainSummary summary;
   summary.split = data->split();

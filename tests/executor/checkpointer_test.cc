@@ -227,6 +227,12 @@ TEST(CheckpointerTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
     EXPECT_NE(s.message().find(part), std::string::npos) << part << "\n" << s.message();
   }
   EXPECT_EQ(s.message().find("--seed"), std::string::npos) << "equal entries are not listed: " << s.message();
+  // Another rank count is another global batch (--batch-size is per rank).
+  const Status ranks = resumer->CheckRun(TrainRunRecord(o, /*batches_per_superbatch=*/1, "aaaa", /*world_size=*/2));
+  ASSERT_FALSE(ranks.ok());
+  EXPECT_NE(ranks.message().find("world size (ranks): checkpoint 1, this run 2"), std::string::npos)
+      << ranks.message();
+  EXPECT_TRUE(resumer->CheckRun(TrainRunRecord(o, /*batches_per_superbatch=*/1, "aaaa")).ok());
 
   // The conventional pipeline's grouping is --prefetch.
   TrainOptions conventional = o;
