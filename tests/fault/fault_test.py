@@ -34,10 +34,7 @@ import tempfile
 import time
 
 # Scenario name -> why it is expected to fail today.
-KNOWN = {
-    "truncate features.bin under train --io mmap":
-        "SIGBUS: the mmap reader has no guard for a file truncated under it (issue: SIGBUS)",
-}
+KNOWN = {}
 
 
 def sha(path):
