@@ -222,11 +222,28 @@ Status DataPath::OpenCaches(CompactIndptr indptr, std::unique_ptr<BlockReader> i
     }
     if (!ncache.enabled()) {
       // Ranked by the expected list reads of this run's sampling (fan-outs, batch size).
+      // That ranking holds ~32 B per node while it runs (visit probabilities, in-degrees,
+      // the order); it may use what the budget holds besides the tables and this cache
+      // (nothing else is allocated yet). Beyond that — a billion nodes — rank by out/in
+      // degree, streaming: the cache + a scan buffer + 32 B per cached node, whatever N.
       NeighborCacheBuildOptions build;
       if (!request.fanouts.empty()) build.fanouts = request.fanouts;
       if (request.batch_size > 0) build.batch_size = request.batch_size;
-      SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, share, build));
-      if (source.empty()) source = "built in memory";
+      constexpr int64_t kLookupsRankingBytesPerNode = 32;
+      const int64_t ranking_bytes = kLookupsRankingBytesPerNode * ds.manifest().num_nodes;
+      const int64_t idle = request.budget_bytes - split_.table_bytes - share;
+      if (request.budget_bytes > 0 && ranking_bytes > idle) {
+        build.score = NeighborCacheScore::kOutInDegree;
+        build.scan_memory_bytes = std::clamp<int64_t>(idle, int64_t{16} << 20, int64_t{1} << 30);
+        SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::BuildOutInStreaming(ds, share, build));
+        source = (source.empty() ? std::string("built in memory") : source) +
+                 ", ranked by out/in degree (streaming): ranking by expected lookups needs " +
+                 FormatBytes(ranking_bytes) + " here, the budget leaves " + FormatBytes(std::max<int64_t>(0, idle)) +
+                 " (prebuild it with seer ncache build on a machine with more memory)";
+      } else {
+        SEER_ASSIGN_OR_RETURN(ncache, NeighborCache::Build(ds, indptr, share, build));
+        if (source.empty()) source = "built in memory";
+      }
     }
   }
   RecordNeighborCacheInUse(ncache.enabled() ? ncache.stats().bytes : 0, source,
