@@ -114,13 +114,15 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
   options.planner.device = spec.planner;
   options.planner.changeset_budget_bytes = spec.changeset_budget_bytes;
   options.planner.spill_dir = spec.spill_dir;
+  DegreeScanOptions scan;
+  scan.show_progress = spec.show_progress;
   if (spec.kind == PolicyKind::kStaticDegree && options.capacity_rows > 0) {
     // RankNodesByScore(ComputeOutDegrees(dataset), rows), streamed: no int64 per node.
-    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options));
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options, scan));
     options.planner.node_scores = NodeScoreFn();
   } else if (spec.kind == PolicyKind::kBelady && options.capacity_rows > 0) {
     // The tie rule's scores and fill ranking, as `seer stats` sets them (same misses).
-    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options));
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options, scan));
   } else if (spec.kind == PolicyKind::kPresc && options.capacity_rows > 0) {
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
     options.ranking = RankNodesByScore(visits, options.capacity_rows);

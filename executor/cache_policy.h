@@ -78,6 +78,7 @@ struct CachePolicySpec {
   int64_t changeset_budget_bytes = 0;    // RAM for Belady changesets before they spill
   std::string spill_dir;                 // where they spill (and Belady's next-use runs)
   int64_t planner_working_bytes = int64_t{8} << 20;  // Belady's streaming sort buffer (bench/RESULTS.md: 4-64 MiB plan equally fast)
+  bool show_progress = false;            // progress line of the out-degree pass (minutes at 10^9 nodes)
 };
 
 // The epoch number the PreSC pre-sampling pass uses; training never reaches it, so its

@@ -443,6 +443,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   // Changesets of a superbatch spill to the runtime dir beyond a small constant (inspector/trace_stream.h).
   policy_spec.changeset_budget_bytes = std::min<int64_t>(kChangesetRamBytes, std::max<int64_t>(0, trace_budget / 2));
   policy_spec.spill_dir = runtime_dir->path();
+  policy_spec.show_progress = o.show_progress && env.rank == 0;
   SEER_ASSIGN_OR_RETURN(SuperbatchCachePlanner policy,
                         MakeSuperbatchCachePlanner(policy_spec, data->dataset(), *samplers.train));
 
