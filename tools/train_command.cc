@@ -188,6 +188,10 @@ void AddOutputFlags(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("--save-model", o->save_model_path, "Write the best-validation weights (torch.load-able dict)")
       ->capture_default_str();
   cmd->add_option("--metrics", o->metrics_path, "Write per-epoch metrics as JSON lines")->capture_default_str();
+  cmd->add_option("--progress-interval", o->progress_interval_s,
+                  "Seconds between progress lines when stderr is not a terminal (0 = one per batch)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   auto quiet = [o] {
     o->quiet = true;
     o->show_progress = false;
