@@ -20,6 +20,8 @@
 # Usage: bench/e2e.sh [--quick|--medium|--large|--ginex] [--build DIR] [--out DIR]
 #                     [--repeats N] [--only no-train|train] [--modes "pyg+ seer ..."]
 #                     [--append]   (add runs to OUT's earlier results; one table over all)
+#                     [--truncate N] (the slow baselines, pyg+ and ali+pg, run only their first N
+#                     batches of epoch 1, see below)
 # Every knob can also be set in the environment (defaults per scale below): NODES DIMS
 # AVG_DEGREE TRAIN_FRACTION FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET BELADY_CHECK.
 #   LIMIT   the memory limit of every run (cgroup: process memory + its page cache)
@@ -37,11 +39,20 @@
 # the first epoch carries the caches' initial fill), without its end-of-run evaluation.
 # The storage ceiling is direct_reader_bench at QD 64 (io_uring) on features.bin.
 #
+# --truncate N (env TRUNCATE; TRUNCATE_MODES, default "pyg+ ali+pg", are the modes it applies to,
+# by prefix): those runs stop after N batches of epoch 1 (--stop-after counts groups of
+# --prefetch 2 batches) with one progress line per batch, timestamped here. Their "epoch s" is
+# EXTRAPOLATED: the steady time per batch (batches N/4+1..N, after the page cache and the static
+# caches are warm) times the epoch's batch count; the first batch (process start to batch 1 done:
+# start-up, cache fill, first reads) is reported apart. Their time breakdown, read counts and
+# neighbor-cache hits are not measured ("-"); the feature-cache hit ratio is the progress line's.
+# Every other mode runs whole epochs as above.
+#
 # Output: OUT/results.jsonl (one line per run), OUT/summary.json and a table on stdout;
 # OUT/belady.jsonl: the seer run's Belady misses vs `seer stats` (BELADY_CHECK=0 skips).
 set -euo pipefail
 
-SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES="" APPEND=0
+SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES="" APPEND=0 TRUNCATE="${TRUNCATE:-}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) SCALE=quick ;;
@@ -54,7 +65,8 @@ while [[ $# -gt 0 ]]; do
     --only) ONLY="$2"; shift ;;
     --modes) MODES="$2"; shift ;;
     --append) APPEND=1 ;;
-    -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
+    --truncate) TRUNCATE="$2"; shift ;;
+    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
     *) echo "e2e.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -87,7 +99,9 @@ case "$SCALE" in
   ginex)   : "${NODES:=2000000}" "${DIMS:=256}" "${AVG_DEGREE:=3}" "${TRAIN_FRACTION:=0.1}" "${FANOUTS:=10,10,10}" \
              "${LIMIT:=384M}" "${BUDGET:=256M}" "${SUPERBATCH:=}" ;;
 esac
-: "${AVG_DEGREE:=10}" "${BATCH:=1000}" "${HIDDEN:=64}" "${EPOCHS:=2}"
+: "${AVG_DEGREE:=10}" "${BATCH:=1000}" "${HIDDEN:=64}" "${EPOCHS:=2}" "${TRUNCATE_MODES:=pyg+ ali+pg}"
+[[ -z "$TRUNCATE" || "$TRUNCATE" =~ ^[1-9][0-9]*$ ]] || { echo "e2e.sh: --truncate '$TRUNCATE': expected a batch count" >&2; exit 2; }
+PREFETCH=2
 OUT="${OUT:-$BUILD/bench-e2e-$SCALE}"
 SEER="$BUILD/seer"
 CEILING_BENCH="$BUILD/bench/direct_reader_bench"
@@ -176,6 +190,7 @@ drop_caches() {
 echo "e2e: scale=$SCALE nodes=$NODES dims=[$DIMS] avg_degree=$AVG_DEGREE train_fraction=$TRAIN_FRACTION" \
      "fanouts=$FANOUTS batch=$BATCH superbatch=${SUPERBATCH:-auto} hidden=$HIDDEN epochs=$EPOCHS repeats=$REPEATS"
 echo "e2e: memory limit $LIMIT ($CG_KIND cgroup), --memory-budget $BUDGET; modes: $MODES; kinds: $KINDS"
+[[ -n "$TRUNCATE" ]] && echo "e2e: modes starting with [$TRUNCATE_MODES] run their first $TRUNCATE batches only (epoch time extrapolated)"
 echo "e2e: machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
 grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$BUILD/CMakeCache.txt" 2>/dev/null || echo "WARNING: not a Release build"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | head -1 || echo "WARNING: no GPU: training runs on the CPU"
@@ -255,24 +270,64 @@ PY
              --epochs "$EPOCHS" --eval-every 0 --seed 1)
         [[ "$MODE" == seer@* || -z "$SUPERBATCH" ]] || CMD+=(--superbatch "$SUPERBATCH")
       fi
+        TRUNC=0
+        if [[ -n "$TRUNCATE" && "$MODE" != pyg-peer ]]; then
+          for t in $TRUNCATE_MODES; do [[ "$MODE" == "$t"* ]] && TRUNC="$TRUNCATE"; done
+        fi
+        [[ $TRUNC == 0 ]] || CMD+=(--prefetch "$PREFETCH" --stop-after $(( (TRUNC + PREFETCH - 1) / PREFETCH ))
+                                   --progress-interval 0)
         name="d$DIM-$KIND-${MODE//[:+]/_}-r$rep"
         drop_caches
         start=$(date +%s.%N)
         rc=0
-        run_limited "${CMD[@]}" --metrics "$OUT/$name.jsonl" > "$OUT/$name.out" 2> "$OUT/$name.err" \
-          3> "$OUT/$name.peak" || rc=$?
+        if [[ $TRUNC == 0 ]]; then
+          run_limited "${CMD[@]}" --metrics "$OUT/$name.jsonl" > "$OUT/$name.out" 2> "$OUT/$name.err" \
+            3> "$OUT/$name.peak" || rc=$?
+        else  # stderr timestamped line by line (wall seconds, then the line)
+          run_limited "${CMD[@]}" --metrics "$OUT/$name.jsonl" 2>&1 > "$OUT/$name.out" 3> "$OUT/$name.peak" |
+            python3 -u -c 'import sys, time
+for l in iter(sys.stdin.readline, ""): sys.stdout.write("%.3f %s" % (time.time(), l)); sys.stdout.flush()' \
+            > "$OUT/$name.err" || rc=$?
+        fi
         end=$(date +%s.%N)
         if [[ $rc != 0 ]]; then
           echo "e2e: $name FAILED (exit $rc; $OUT/$name.err): $(tail -1 "$OUT/$name.err")"
           continue
         fi
         python3 - "$name" "$DIM" "$KIND" "$MODE" "$rep" "$OUT/$name.jsonl" "$(cat "$OUT/$name.peak")" \
-          "$start" "$end" >> "$OUT/results.jsonl" <<'PY'
-import json, sys
-name, dim, kind, mode, rep, path, peak, start, end = sys.argv[1:]
+          "$start" "$end" "$TRUNC" "$OUT/$name.err" >> "$OUT/results.jsonl" <<'PY'
+import json, re, sys
+name, dim, kind, mode, rep, path, peak, start, end, trunc, err = sys.argv[1:]
 lines = [json.loads(l) for l in open(path)]
 st = [l for l in lines if l["type"] == "start"][0]
 ep = [l for l in lines if l["type"] == "epoch"]
+if int(trunc) > 0:
+    # "TIME epoch 1/2 sb s/S batch k/B | ... | fcache hit H%": batch k done at TIME.
+    done, total, hit = {}, 0, None
+    for l in open(err):
+        m = re.match(r"([0-9.]+) epoch 1/\d+ sb \d+/\d+ batch (\d+)/(\d+) .*fcache hit ([0-9.]+)%", l)
+        if m:
+            done[int(m.group(2))] = float(m.group(1))
+            total, hit = int(m.group(3)), float(m.group(4)) / 100
+    n = max(done) if done else 0
+    k0 = max(1, n // 4)
+    if n - k0 < 2 or any(k not in done for k in (1, k0, n)):
+        sys.exit("e2e: %s: too few timed batches (%d) in %s" % (name, n, err))
+    per_batch = (done[n] - done[k0]) / (n - k0)
+    print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep": int(rep),
+                      "wall_s": float(end) - float(start), "epoch_s": per_batch * total, "first_epoch_s": None,
+                      "truncated_batches": n, "steady_from_batch": k0 + 1, "batches_per_epoch": total,
+                      "steady_batch_s": per_batch, "first_batch_s": done[1] - float(start),
+                      "breakdown_s": None, "seeds": None, "fcache_hit_ratio": hit, "ncache_hit_ratio": None,
+                      "fcache_fill_rows": None, "feature_ssd_reads": None, "feature_ssd_bytes": None,
+                      "topology_ssd_reads": None, "topology_ssd_bytes": None, "train_loss": None,
+                      "cgroup_peak_bytes": int(peak),
+                      "split": {k: st[k] for k in ("ncache_bytes", "fcache_bytes", "fcache_rows", "staging_bytes",
+                                                     "trace_bytes", "table_bytes")},
+                      "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy"),
+                      "superbatch": st.get("batches_per_superbatch"), "superbatch_reason": st.get("superbatch_reason"),
+                      "warnings": st.get("warnings", [])}))
+    sys.exit(0)
 e = ep[-1]
 s = e["seconds"]
 print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep": int(rep),
@@ -291,9 +346,16 @@ print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep
 PY
         tail -1 "$OUT/results.jsonl" | python3 -c 'import json, sys
 r = json.loads(sys.stdin.read())
-print("e2e: %s: epoch %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature reads %d, cgroup peak %d MiB" % (
-    r["run"], r["epoch_s"], 100 * r["fcache_hit_ratio"], 100 * r["ncache_hit_ratio"], r["feature_ssd_reads"],
-    r["cgroup_peak_bytes"] >> 20))'
+if r.get("truncated_batches"):
+    print("e2e: %s: first %d batches: first batch %.2f s, steady %.3f s/batch (batches %d-%d) -> epoch %.2f s"
+          " EXTRAPOLATED (%d batches), fcache hit %.1f%%, cgroup peak %d MiB" % (
+        r["run"], r["truncated_batches"], r["first_batch_s"], r["steady_batch_s"], r["steady_from_batch"],
+        r["truncated_batches"], r["epoch_s"], r["batches_per_epoch"], 100 * r["fcache_hit_ratio"],
+        r["cgroup_peak_bytes"] >> 20))
+else:
+    print("e2e: %s: epoch %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature reads %d, cgroup peak %d MiB" % (
+        r["run"], r["epoch_s"], 100 * r["fcache_hit_ratio"], 100 * r["ncache_hit_ratio"], r["feature_ssd_reads"],
+        r["cgroup_peak_bytes"] >> 20))'
     done
    done
   done
@@ -352,16 +414,23 @@ ceil = {c["dim"]: c for c in (json.loads(l) for l in open(sys.argv[2]) if l.stri
 groups = {}
 for r in rows:
     groups.setdefault((r["dim"], r["kind"], r["mode"]), []).append(r)
-def med(rs, f): return statistics.median(f(r) for r in rs)
+def med(rs, f):  # None when a run did not measure it (truncated runs)
+    v = [f(r) for r in rs]
+    return None if any(x is None for x in v) else statistics.median(v)
 summary = []
 for (dim, kind, mode), rs in groups.items():
-    b = lambda k: med(rs, lambda r: r["breakdown_s"][k])
+    b = lambda k: med(rs, lambda r: r["breakdown_s"][k] if r["breakdown_s"] else None)
     t = [r["epoch_s"] for r in rs]
     io_wait = b("io_wait")
     reads = med(rs, lambda r: r["feature_ssd_reads"])
     ceiling = ceil.get(dim, {}).get("uring_qd64_iops", 0)
+    trunc = {}
+    if any(r.get("truncated_batches") for r in rs):
+        trunc = {"truncated_batches": min(r.get("truncated_batches") or 0 for r in rs),
+                 "first_batch_s_median": med(rs, lambda r: r.get("first_batch_s")),
+                 "steady_batch_s_median": med(rs, lambda r: r.get("steady_batch_s"))}
     summary.append({"dim": dim, "kind": kind, "mode": mode, "runs": len(rs), "epoch_s_median": statistics.median(t),
-                    "epoch_s_min": min(t), "epoch_s_max": max(t),
+                    "epoch_s_min": min(t), "epoch_s_max": max(t), **trunc,
                     "breakdown_s": {k: b(k) for k in ("inspect", "plan", "gather", "io_wait", "cache_update",
                                                       "transfer", "compute", "stall")},
                     "feature_ssd_reads": reads, "feature_ssd_bytes": med(rs, lambda r: r["feature_ssd_bytes"]),
@@ -369,8 +438,9 @@ for (dim, kind, mode), rs in groups.items():
                     "fcache_hit_ratio": med(rs, lambda r: r["fcache_hit_ratio"]),
                     "ncache_hit_ratio": med(rs, lambda r: r["ncache_hit_ratio"]),
                     "cgroup_peak_bytes": max(r["cgroup_peak_bytes"] for r in rs),
-                    "miss_reads_per_s_in_io_wait": reads / io_wait if io_wait > 0 else 0,
-                    "io_efficiency": (reads / io_wait / ceiling) if io_wait > 0 and ceiling > 0 and reads >= 0 else None,
+                    "miss_reads_per_s_in_io_wait": reads / io_wait if io_wait and reads is not None else None,
+                    "io_efficiency": (reads / io_wait / ceiling) if io_wait and ceiling > 0 and reads is not None and
+                                     reads >= 0 else None,
                     "ceiling_iops": ceiling})
 # ali+pg = its best split per (dim, kind); seer-best = the best of seer (auto split) and
 # any swept seer:NC:FC splits, so seer is also reported "at its best settings".
@@ -393,18 +463,26 @@ rank = lambda m: order.get(m, 1 if m.startswith("ali+pg:") else 3.5 if m.startsw
 summary.sort(key=lambda s: (s["dim"], s["kind"] != "no-train", rank(s["mode"]), s["mode"]))
 json.dump({"ceiling": list(ceil.values()), "modes": summary}, open(sys.argv[3], "w"), indent=1)
 fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)
+pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"
 print("| dim | kind | mode | epoch s median (min-max) | inspect | plan | gather | I/O wait | compute | stall |"
       " feature reads | feature MiB | topo reads | fcache hit | ncache hit | cgroup peak MiB | vs pyg+ | vs ali+pg | I/O eff |")
 print("|" + "---|" * 19)
 for s in summary:
     b = s["breakdown_s"]
     mode = s["mode"] + (f" (best {s['best_split']})" if "best_split" in s else "")
+    if s.get("truncated_batches"): mode += f" [extrapolated from {s['truncated_batches']} batches]"
+    mib = None if s["feature_ssd_bytes"] is None else s["feature_ssd_bytes"] / 2**20
     print(f"| {s['dim']} | {s['kind']} | {mode} | {s['epoch_s_median']:.2f} ({s['epoch_s_min']:.2f}-{s['epoch_s_max']:.2f}) | "
-          f"{b['inspect']:.2f} | {b['plan']:.2f} | {b['gather']:.2f} | {b['io_wait']:.2f} | {b['compute']:.2f} | {b['stall']:.2f} | "
-          f"{s['feature_ssd_reads']:.0f} | {s['feature_ssd_bytes'] / 2**20:.0f} | {s['topology_ssd_reads']:.0f} | "
-          f"{100 * s['fcache_hit_ratio']:.1f}% | {100 * s['ncache_hit_ratio']:.1f}% | "
+          f"{fmt(b['inspect'])} | {fmt(b['plan'])} | {fmt(b['gather'])} | {fmt(b['io_wait'])} | {fmt(b['compute'])} | "
+          f"{fmt(b['stall'])} | {fmt(s['feature_ssd_reads'], '{:.0f}')} | {fmt(mib, '{:.0f}')} | "
+          f"{fmt(s['topology_ssd_reads'], '{:.0f}')} | {pct(s['fcache_hit_ratio'])} | {pct(s['ncache_hit_ratio'])} | "
           f"{s['cgroup_peak_bytes'] / 2**20 if s['cgroup_peak_bytes'] > 0 else -1:.0f} | "
           f"{fmt(s['speedup_vs_pyg+'])}x | {fmt(s['speedup_vs_ali+pg'])}x | {fmt(s['io_efficiency'])} |")
+for s in summary:
+    if s.get("truncated_batches") and "best_split" not in s:
+        print(f"{s['kind']} {s['mode']}: EXTRAPOLATED epoch = steady {s['steady_batch_s_median']:.3f} s/batch (median; "
+              f"batches {max(1, s['truncated_batches'] // 4) + 1}-{s['truncated_batches']} of epoch 1) x the epoch's "
+              f"batches; first batch (process start to batch 1 done) {s['first_batch_s_median']:.2f} s")
 for c in ceil.values():
     print(f"ceiling (dim {c['dim']}): io_uring QD 64 {c['uring_qd64_iops']:.0f} reads/s, pread x64 {c['pread64_iops']:.0f} reads/s")
 print(f"wrote {sys.argv[3]}")
