@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <tbb/parallel_for.h>
+#include "storage/base/parallel.h"
 
 namespace seer {
 
@@ -127,7 +127,7 @@ int64_t FeatureCache::Gather(const int64_t* ids, int64_t count, char* batch_buff
   // One index lookup per position (parallel), then the rows and the miss list.
   std::vector<int32_t> slots(static_cast<size_t>(count));
   const bool copy = row_bytes_ > 0 && batch_buffer != nullptr;
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const auto& r) {
+  ParallelFor(tbb::blocked_range<int64_t>(0, count, 256), [&](const auto& r) {
     constexpr int64_t kAhead = 16;  // ids whose first probe is in flight
     for (int64_t p = r.begin(); p < r.end() && p < r.begin() + kAhead; ++p) slot_index_.Prefetch(ids[p]);
     for (int64_t p = r.begin(); p != r.end(); ++p) {
@@ -202,7 +202,7 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
     ++num_cached_;
   }
   if (row_bytes_ > 0) {
-    tbb::parallel_for(tbb::blocked_range<size_t>(0, cs.in_ids.size(), 256), [&](const auto& r) {
+    ParallelFor(tbb::blocked_range<size_t>(0, cs.in_ids.size(), 256), [&](const auto& r) {
       for (size_t k = r.begin(); k != r.end(); ++k) {
         std::memcpy(slots_.get() + static_cast<int64_t>(cs.in_slots[k]) * row_bytes_,
                     batch_buffer + static_cast<int64_t>(cs.in_positions[k]) * row_bytes_,

@@ -10,6 +10,7 @@
 
 #include <tbb/parallel_pipeline.h>
 #include <tbb/task_arena.h>
+#include "storage/base/parallel.h"
 
 namespace seer {
 
@@ -223,22 +224,40 @@ Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchS
   // An ordered pipeline: batches are sampled in parallel, at most TraceChunkBatches in
   // flight, and handed to `sink` one at a time in batch order; the first failure in
   // batch order (the lowest failing batch) stops it. Nothing escapes a filter but Status values.
+  // The Tsan* calls state TBB's ordering for ThreadSanitizer (storage/base/parallel.h): this
+  // call before every filter, a token's filters in order, a serial filter's invocations in
+  // order, and every filter before the return. Parallel invocations stay unordered.
+  struct { char start, done, serial_in, serial_out; } edge{};  // addresses only
+  TsanRelease(&edge.start);
   impl.arena.execute([&] {
     tbb::parallel_pipeline(
         static_cast<size_t>(TraceChunkBatches(impl.options.num_threads)),
         tbb::make_filter<void, Token*>(tbb::filter_mode::serial_in_order,
                                        [&](tbb::flow_control& fc) -> Token* {
+                                         TsanAcquire(&edge.start);
+                                         TsanAcquire(&edge.serial_in);
+                                         Token* t = nullptr;
                                          if (next >= count || failed.load()) {
                                            fc.stop();
-                                           return nullptr;
+                                         } else {
+                                           t = new Token;
+                                           t->i = next++;
+                                           TsanRelease(t);
                                          }
-                                         auto* t = new Token;
-                                         t->i = next++;
+                                         TsanRelease(&edge.serial_in);
+                                         TsanRelease(&edge.done);
                                          return t;
                                        }) &
             tbb::make_filter<Token*, Token*>(
                 tbb::filter_mode::parallel,
                 [&](Token* t) -> Token* {
+                  TsanAcquire(&edge.start);
+                  TsanAcquire(t);
+                  struct Handoff {  // on every return path
+                    Token* t;
+                    char* done;
+                    ~Handoff() { TsanRelease(t); TsanRelease(done); }
+                  } handoff{t, &edge.done};
                   if (failed.load(std::memory_order_relaxed)) return t;
                   const int64_t b = first_batch + t->i;
                   const int64_t begin = b * batch_size;
@@ -258,6 +277,14 @@ Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchS
                   return t;
                 }) &
             tbb::make_filter<Token*, void>(tbb::filter_mode::serial_in_order, [&](Token* raw) {
+              TsanAcquire(&edge.start);
+              TsanAcquire(raw);
+              TsanAcquire(&edge.serial_out);
+              struct Handoff {  // on every return path
+                char* serial_out;
+                char* done;
+                ~Handoff() { TsanRelease(serial_out); TsanRelease(done); }
+              } handoff{&edge.serial_out, &edge.done};
               std::unique_ptr<Token> t(raw);
               if (failed.load()) return;
               Status st = std::move(t->status);
@@ -285,6 +312,7 @@ Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchS
               }
             }));
   });
+  TsanAcquire(&edge.done);
   std::fill(bits.begin(), bits.end(), 0);
   if (failed.load()) return first_error;
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
