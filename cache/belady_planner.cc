@@ -16,7 +16,7 @@
 #include <utility>
 
 #include <fmt/format.h>
-#include <tbb/parallel_for.h>
+#include "storage/base/parallel.h"
 #include <tbb/task_arena.h>
 
 #include "kernels/belady_gpu.h"
@@ -250,7 +250,7 @@ void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_
   for (int p = 0; p < passes; ++p) {
     const int shift = low_bit + p * kDigit;
     std::fill(hist.begin(), hist.end(), 0);
-    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    ParallelFor(size_t{0}, chunks, [&](size_t c) {
       size_t* h = h_at(c, p);
       for (size_t t = chunk_begin(c); t < chunk_begin(c + 1); ++t) ++h[(src[t] >> shift) & (kBuckets - 1)];
     });
@@ -265,7 +265,7 @@ void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_
         sum += count;
       }
     }
-    tbb::parallel_for(size_t{0}, chunks, [&](size_t c) {
+    ParallelFor(size_t{0}, chunks, [&](size_t c) {
       size_t* h = h_at(c, p);
       for (size_t t = chunk_begin(c); t < chunk_begin(c + 1); ++t) {
         const uint64_t v = src[t];
@@ -606,7 +606,7 @@ Status NextUseTable::Walk(SortedRun& run) {
     bounds[static_cast<size_t>(c)] = t;
   }
   std::vector<Status> errors(static_cast<size_t>(chunks));
-  tbb::parallel_for(int64_t{0}, chunks, [&](int64_t c) {
+  ParallelFor(int64_t{0}, chunks, [&](int64_t c) {
     AccessRecord prev{-1, 0, 0};
     for (int64_t t = bounds[static_cast<size_t>(c)]; t < bounds[static_cast<size_t>(c) + 1]; ++t) {
       const AccessRecord cur = run.layout.Decode(run.words.data() + t * wpr);
@@ -1193,7 +1193,7 @@ Result<BeladyPlan> PlanBeladyGpu(const std::vector<int64_t>& initial_slots,
                                  const std::vector<IdSpan>& batches, const Accesses& acc,
                                  const BeladyPlannerOptions& options) {
   std::vector<int64_t> flat(static_cast<size_t>(acc.total));
-  tbb::parallel_for(size_t{0}, batches.size(), [&](size_t b) {
+  ParallelFor(size_t{0}, batches.size(), [&](size_t b) {
     if (batches[b].size > 0) {
       std::memcpy(flat.data() + acc.offsets[b], batches[b].data,
                   static_cast<size_t>(batches[b].size) * sizeof(int64_t));

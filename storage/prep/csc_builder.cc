@@ -12,7 +12,7 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "storage/base/parallel.h"
 #include <tbb/task_arena.h>
 
 #include "storage/base/byte_size.h"
@@ -106,7 +106,7 @@ void ForEachOwner(const std::vector<int64_t>& cuts, Body&& body) {
     body(int64_t{0}, cuts[0], cuts[1]);
     return;
   }
-  tbb::parallel_for(int64_t{0}, owners, [&](int64_t t) { body(t, cuts[t], cuts[t + 1]); });
+  ParallelFor(int64_t{0}, owners, [&](int64_t t) { body(t, cuts[t], cuts[t + 1]); });
 }
 
 int64_t Owners() { return std::max(1, tbb::this_task_arena::max_concurrency()); }
@@ -126,7 +126,7 @@ void ParallelChunks(int64_t n, Body&& body) {
     if (n > 0) body(int64_t{0}, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, kGrainEdges),
+  ParallelFor(tbb::blocked_range<int64_t>(0, n, kGrainEdges),
                     [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
 }
 
@@ -284,7 +284,7 @@ class CscBuild {
       const int64_t slice_len = (n + slices - 1) / slices;
       std::fill(slice_counts.begin(), slice_counts.end(), 0);
       auto for_slices = [&](auto&& body) {
-        tbb::parallel_for(int64_t{0}, slices, [&](int64_t s) {
+        ParallelFor(int64_t{0}, slices, [&](int64_t s) {
           const int64_t b = std::min(n, s * slice_len), e = std::min(n, b + slice_len);
           int64_t ignored_self_loops = 0;
           for (int64_t i = b; i < e; ++i) {
@@ -438,7 +438,7 @@ class CscBuild {
                      "second pass (partition " + std::to_string(p) + ")");
     }
     // Sort each list (parallel over nodes); the list of v is [end of v-1, end of v).
-    tbb::parallel_for(tbb::blocked_range<int64_t>(lo, hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
+    ParallelFor(tbb::blocked_range<int64_t>(lo, hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t v = r.begin(); v < r.end(); ++v) {
         const int64_t begin = v == lo ? 0 : counts_[v - 1];
         std::sort(lists.data() + begin, lists.data() + counts_[v]);

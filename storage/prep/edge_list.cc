@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "storage/base/parallel.h"
 #include <tbb/task_arena.h>
 
 #include "storage/base/file_io.h"
@@ -304,7 +304,7 @@ class TextEdgeSource : public EdgeSource {
     // Lines per piece (newlines, plus an unterminated last line), then prefix sums: the
     // first line number and the first output slot of every piece.
     lines_.assign(pieces + 1, 0);
-    tbb::parallel_for(size_t{0}, pieces, [&](size_t i) {
+    ParallelFor(size_t{0}, pieces, [&](size_t i) {
       const char* b = block.data() + starts_[i];
       const char* e = block.data() + starts_[i + 1];
       int64_t lines = std::count(b, e, '\n');
@@ -314,7 +314,7 @@ class TextEdgeSource : public EdgeSource {
     for (size_t i = 0; i < pieces; ++i) lines_[i + 1] += lines_[i];
     edges_.assign(pieces, 0);
     bad_line_.assign(pieces, -1);
-    tbb::parallel_for(size_t{0}, pieces, [&](size_t i) {
+    ParallelFor(size_t{0}, pieces, [&](size_t i) {
       const char* p = block.data() + starts_[i];
       const char* end = block.data() + starts_[i + 1];
       Edge* dst = out + lines_[i];
@@ -497,7 +497,7 @@ class BinaryEdgeSource : public CountedEdgeSource {
     if (n <= kParallelEdges) {
       body(0, n);
     } else {
-      tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, kParallelEdges),
+      ParallelFor(tbb::blocked_range<int64_t>(0, n, kParallelEdges),
                         [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
     }
     if (const int64_t i = first_bad.load(); i < n) {

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
+#include "storage/base/parallel.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -284,7 +284,7 @@ Status WriteDirectTopology(const SyntheticModel& model, const SyntheticGraphConf
   ProgressReporter progress("gen: topology (direct)", n, "nodes", config.show_progress);
   for (int64_t first = 0; first < n; first += block) {
     const int64_t count = std::min(block, n - first);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const tbb::blocked_range<int64_t>& r) {
+    ParallelFor(tbb::blocked_range<int64_t>(0, count, 256), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t i = r.begin(); i < r.end(); ++i) {
         const int64_t x = model.permutation().Inverse(first + i);
         rmat_ids[i] = x;
@@ -296,7 +296,7 @@ Status WriteDirectTopology(const SyntheticModel& model, const SyntheticGraphConf
     const int64_t block_edges = offsets[count];
     if (static_cast<int64_t>(lists.size()) < block_edges) lists.resize(static_cast<size_t>(block_edges));
     summary->max_block_edges = std::max(summary->max_block_edges, block_edges);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 64), [&](const tbb::blocked_range<int64_t>& r) {
+    ParallelFor(tbb::blocked_range<int64_t>(0, count, 64), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t i = r.begin(); i < r.end(); ++i) {
         const int64_t y = first + i;
         SplitMix rng(source_key ^ Mix(static_cast<uint64_t>(y)));
@@ -332,7 +332,7 @@ class SyntheticEdgeSource : public EdgeSource {
     int64_t n = std::min(max_edges, model_.num_edges() - next_);
     if (n <= 0) return int64_t{0};
     const int64_t first = next_;
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, 1024), [&](const tbb::blocked_range<int64_t>& r) {
+    ParallelFor(tbb::blocked_range<int64_t>(0, n, 1024), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t i = r.begin(); i < r.end(); ++i) out[i] = model_.EdgeAt(first + i);
     });
     next_ += n;
@@ -453,7 +453,7 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
   ProgressReporter progress("gen: node data", n, "nodes", config.show_progress);
   for (int64_t first = 0; first < n; first += kNodeChunk) {
     const int64_t count = std::min(kNodeChunk, n - first);
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, count, 256), [&](const tbb::blocked_range<int64_t>& r) {
+    ParallelFor(tbb::blocked_range<int64_t>(0, count, 256), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t i = r.begin(); i < r.end(); ++i) {
         const int64_t y = first + i;
         const int64_t cls = model.ClassOf(model.permutation().Inverse(y));
