@@ -16,8 +16,9 @@
 #   --tsan      ThreadSanitizer over the threaded libtorch-free modules (storage, cache,
 #               inspector: the pread pool, io_uring readers, TBB CSC builder, parallel
 #               sampler, streaming trace files, the planner) in build-tsan/
-#               ($SEER_TSAN_BUILD); tools/sanitizers/tsan.supp silences TBB's and
-#               liburing's uninstrumented internals only. With SEER_TSAN_TORCH=1 the
+#               ($SEER_TSAN_BUILD). Seer's loops state TBB's ordering themselves
+#               (storage/base/parallel.h), so tools/sanitizers/tsan.supp only silences
+#               reports whose top frame is in TBB's headers. With SEER_TSAN_TORCH=1 the
 #               executor (SuperbatchPipeline, its queues and stage threads) is built and
 #               tested too.
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
