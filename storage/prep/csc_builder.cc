@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <future>
 #include <memory>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "storage/base/file_io.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
+#include "storage/prep/direct_file.h"
 
 namespace seer {
 namespace {
@@ -94,6 +97,29 @@ inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_
   if (options.undirected) emit(e.dst, e.src);
 }
 
+// Sorts one neighbor list: most are short (the average in-degree), where an insertion
+// sort beats std::sort's introsort set-up; lists already sorted (inputs sorted by
+// source) are left as they are after one linear check.
+template <typename T>
+inline void SortList(T* first, T* last) {
+  const int64_t n = last - first;
+  if (n < 2) return;
+  if (n <= 24) {
+    for (T* i = first + 1; i < last; ++i) {
+      const T value = *i;
+      T* j = i;
+      while (j > first && j[-1] > value) {
+        *j = j[-1];
+        --j;
+      }
+      *j = value;
+    }
+    return;
+  }
+  if (std::is_sorted(first, last)) return;
+  std::sort(first, last);
+}
+
 // Destination-owned parallel loop: owner t handles every edge whose destination lies in
 // [cuts[t], cuts[t+1]) and scans the whole batch to find them. No two owners touch the
 // same node, so the per-node counters need no atomics (locked increments would also
@@ -147,6 +173,21 @@ int64_t FirstBad(int64_t n, Bad&& bad) {
   return first.load() == n ? -1 : first.load();
 }
 
+// The largest src or dst of edges[0, n) compared as unsigned (so a negative id is above
+// every valid one), in parallel chunks of a loop the compiler vectorises.
+uint64_t MaxIdUnsigned(const Edge* edges, int64_t n) {
+  std::atomic<uint64_t> result{0};
+  ParallelChunks(n, [&](int64_t b, int64_t e) {
+    const uint64_t* ids = reinterpret_cast<const uint64_t*>(edges + b);
+    uint64_t m = 0;
+    for (int64_t i = 0; i < 2 * (e - b); ++i) m = std::max(m, ids[i]);
+    uint64_t cur = result.load();
+    while (m > cur && !result.compare_exchange_weak(cur, m)) {
+    }
+  });
+  return result.load();
+}
+
 Status BadId(const EdgeSource& source, int64_t edge_number, const Edge& e, int64_t num_nodes) {
   return InvalidArgument(source.name() + ": edge #" + std::to_string(edge_number) + " (" +
                          std::to_string(e.src) + " -> " + std::to_string(e.dst) +
@@ -183,7 +224,8 @@ class CscBuild {
     const int64_t table_bytes = (num_nodes_ + 1) * 8;
     batch_edges_ = BatchEdgesFor(source_, options_, table_bytes, sizeof(T));
     const int64_t scatter_bytes = (options_.undirected ? 2 : 1) * batch_edges_ *
-                                  (2 * 2 * static_cast<int64_t>(sizeof(T)) + 2);  // + partition ids
+                                  (2 * 2 * static_cast<int64_t>(sizeof(T)) + 2) +  // + partition ids
+                                  4 * kDirectAlign;  // the aligned buffers' rounding
     // The writers' buffers fill only as far as their files go; indptr is written from
     // 64 Ki-entry chunks after the partition buffers are freed.
     const int64_t writer_bytes =
@@ -199,21 +241,40 @@ class CscBuild {
                         " nodes) plus " + FormatBytes(fixed_bytes - table_bytes) +
                         " of batch buffers and 64 KiB of edges; raise --memory-budget");
     }
-    // Cut [0, num_nodes) into destination ranges whose edges fit in `avail`.
-    const int64_t capacity_edges = std::max<int64_t>(1, avail / static_cast<int64_t>(sizeof(T)));
-    bounds_.push_back(0);
-    int64_t acc = 0;
-    for (int64_t v = 0; v < num_nodes_; ++v) {
-      int64_t d = counts_[v];
-      if (acc > 0 && acc + d > capacity_edges) {
-        bounds_.push_back(v);
-        stats_.largest_partition_edges = std::max(stats_.largest_partition_edges, acc);
-        acc = 0;
+    // Cut [0, num_nodes) into destination ranges whose edges fit in `avail`. With more
+    // than one, the spill's scatter buffers also hold up to 2 x kDirectAlign of alignment
+    // and carried tail per partition (twice: two buffers): cut again with that reserved.
+    auto cut = [&](int64_t bytes) {
+      const int64_t capacity_edges = std::max<int64_t>(1, bytes / static_cast<int64_t>(sizeof(T)));
+      bounds_.assign(1, 0);
+      stats_.largest_partition_edges = 0;
+      int64_t acc = 0;
+      for (int64_t v = 0; v < num_nodes_; ++v) {
+        int64_t d = counts_[v];
+        if (acc > 0 && acc + d > capacity_edges) {
+          bounds_.push_back(v);
+          stats_.largest_partition_edges = std::max(stats_.largest_partition_edges, acc);
+          acc = 0;
+        }
+        acc += d;
       }
-      acc += d;
+      stats_.largest_partition_edges = std::max(stats_.largest_partition_edges, acc);
+      bounds_.push_back(num_nodes_);
+      return capacity_edges;
+    };
+    int64_t capacity_edges = cut(avail);
+    spill_direct_ = false;
+    if (bounds_.size() > 2) {
+      // O_DIRECT spills only when that reserve is under an eighth of the budget (else
+      // buffered writes, no padding).
+      for (int round = 0; round < 3 && !spill_direct_; ++round) {  // the count grows a little at most
+        const int64_t reserve = static_cast<int64_t>(bounds_.size()) * 4 * kDirectAlign;
+        if (reserve * 8 > avail) break;
+        capacity_edges = cut(avail - reserve);
+        spill_direct_ = (static_cast<int64_t>(bounds_.size()) - 1) * 4 * kDirectAlign <= reserve;
+      }
+      if (!spill_direct_) capacity_edges = cut(avail);
     }
-    stats_.largest_partition_edges = std::max(stats_.largest_partition_edges, acc);
-    bounds_.push_back(num_nodes_);
     const int64_t num_partitions = static_cast<int64_t>(bounds_.size()) - 1;
     stats_.num_partitions = num_partitions;
     if (num_partitions > kMaxPartitions) {
@@ -260,22 +321,32 @@ class CscBuild {
   // batch is read and bucketed into the other buffer.
   Status Spill(int64_t total_edges) {
     const int64_t num_partitions = static_cast<int64_t>(bounds_.size()) - 1;
-    std::vector<UniqueFd> fds;
+    std::vector<DirectAppendFile> files;
     for (int64_t p = 0; p < num_partitions; ++p) {
       spill_paths_.push_back(spill_dir_->NewFile(p));
-      SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(spill_paths_.back(),
-                                                        O_WRONLY | O_CREAT | O_TRUNC, 0600));
-      fds.push_back(std::move(fd));
+      SEER_ASSIGN_OR_RETURN(DirectAppendFile file, DirectAppendFile::Create(spill_paths_.back(), spill_direct_));
+      stats_.spill_direct = stats_.spill_direct || file.direct();
+      files.push_back(std::move(file));
     }
     SEER_RETURN_IF_ERROR(source_.Rewind());
     ProgressReporter progress("csc: bucketing edges", total_edges, "edges", options_.show_progress);
     std::vector<Edge> chunk(static_cast<size_t>(batch_edges_));
     const int64_t per_input = options_.undirected ? 2 : 1;
-    std::vector<T> buffers[2];
-    std::vector<int64_t> starts[2];  // partition p's pairs: [starts[p], starts[p+1])
+    constexpr int64_t kPairBytes = 2 * static_cast<int64_t>(sizeof(T));
+    // Two scatter buffers: one written by the background writer while the next batch is
+    // bucketed into the other. Partition p's region in a buffer starts at a
+    // kDirectAlign-aligned byte (when its file is direct) with the unwritten tail of its
+    // previous region (< kDirectAlign bytes) copied in front, so every write is whole
+    // aligned blocks; the last tails are written padded and truncated (Finish).
+    AlignedBuffer buffers[2];
+    std::vector<int64_t> region[2] = {std::vector<int64_t>(static_cast<size_t>(num_partitions)),
+                                      std::vector<int64_t>(static_cast<size_t>(num_partitions))};
+    std::vector<int64_t> tail(static_cast<size_t>(num_partitions));     // bytes not yet written
+    std::vector<int64_t> tail_at(static_cast<size_t>(num_partitions));  // where, in the last buffer
     int current = 0;
     const int64_t slices = std::max<int64_t>(1, tbb::this_task_arena::max_concurrency()) * 4;
     std::vector<int64_t> slice_counts(static_cast<size_t>(slices * num_partitions));
+    std::vector<int64_t> cursor(slice_counts.size());
     static_assert(kMaxPartitions <= 65535, "partition ids are uint16");
     std::vector<uint16_t> part_of(static_cast<size_t>(per_input * batch_edges_));
     for (;;) {
@@ -284,7 +355,7 @@ class CscBuild {
       const int64_t slice_len = (n + slices - 1) / slices;
       std::fill(slice_counts.begin(), slice_counts.end(), 0);
       auto for_slices = [&](auto&& body) {
-        ParallelFor(int64_t{0}, slices, [&](int64_t s) {
+        auto run = [&](int64_t s) {
           const int64_t b = std::min(n, s * slice_len), e = std::min(n, b + slice_len);
           int64_t ignored_self_loops = 0;
           for (int64_t i = b; i < e; ++i) {
@@ -292,45 +363,76 @@ class CscBuild {
             Expand(chunk[i], options_, &ignored_self_loops,
                    [&](int64_t src, int64_t dst) { body(s, slot++, src, dst); });
           }
-        });
+        };
+        if (n <= kGrainEdges) {
+          for (int64_t s = 0; s < slices; ++s) run(s);
+        } else {
+          tbb::parallel_for(int64_t{0}, slices, run);
+        }
       };
-      // The partition of every emitted edge, found once (binary search over bounds_).
-      for_slices([&](int64_t s, int64_t slot, int64_t, int64_t dst) {
-        const int64_t p = PartitionOf(dst);
-        part_of[static_cast<size_t>(slot)] = static_cast<uint16_t>(p);
-        ++slice_counts[static_cast<size_t>(s * num_partitions + p)];
-      });
-      // Offsets, partition-major: partition p's pairs from every slice, in slice order.
-      std::vector<int64_t>& start = starts[current];
-      start.assign(static_cast<size_t>(num_partitions) + 1, 0);
-      std::vector<int64_t> cursor(slice_counts.size());
+      // The partition of every emitted edge, found once.
+      if (num_partitions == 2) {
+        const int64_t cut = bounds_[1];
+        for_slices([&](int64_t s, int64_t slot, int64_t, int64_t dst) {
+          const int64_t p = dst >= cut;
+          part_of[static_cast<size_t>(slot)] = static_cast<uint16_t>(p);
+          ++slice_counts[static_cast<size_t>(s * num_partitions + p)];
+        });
+      } else {
+        for_slices([&](int64_t s, int64_t slot, int64_t, int64_t dst) {
+          const int64_t p = PartitionOf(dst);
+          part_of[static_cast<size_t>(slot)] = static_cast<uint16_t>(p);
+          ++slice_counts[static_cast<size_t>(s * num_partitions + p)];
+        });
+      }
+      // Regions, partition-major: the carried tail, then partition p's pairs from every
+      // slice in slice order.
+      const int previous = current ^ 1;
+      std::vector<int64_t>& at = region[current];
+      std::vector<int64_t> end(static_cast<size_t>(num_partitions));
       int64_t running = 0;
       for (int64_t p = 0; p < num_partitions; ++p) {
-        start[p] = running;
+        // Every region starts aligned (direct), so a Finish()'s padding never reaches the next.
+        if (spill_direct_) running = AlignUp(running);
+        at[p] = running;
+        int64_t pair_at = (running + tail[p]) / kPairBytes;
         for (int64_t s = 0; s < slices; ++s) {
-          cursor[static_cast<size_t>(s * num_partitions + p)] = running;
-          running += slice_counts[static_cast<size_t>(s * num_partitions + p)];
+          cursor[static_cast<size_t>(s * num_partitions + p)] = pair_at;
+          pair_at += slice_counts[static_cast<size_t>(s * num_partitions + p)];
+        }
+        running = pair_at * kPairBytes;
+        end[p] = running;
+      }
+      AlignedBuffer& buffer = buffers[current];
+      // This buffer's last write (two batches ago) is done: Start() waited for it.
+      buffer.Reserve(AlignUp(running) + kDirectAlign);
+      for (int64_t p = 0; p < num_partitions; ++p) {
+        if (tail[p] > 0) {
+          std::memcpy(buffer.data() + at[p], buffers[previous].data() + tail_at[p], static_cast<size_t>(tail[p]));
         }
       }
-      start[num_partitions] = running;
-      std::vector<T>& buffer = buffers[current];
-      // The other buffer may still be written by the background writer; this one not.
-      if (buffer.size() < static_cast<size_t>(2 * per_input * batch_edges_)) {
-        buffer.resize(static_cast<size_t>(2 * per_input * batch_edges_));
-      }
+      T* out = reinterpret_cast<T*>(buffer.data());
       for_slices([&](int64_t s, int64_t slot, int64_t src, int64_t dst) {
-        int64_t& at = cursor[static_cast<size_t>(s * num_partitions + part_of[static_cast<size_t>(slot)])];
-        buffer[static_cast<size_t>(2 * at)] = static_cast<T>(src);
-        buffer[static_cast<size_t>(2 * at + 1)] = static_cast<T>(dst);
-        ++at;
+        int64_t& pos = cursor[static_cast<size_t>(s * num_partitions + part_of[static_cast<size_t>(slot)])];
+        out[2 * pos] = static_cast<T>(src);
+        out[2 * pos + 1] = static_cast<T>(dst);
+        ++pos;
       });
-      SEER_RETURN_IF_ERROR(writer_.Start([this, &fds, &buffer, &start, num_partitions]() -> Status {
-        for (int64_t p = 0; p < num_partitions; ++p) {
-          const int64_t pairs = start[p + 1] - start[p];
-          if (pairs == 0) continue;
-          const int64_t bytes = pairs * 2 * static_cast<int64_t>(sizeof(T));
-          SEER_RETURN_IF_ERROR(WriteFull(fds[p].get(), buffer.data() + 2 * start[p], bytes, spill_paths_[p]));
-          stats_.spill_bytes_written += bytes;
+      // What each partition writes now (whole aligned blocks when direct; everything
+      // otherwise) and the tail it carries to the next batch.
+      std::vector<std::pair<int64_t, int64_t>> jobs(static_cast<size_t>(num_partitions));
+      for (int64_t p = 0; p < num_partitions; ++p) {
+        const int64_t bytes = end[p] - at[p];
+        const int64_t now = files[p].direct() ? AlignDown(bytes) : bytes;
+        jobs[p] = {at[p], now};
+        tail[p] = bytes - now;
+        tail_at[p] = at[p] + now;
+      }
+      SEER_RETURN_IF_ERROR(writer_.Start([this, &files, &buffer, jobs = std::move(jobs)]() -> Status {
+        for (size_t p = 0; p < jobs.size(); ++p) {
+          if (jobs[p].second == 0) continue;
+          SEER_RETURN_IF_ERROR(files[p].AppendAligned(buffer.data() + jobs[p].first, jobs[p].second));
+          stats_.spill_bytes_written += jobs[p].second;
         }
         return Status::Ok();
       }));
@@ -338,11 +440,38 @@ class CscBuild {
       progress.Add(n);
     }
     SEER_RETURN_IF_ERROR(writer_.Wait());
+    const int last = current ^ 1;
     for (int64_t p = 0; p < num_partitions; ++p) {
-      SEER_RETURN_IF_ERROR(fds[p].Close(spill_paths_[p]));
+      SEER_RETURN_IF_ERROR(files[p].Finish(buffers[last].data() + tail_at[p], tail[p]));
+      stats_.spill_bytes_written += tail[p];
     }
     progress.Finish();
     return Status::Ok();
+  }
+
+  // Places `count` (src, dst) pairs of a spill chunk: one owner places them all (the
+  // degree counters of the destinations a few pairs ahead are prefetched); several owners
+  // each scan the chunk for their own destinations.
+  template <typename Place>
+  void PlacePairs(const T* pairs, int64_t count, const std::vector<int64_t>& cuts, Place&& place) {
+    if (cuts.size() == 2) {
+      constexpr int64_t kAhead = 16;
+      const int64_t prefetched = std::max<int64_t>(0, count - kAhead);
+      for (int64_t i = 0; i < prefetched; ++i) {
+        __builtin_prefetch(&counts_[static_cast<size_t>(pairs[2 * (i + kAhead) + 1])], 1);
+        place(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1]));
+      }
+      for (int64_t i = prefetched; i < count; ++i) {
+        place(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1]));
+      }
+      return;
+    }
+    ForEachOwner(cuts, [&](int64_t, int64_t own_lo, int64_t own_hi) {
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t dst = static_cast<int64_t>(pairs[2 * i + 1]);
+        if (dst >= own_lo && dst < own_hi) place(static_cast<int64_t>(pairs[2 * i]), dst);
+      }
+    });
   }
 
   // Pass 3 for one partition: parallel placement (each edge takes the next slot of its
@@ -404,27 +533,35 @@ class CscBuild {
       }
       progress.Finish();
     } else {
-      SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(*spill_path, O_RDONLY));
-      SEER_ASSIGN_OR_RETURN(int64_t size_bytes, FileSizeBytes(fd.get(), *spill_path));
+      SEER_ASSIGN_OR_RETURN(DirectReadFile file, DirectReadFile::Open(*spill_path, spill_direct_));
+      const int64_t size_bytes = file.size();
       if (size_bytes != num_edges * 2 * static_cast<int64_t>(sizeof(T))) {
         return Corrupt("spill file " + *spill_path + " has " + std::to_string(size_bytes) +
                        " bytes, expected " +
                        std::to_string(num_edges * 2 * static_cast<int64_t>(sizeof(T))) +
                        " (edge source changed between passes?)");
       }
-      std::vector<T> pairs(static_cast<size_t>(2 * batch_edges_));
-      for (int64_t off = 0; off < size_bytes;) {
-        int64_t len = std::min<int64_t>(size_bytes - off,
-                                        static_cast<int64_t>(pairs.size() * sizeof(T)));
-        SEER_RETURN_IF_ERROR(PreadFull(fd.get(), pairs.data(), len, off, *spill_path));
-        const int64_t count = len / static_cast<int64_t>(2 * sizeof(T));
-        ForEachOwner(cuts, [&](int64_t, int64_t own_lo, int64_t own_hi) {
-          for (int64_t i = 0; i < count; ++i) {
-            const int64_t dst = static_cast<int64_t>(pairs[2 * i + 1]);
-            if (dst >= own_lo && dst < own_hi) place(static_cast<int64_t>(pairs[2 * i]), dst);
-          }
-        });
-        off += len;
+      // Chunks of whole aligned blocks (whole pairs too: kDirectAlign is a multiple of
+      // 16), the next one read in the background while this one is placed. The two
+      // buffers take the place of the spill pass's two scatter buffers in the budget.
+      const int64_t chunk_bytes =
+          std::max(kDirectAlign, AlignDown(2 * batch_edges_ * static_cast<int64_t>(sizeof(T))));
+      for (AlignedBuffer& b : read_buffers_) b.Reserve(chunk_bytes);
+      auto read = [&file, size_bytes, chunk_bytes](AlignedBuffer* b, int64_t off) -> Status {
+        return file.Read(b->data(), off, std::min(chunk_bytes, size_bytes - off));
+      };
+      if (size_bytes > 0) SEER_RETURN_IF_ERROR(read(&read_buffers_[0], 0));
+      int cur = 0;
+      for (int64_t off = 0; off < size_bytes; off += chunk_bytes) {
+        const int64_t count = std::min(chunk_bytes, size_bytes - off) / static_cast<int64_t>(2 * sizeof(T));
+        std::future<Status> ahead;
+        if (off + chunk_bytes < size_bytes) {
+          ahead = std::async(std::launch::async, read, &read_buffers_[cur ^ 1], off + chunk_bytes);
+        }
+        const T* pairs = reinterpret_cast<const T*>(read_buffers_[cur].data());
+        PlacePairs(pairs, count, cuts, place);
+        if (ahead.valid()) SEER_RETURN_IF_ERROR(ahead.get());
+        cur ^= 1;
       }
     }
     // The second pass must give exactly the edges the first one counted: then the ends
@@ -441,7 +578,7 @@ class CscBuild {
     ParallelFor(tbb::blocked_range<int64_t>(lo, hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t v = r.begin(); v < r.end(); ++v) {
         const int64_t begin = v == lo ? 0 : counts_[v - 1];
-        std::sort(lists.data() + begin, lists.data() + counts_[v]);
+        SortList(lists.data() + begin, lists.data() + counts_[v]);
       }
     });
     // Compact in place (dedup may shorten lists); counts_[v] = new degree. Sequential:
@@ -500,6 +637,8 @@ class CscBuild {
   std::vector<std::string> spill_paths_;
   std::vector<T> lists_[2];
   bool overlap_indices_ = false;
+  bool spill_direct_ = false;
+  AlignedBuffer read_buffers_[2];  // spill chunks: one placed, the next being read  // spill files written and read with O_DIRECT where allowed
   BackgroundWriter writer_;  // last: destroyed (joined) first
 };
 
@@ -538,7 +677,12 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
     for (;;) {
       SEER_ASSIGN_OR_RETURN(int64_t n, source.Read(chunk.data(), batch_edges));
       if (n == 0) break;
-      const int64_t bad = FirstBad(n, [&](int64_t i) {
+      // One vectorisable pass: the largest id as unsigned (a negative id is huge), then
+      // the exact first bad edge only when there is one.
+      const uint64_t umax = MaxIdUnsigned(chunk.data(), n);
+      const bool suspect = known ? umax >= static_cast<uint64_t>(num_nodes)
+                                 : (umax > static_cast<uint64_t>(INT64_MAX) || too_large(static_cast<int64_t>(umax)));
+      const int64_t bad = !suspect ? -1 : FirstBad(n, [&](int64_t i) {
         const Edge& e = chunk[i];
         if (e.src < 0 || e.dst < 0) return true;
         return known ? (e.src >= num_nodes || e.dst >= num_nodes) : too_large(std::max(e.src, e.dst));
@@ -554,15 +698,7 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
                           FormatBytes(options.memory_budget_bytes) + "; raise --memory-budget");
       }
       if (!known) {
-        std::atomic<int64_t> batch_max{-1};
-        ParallelChunks(n, [&](int64_t b, int64_t e) {
-          int64_t m = -1;
-          for (int64_t i = b; i < e; ++i) m = std::max({m, chunk[i].src, chunk[i].dst});
-          int64_t cur = batch_max.load();
-          while (m > cur && !batch_max.compare_exchange_weak(cur, m)) {
-          }
-        });
-        const int64_t hi = batch_max.load();
+        const int64_t hi = static_cast<int64_t>(umax);
         if (hi >= static_cast<int64_t>(counts.size())) {
           const size_t cap = static_cast<size_t>((options.memory_budget_bytes - batch_bytes) / 8 - 1);
           counts.resize(std::max<size_t>(static_cast<size_t>(hi) + 1,

@@ -85,6 +85,7 @@ struct CscBuildStats {
   int64_t num_partitions = 0;
   int64_t largest_partition_edges = 0;
   int64_t spill_bytes_written = 0;
+  bool spill_direct = false;          // spill files opened with O_DIRECT (not refused)
   IndexDtype index_dtype = IndexDtype::kUint32;
 };
 
