@@ -10,6 +10,7 @@
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
 #include "storage/dataset/node_ids.h"
+#include "storage/dataset/small_files.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 
@@ -118,43 +119,12 @@ Status CheckSizes(const Dataset& ds) {
   SEER_RETURN_IF_ERROR(ExpectSize(ds, dataset_files::kFeatures, AlignUp(feature_bytes, 4096),
                                   m.feature_dim > 0));
   SEER_RETURN_IF_ERROR(ExpectSize(ds, dataset_files::kLabels, m.num_nodes * 4, false));
+  for (const char* split : {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest}) {
+    SEER_RETURN_IF_ERROR(ExpectSize(ds, split, -1, false));
+  }
   if (m.index_dtype == IndexDtype::kUint32 && m.num_nodes > (int64_t{1} << 32)) {
     return Corrupt(ds.PathOf(dataset_files::kManifest) + ": index_dtype uint32 cannot hold " +
                    std::to_string(m.num_nodes) + " node ids");
-  }
-  return Status::Ok();
-}
-
-// indptr: starts at 0, never decreases, ends at num_edges.
-Status CheckIndptr(const Dataset& ds, DatasetCheckSummary* summary) {
-  const DatasetManifest& m = ds.manifest();
-  const std::string path = ds.PathOf(dataset_files::kIndptr);
-  int64_t previous = 0;
-  SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
-      path, m.num_nodes + 1, &summary->bytes_read,
-      [&](const int64_t* v, int64_t n, int64_t first) -> Status {
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t index = first + i;
-          if (index == 0 && v[i] != 0) {
-            return Corrupt(At(path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) + ", expected 0");
-          }
-          if (v[i] < previous) {
-            return Corrupt(At(path, index, 8) + ": indptr decreases (" + std::to_string(previous) +
-                           " then " + std::to_string(v[i]) + ")");
-          }
-          summary->max_in_degree = std::max(summary->max_in_degree, v[i] - previous);
-          previous = v[i];
-        }
-        if (first + n == m.num_nodes + 1 && previous != m.num_edges) {  // before the checksum
-          return Corrupt(At(path, m.num_nodes, 8) + ": last indptr = " + std::to_string(previous) +
-                         ", expected num_edges = " + std::to_string(m.num_edges));
-        }
-        return Status::Ok();
-      },
-      Listed(ds, dataset_files::kIndptr)));
-  if (previous != m.num_edges) {
-    return Corrupt(At(path, m.num_nodes, 8) + ": last indptr = " + std::to_string(previous) +
-                   ", expected num_edges = " + std::to_string(m.num_edges));
   }
   return Status::Ok();
 }
@@ -181,64 +151,6 @@ Status CheckIndices(const Dataset& ds, int64_t* bytes_read) {
     return CheckIndicesAs<uint32_t>(ds, bytes_read);
   }
   return CheckIndicesAs<int64_t>(ds, bytes_read);
-}
-
-// labels (optional file): every label in [-1, num_classes).
-Status CheckLabels(const Dataset& ds, DatasetCheckSummary* summary) {
-  const DatasetManifest& m = ds.manifest();
-  const std::string path = ds.PathOf(dataset_files::kLabels);
-  if (!FileSizeBytes(path).ok()) return Status::Ok();
-  return StreamArray<int32_t>(
-      path, m.num_nodes, &summary->bytes_read,
-      [&](const int32_t* v, int64_t n, int64_t first) -> Status {
-        for (int64_t i = 0; i < n; ++i) {
-          if (v[i] < -1 || v[i] >= m.num_classes) {
-            return Corrupt(At(path, first + i, 4) + ": label " + std::to_string(v[i]) +
-                           " out of range [-1, " + std::to_string(m.num_classes) + ")");
-          }
-          summary->num_labeled += v[i] >= 0;
-        }
-        return Status::Ok();
-      },
-      Listed(ds, dataset_files::kLabels));
-}
-
-// Splits (optional files): ids in range and disjoint across and within train/valid/test.
-// owner[v] = 1 + the split that holds v (2 bits per node).
-Status CheckSplits(const Dataset& ds, DatasetCheckSummary* summary) {
-  const DatasetManifest& m = ds.manifest();
-  std::vector<uint8_t> owner(static_cast<size_t>((m.num_nodes + 3) / 4), 0);
-  const char* split_files[3] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
-  int64_t* split_counts[3] = {&summary->num_train, &summary->num_valid, &summary->num_test};
-  for (int s = 0; s < 3; ++s) {
-    const std::string path = ds.PathOf(split_files[s]);
-    auto size = FileSizeBytes(path);
-    if (!size.ok()) continue;
-    SEER_RETURN_IF_ERROR(ExpectSize(ds, split_files[s], -1, true));
-    if (*size % 8 != 0) {
-      return Corrupt(path + ": size " + std::to_string(*size) + " is not a multiple of 8 (int64 ids)");
-    }
-    *split_counts[s] = *size / 8;
-    SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
-        path, *size / 8, &summary->bytes_read,
-        [&](const int64_t* v, int64_t n, int64_t first) -> Status {
-          for (int64_t i = 0; i < n; ++i) {
-            const int64_t id = v[i];
-            SEER_RETURN_IF_ERROR(CheckNodeId(path, first + i, 8, id, m.num_nodes));
-            uint8_t& byte = owner[static_cast<size_t>(id / 4)];
-            const int shift = static_cast<int>(id % 4) * 2;
-            const int previous_owner = (byte >> shift) & 3;
-            if (previous_owner != 0) {
-              return Corrupt(At(path, first + i, 8) + ": node " + std::to_string(id) +
-                             " is already in " + split_files[previous_owner - 1]);
-            }
-            byte = static_cast<uint8_t>(byte | ((s + 1) << shift));
-          }
-          return Status::Ok();
-        },
-        Listed(ds, split_files[s])));
-  }
-  return Status::Ok();
 }
 
 // deep: the xxh64 of every listed file equals the manifest's (the files the scans hashed
@@ -275,14 +187,19 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   DatasetCheckSummary summary;
   summary.manifest = ds.manifest();
   SEER_RETURN_IF_ERROR(CheckSizes(ds));
-  // The scans below read indptr, indices, labels and the splits once each.
-  int64_t scan_bytes = 0;
-  for (const char* name : {dataset_files::kIndptr, dataset_files::kIndices, dataset_files::kLabels,
-                           dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest}) {
-    auto size = FileSizeBytes(ds.PathOf(name));
-    if (size.ok()) scan_bytes += *size;
-  }
-  ProgressReporter progress("check: scan", scan_bytes, "bytes", options.show_progress);
+  // indptr, labels and the splits: the same pass (and checksums) as every command's open.
+  SEER_ASSIGN_OR_RETURN(SmallFilesSummary small, ValidateSmallFiles(ds, options.show_progress));
+  summary.bytes_read = small.bytes_read;
+  summary.num_labeled = small.num_labeled;
+  summary.num_train = small.num_train;
+  summary.num_valid = small.num_valid;
+  summary.num_test = small.num_test;
+  summary.max_in_degree = small.max_in_degree;
+  summary.checksums_verified = small.checksums_verified;
+  // indices.bin, the one large file the shallow check reads.
+  auto indices_size = FileSizeBytes(ds.PathOf(dataset_files::kIndices));
+  ProgressReporter progress("check: scan", indices_size.ok() ? *indices_size : 0, "bytes",
+                            options.show_progress);
   scan_progress = &progress;
   scan_checksums_verified = &summary.checksums_verified;
   struct ResetScanProgress {
@@ -291,10 +208,7 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
       scan_checksums_verified = nullptr;
     }
   } reset_scan_progress;
-  SEER_RETURN_IF_ERROR(CheckIndptr(ds, &summary));
   SEER_RETURN_IF_ERROR(CheckIndices(ds, &summary.bytes_read));
-  SEER_RETURN_IF_ERROR(CheckLabels(ds, &summary));
-  SEER_RETURN_IF_ERROR(CheckSplits(ds, &summary));
   if (!ds.manifest().node_ids.empty()) {
     SEER_RETURN_IF_ERROR(CheckNodeIdsFile(ds.PathOf(ds.manifest().node_ids), ds.manifest().num_nodes));
   }

@@ -10,44 +10,18 @@
 
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
-#include "storage/prep/synthetic_graph.h"
-#include "support/temp_dir.h"
+#include "support/small_dataset.h"
 
 namespace seer {
 namespace {
 
-constexpr int64_t kNodes = 1237;
-constexpr int64_t kClasses = 5;
+using testing::Peek;
+using testing::Poke;
+constexpr int64_t kNodes = testing::kSmallDatasetNodes;
+constexpr int64_t kClasses = testing::kSmallDatasetClasses;
 
 // A fresh valid dataset per test (tests corrupt it).
-std::string MakeDataset() {
-  const std::string dir = testing::MakeTempDir("dataset_check");
-  SyntheticGraphConfig c;
-  c.num_nodes = kNodes;
-  c.avg_degree = 6;
-  c.feature_dim = 13;
-  c.num_classes = kClasses;
-  c.memory_budget_bytes = 64 << 20;
-  auto r = GenerateSyntheticDataset(c, dir, false);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return dir;
-}
-
-template <typename T>
-void Poke(const std::string& path, int64_t index, T value) {
-  auto fd = UniqueFd::Open(path, O_WRONLY);
-  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
-  ASSERT_TRUE(PwriteFull(fd->get(), &value, sizeof value, index * static_cast<int64_t>(sizeof(T)), path).ok());
-}
-
-template <typename T>
-T Peek(const std::string& path, int64_t index) {
-  auto fd = UniqueFd::Open(path, O_RDONLY);
-  EXPECT_TRUE(fd.ok());
-  T value{};
-  EXPECT_TRUE(PreadFull(fd->get(), &value, sizeof value, index * static_cast<int64_t>(sizeof(T)), path).ok());
-  return value;
-}
+std::string MakeDataset() { return testing::MakeSmallDataset("dataset_check"); }
 
 std::string CheckError(const std::string& dir, bool deep = false) {
   auto r = CheckDataset(dir, DatasetCheckOptions{deep});
@@ -74,8 +48,16 @@ TEST(DatasetCheckTest, DecreasingIndptrNamesIndexAndOffset) {
 TEST(DatasetCheckTest, IndptrMustEndAtNumEdges) {
   std::string dir = MakeDataset();
   std::string path = dir + "/indptr.bin";
-  Poke<int64_t>(path, kNodes, Peek<int64_t>(path, kNodes) + 1);
-  EXPECT_NE(CheckError(dir).find("expected num_edges"), std::string::npos) << CheckError(dir);
+  const int64_t num_edges = Peek<int64_t>(path, kNodes);
+  Poke<int64_t>(path, kNodes, num_edges + 1);
+  EXPECT_NE(CheckError(dir).find("indptr.bin at index 1237 (byte offset 9896): indptr " +
+                                 std::to_string(num_edges + 1) + " exceeds num_edges"),
+            std::string::npos) << CheckError(dir);
+  Poke<int64_t>(path, kNodes, Peek<int64_t>(path, kNodes - 1));  // still non-decreasing, short
+  EXPECT_NE(CheckError(dir).find("indptr.bin at index 1237 (byte offset 9896): last indptr = "),
+            std::string::npos) << CheckError(dir);
+  EXPECT_NE(CheckError(dir).find("expected num_edges = " + std::to_string(num_edges)), std::string::npos)
+      << CheckError(dir);
 }
 
 TEST(DatasetCheckTest, IndexOutOfRange) {

@@ -11,43 +11,18 @@
 
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
-#include "storage/prep/synthetic_graph.h"
-#include "support/temp_dir.h"
+#include "support/small_dataset.h"
 
 namespace seer {
 namespace {
 
-constexpr int64_t kNodes = 1237;
-constexpr int64_t kClasses = 5;
+using testing::Peek;
+using testing::Poke;
+constexpr int64_t kNodes = testing::kSmallDatasetNodes;
+constexpr int64_t kClasses = testing::kSmallDatasetClasses;
 
-std::string MakeDataset() {
-  const std::string dir = testing::MakeTempDir("small_files");
-  SyntheticGraphConfig c;
-  c.num_nodes = kNodes;
-  c.avg_degree = 6;
-  c.feature_dim = 13;
-  c.num_classes = kClasses;
-  c.memory_budget_bytes = 64 << 20;
-  auto r = GenerateSyntheticDataset(c, dir, false);
-  EXPECT_TRUE(r.ok()) << r.status().ToString();
-  return dir;
-}
-
-template <typename T>
-void Poke(const std::string& path, int64_t index, T value) {
-  auto fd = UniqueFd::Open(path, O_WRONLY);
-  ASSERT_TRUE(fd.ok()) << fd.status().ToString();
-  ASSERT_TRUE(PwriteFull(fd->get(), &value, sizeof value, index * static_cast<int64_t>(sizeof(T)), path).ok());
-}
-
-template <typename T>
-T Peek(const std::string& path, int64_t index) {
-  auto fd = UniqueFd::Open(path, O_RDONLY);
-  EXPECT_TRUE(fd.ok());
-  T value{};
-  EXPECT_TRUE(PreadFull(fd->get(), &value, sizeof value, index * static_cast<int64_t>(sizeof(T)), path).ok());
-  return value;
-}
+// A fresh valid dataset per test (tests corrupt it).
+std::string MakeDataset() { return testing::MakeSmallDataset("small_files"); }
 
 std::string Validate(const std::string& dir) {
   auto ds = Dataset::Open(dir);
