@@ -180,12 +180,15 @@ PlannerDevice ResolvePlannerDevice(PlannerDevice device) {
 
 namespace {
 
-// The next access to the same node: batch `batch` (num_batches = none in this
-// superbatch), position `pos` in it.
-struct NextRef {
-  int32_t batch;
-  int32_t pos;
-};
+// The next access to the same node, packed in one word (so the sort's scratch buffer
+// can hold the table): batch (high 32 bits; num_batches = none in this superbatch),
+// position in it (low 32 bits).
+using NextRef = uint64_t;
+inline NextRef MakeNextRef(int32_t batch, int32_t pos) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(batch)) << 32) | static_cast<uint32_t>(pos);
+}
+inline int32_t NextBatch(NextRef r) { return static_cast<int32_t>(r >> 32); }
+inline int32_t NextPos(NextRef r) { return static_cast<int32_t>(r & 0xffffffffu); }
 
 int BitWidth(uint64_t max_value) { return max_value == 0 ? 0 : 64 - __builtin_clzll(max_value); }
 
@@ -218,10 +221,11 @@ struct RunLayout {
   }
 };
 
-// Stable LSD radix sort of keys on bits [low_bit, low_bit + bits) (digits of at most 12
-// bits; digits on which all keys agree are skipped). Keys that are already in order of
-// their lower bits (records appended in access order) end up sorted on all bits.
-// `tmp` is scratch of the same size.
+// Stable LSD radix sort of keys on bits [low_bit, low_bit + bits) (digits of at most
+// kMaxRadixDigit bits, as few passes as the width needs; digits on which all keys agree
+// are skipped). Keys that are already in order of their lower bits (records appended in
+// access order) end up sorted on all bits. `tmp` is scratch of the same size.
+constexpr int kMaxRadixDigit = 11;
 void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_bit, int bits) {
   const size_t n = keys->size();
   if (n < 2 || bits == 0) return;
@@ -231,45 +235,49 @@ void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_
     });
     return;
   }
-  constexpr int kMaxDigit = 8;
-  const int passes = (bits + kMaxDigit - 1) / kMaxDigit;
-  const int kDigit = (bits + passes - 1) / passes;
-  const size_t kBuckets = size_t{1} << kDigit;
+  const int passes = (bits + kMaxRadixDigit - 1) / kMaxRadixDigit;
+  const int digit = (bits + passes - 1) / passes;
+  const size_t buckets = size_t{1} << digit;
+  const uint64_t mask = buckets - 1;
   tmp->resize(n);
   // Chunks sorted by separate threads (same result: each chunk scatters to its own
   // offsets, chunk order kept, so the sort stays stable).
   const size_t chunks = n < (size_t{1} << 14)
                             ? 1
                             : static_cast<size_t>(std::clamp(tbb::this_task_arena::max_concurrency(), 1, 8));
-  auto chunk_begin = [&](size_t c) { return n * c / chunks; };
+  std::vector<size_t> bounds(chunks + 1);
+  for (size_t c = 0; c <= chunks; ++c) bounds[c] = n * c / chunks;
   // Per pass, each chunk's digit histogram of the current order.
-  std::vector<size_t> hist(chunks * kBuckets);
-  auto h_at = [&](size_t c, int) { return hist.data() + c * kBuckets; };
+  std::vector<size_t> hist(chunks * buckets);
   uint64_t* src = keys->data();
   uint64_t* dst = tmp->data();
   for (int p = 0; p < passes; ++p) {
-    const int shift = low_bit + p * kDigit;
+    const int shift = low_bit + p * digit;
     std::fill(hist.begin(), hist.end(), 0);
-    ParallelFor(size_t{0}, chunks, [&](size_t c) {
-      size_t* h = h_at(c, p);
-      for (size_t t = chunk_begin(c); t < chunk_begin(c + 1); ++t) ++h[(src[t] >> shift) & (kBuckets - 1)];
+    ParallelFor(size_t{0}, chunks, [&, src, shift](size_t c) {
+      size_t* h = hist.data() + c * buckets;
+      const uint64_t* from = src + bounds[c];
+      const uint64_t* to = src + bounds[c + 1];
+      for (; from != to; ++from) ++h[(*from >> shift) & mask];
     });
     size_t total_first = 0;
-    for (size_t c = 0; c < chunks; ++c) total_first += h_at(c, p)[(src[0] >> shift) & (kBuckets - 1)];
+    for (size_t c = 0; c < chunks; ++c) total_first += hist[c * buckets + ((src[0] >> shift) & mask)];
     if (total_first == n) continue;  // one digit value: no-op pass
     size_t sum = 0;
-    for (size_t d = 0; d < kBuckets; ++d) {
+    for (size_t d = 0; d < buckets; ++d) {
       for (size_t c = 0; c < chunks; ++c) {
-        const size_t count = h_at(c, p)[d];
-        h_at(c, p)[d] = sum;
+        const size_t count = hist[c * buckets + d];
+        hist[c * buckets + d] = sum;
         sum += count;
       }
     }
-    ParallelFor(size_t{0}, chunks, [&](size_t c) {
-      size_t* h = h_at(c, p);
-      for (size_t t = chunk_begin(c); t < chunk_begin(c + 1); ++t) {
-        const uint64_t v = src[t];
-        dst[h[(v >> shift) & (kBuckets - 1)]++] = v;
+    ParallelFor(size_t{0}, chunks, [&, src, dst, shift](size_t c) {
+      size_t* h = hist.data() + c * buckets;
+      const uint64_t* from = src + bounds[c];
+      const uint64_t* to = src + bounds[c + 1];
+      for (; from != to; ++from) {
+        const uint64_t v = *from;
+        dst[h[(v >> shift) & mask]++] = v;
       }
     });
     std::swap(src, dst);
@@ -335,6 +343,8 @@ class RunBuilder {
     return Status::Ok();
   }
   int64_t size() const { return static_cast<int64_t>(ids_.size()); }
+  // Room for `accesses` more ids without regrowing (and re-copying) the buffer.
+  void Reserve(int64_t accesses) { ids_.reserve(ids_.size() + static_cast<size_t>(accesses)); }
   int32_t num_e() const { return next_e_ - first_e_; }
 
   // Sorts the buffered accesses by (node, e, position) into `run` (its words buffer is
@@ -474,9 +484,11 @@ class RunCursor {
 class NextUseTable {
  public:
   // Pass 1 over `source` (which it rewinds first).
+  // accesses_hint: the superbatch's total accesses when known (-1 = unknown).
   static Result<std::unique_ptr<NextUseTable>> Build(const std::vector<int64_t>& initial_slots,
                                                      BatchIdSource& source,
-                                                     const BeladyPlannerOptions& options);
+                                                     const BeladyPlannerOptions& options,
+                                                     int64_t accesses_hint);
 
   const std::vector<NextRef>& initial_next() const { return initial_next_; }
   int64_t num_batches() const { return static_cast<int64_t>(offsets_.size()) - 1; }
@@ -492,10 +504,11 @@ class NextUseTable {
     int64_t end_batch = 0;
     std::vector<std::pair<int64_t, int64_t>> segments;  // (offset, bytes)
   };
-  // Spilled record: index within the range, and the NextRef.
+  // Spilled record: index within the range, and the NextRef's batch and position.
   struct RangeRecord {
     uint32_t local;
-    NextRef ref;
+    int32_t batch;
+    int32_t pos;
   };
   static_assert(sizeof(RangeRecord) == 12);
 
@@ -526,14 +539,15 @@ Status DuplicateInBatch(int64_t node, int32_t e, int32_t pos) {
 
 Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int64_t>& initial_slots,
                                                           BatchIdSource& source,
-                                                          const BeladyPlannerOptions& options) {
+                                                          const BeladyPlannerOptions& options,
+                                                          int64_t accesses_hint) {
   auto t = std::make_unique<NextUseTable>();
   const int64_t num_batches = source.num_batches();
   if (num_batches < 0 || num_batches >= std::numeric_limits<int32_t>::max() - 1) {
     return InvalidArgument(fmt::format("Belady planner: {} batches is out of range", num_batches));
   }
   const int32_t inf = static_cast<int32_t>(num_batches);
-  t->initial_next_.assign(initial_slots.size(), NextRef{inf, 0});
+  t->initial_next_.assign(initial_slots.size(), MakeNextRef(inf, 0));
   t->offsets_.assign(1, 0);
   t->runtime_dir_ = options.runtime_dir;
   const bool may_spill = !options.runtime_dir.empty();
@@ -543,6 +557,7 @@ Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int6
   RunBuilder builder;
   builder.Reset(0);
   builder.AddInitialSlots(initial_slots);
+  if (accesses_hint > 0 && accesses_hint <= run_capacity) builder.Reserve(accesses_hint);
   SortedRun run;
   std::vector<uint64_t> scratch;
   std::vector<RunOnDisk> on_disk;
@@ -575,8 +590,10 @@ Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int6
   if (on_disk.empty()) {
     // Everything fit: one run in RAM, NextRefs of all accesses in RAM.
     builder.Seal(&run, &scratch);
+    // The sort's scratch becomes the table (no second allocation); Walk writes every entry.
+    t->in_ram_.swap(scratch);
     std::vector<uint64_t>().swap(scratch);
-    t->in_ram_.assign(static_cast<size_t>(t->total()), NextRef{inf, 0});
+    t->in_ram_.resize(static_cast<size_t>(t->total()));
     SEER_RETURN_IF_ERROR(t->Walk(run));
     return t;
   }
@@ -606,8 +623,18 @@ Status NextUseTable::Walk(SortedRun& run) {
     bounds[static_cast<size_t>(c)] = t;
   }
   std::vector<Status> errors(static_cast<size_t>(chunks));
+  // Every access gets its entry (the table is not pre-filled): the next record of the
+  // same node, or "none" (batch = num_batches) for a node's last record.
+  const NextRef none = MakeNextRef(static_cast<int32_t>(num_batches()), 0);
   ParallelFor(int64_t{0}, chunks, [&](int64_t c) {
     AccessRecord prev{-1, 0, 0};
+    auto set = [&](const AccessRecord& at, NextRef ref) {
+      if (at.e == 0) {
+        initial_next_[static_cast<size_t>(at.pos)] = ref;
+      } else {
+        in_ram_[static_cast<size_t>(offsets_[static_cast<size_t>(at.e - 1)] + at.pos)] = ref;
+      }
+    };
     for (int64_t t = bounds[static_cast<size_t>(c)]; t < bounds[static_cast<size_t>(c) + 1]; ++t) {
       const AccessRecord cur = run.layout.Decode(run.words.data() + t * wpr);
       if (cur.node == prev.node) {
@@ -615,15 +642,13 @@ Status NextUseTable::Walk(SortedRun& run) {
           errors[static_cast<size_t>(c)] = DuplicateInBatch(cur.node, cur.e, cur.pos);
           return;
         }
-        const NextRef ref{cur.e - 1, cur.pos};
-        if (prev.e == 0) {
-          initial_next_[static_cast<size_t>(prev.pos)] = ref;
-        } else {
-          in_ram_[static_cast<size_t>(offsets_[static_cast<size_t>(prev.e - 1)] + prev.pos)] = ref;
-        }
+        set(prev, MakeNextRef(cur.e - 1, cur.pos));
+      } else if (prev.node >= 0) {
+        set(prev, none);
       }
       prev = cur;
     }
+    if (prev.node >= 0) set(prev, none);  // chunks end at node boundaries
   });
   for (const Status& e : errors) SEER_RETURN_IF_ERROR(e);
   return Status::Ok();
@@ -639,7 +664,7 @@ Status NextUseTable::Emit(const AccessRecord& prev, NextRef ref) {
   const int64_t local = offsets_[static_cast<size_t>(b)] + prev.pos -
                         offsets_[static_cast<size_t>(ranges_[r].first_batch)];
   auto& buf = out_buffers_[r];
-  buf.push_back(RangeRecord{static_cast<uint32_t>(local), ref});
+  buf.push_back(RangeRecord{static_cast<uint32_t>(local), NextBatch(ref), NextPos(ref)});
   if (buf.size() >= out_buffer_records_) {
     const int64_t bytes = static_cast<int64_t>(buf.size() * sizeof(RangeRecord));
     SEER_ASSIGN_OR_RETURN(const int64_t at, next_file_->Append(buf.data(), bytes));
@@ -701,7 +726,7 @@ Status NextUseTable::MergeRuns(const std::vector<RunOnDisk>& runs, int64_t worki
     for (;;) {
       if (cur.node == prev.node) {
         if (cur.e == prev.e) return DuplicateInBatch(cur.node, cur.e, cur.pos);
-        SEER_RETURN_IF_ERROR(Emit(prev, NextRef{cur.e - 1, cur.pos}));
+        SEER_RETURN_IF_ERROR(Emit(prev, MakeNextRef(cur.e - 1, cur.pos)));
       }
       prev = cur;
       AccessRecord nxt;
@@ -731,7 +756,7 @@ Status NextUseTable::LoadRange(size_t r) {
   const Range& range = ranges_[r];
   const int64_t start = offsets_[static_cast<size_t>(range.first_batch)];
   const int64_t n = offsets_[static_cast<size_t>(range.end_batch)] - start;
-  in_ram_.assign(static_cast<size_t>(n), NextRef{static_cast<int32_t>(num_batches()), 0});
+  in_ram_.assign(static_cast<size_t>(n), MakeNextRef(static_cast<int32_t>(num_batches()), 0));
   std::vector<RangeRecord> chunk;
   constexpr int64_t kChunkRecords = (4 << 20) / sizeof(RangeRecord);
   for (const auto& [offset, bytes] : range.segments) {
@@ -744,7 +769,7 @@ Status NextUseTable::LoadRange(size_t r) {
           return Corrupt(fmt::format("Belady planner: next-use record {} out of range {} at offset {}",
                                      rec.local, r, offset + done));
         }
-        in_ram_[rec.local] = rec.ref;
+        in_ram_[rec.local] = MakeNextRef(rec.batch, rec.pos);
       }
       done += take;
     }
@@ -860,6 +885,82 @@ class InfiniteBucket {
   int64_t best_ = -1;  // run holding the first to evict; -1 = unknown
 };
 
+// A finite bucket's entries, in chunks of 16, 32, ... up to 256 entries: filling a bucket
+// never copies it, and its blocks are small allocations that the allocator recycles when
+// buckets are released (a vector per bucket re-copied every entry while doubling and
+// mapped fresh pages for every large bucket, ~10 % of the forward pass). Waste: one
+// partly filled chunk (at most 4 KiB) or about half the entries, as a vector's.
+// Once something is evicted from it (rare) the bucket is flattened into a max-heap on id.
+class FiniteBucket {
+ public:
+  static constexpr uint32_t kFirstChunk = 16;
+  static constexpr uint32_t kMaxChunk = 256;
+  int64_t size() const { return size_; }
+  bool is_heap() const { return is_heap_; }
+  void Push(const CachedEntry& e) {
+    ++size_;
+    if (is_heap_) {
+      heap_.push_back(e);
+      std::push_heap(heap_.begin(), heap_.end(), FiniteEvictsLater());
+      return;
+    }
+    if (last_fill_ == last_cap_) {
+      last_cap_ = chunks_.empty() ? kFirstChunk : std::min(last_cap_ * 2, kMaxChunk);
+      chunks_.emplace_back(new CachedEntry[last_cap_]);
+      last_fill_ = 0;
+    }
+    chunks_.back()[last_fill_++] = e;
+  }
+  // Appends the entries as (pointer, count) spans, any order.
+  void Spans(std::vector<std::pair<const CachedEntry*, size_t>>* out) const {
+    if (is_heap_) {
+      if (!heap_.empty()) out->emplace_back(heap_.data(), heap_.size());
+      return;
+    }
+    uint32_t cap = kFirstChunk;
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      out->emplace_back(chunks_[c].get(), c + 1 == chunks_.size() ? last_fill_ : cap);
+      cap = std::min(cap * 2, kMaxChunk);
+    }
+  }
+  // The max-heap on id (flattened on first use).
+  std::vector<CachedEntry>& Heap() {
+    if (!is_heap_) {
+      std::vector<std::pair<const CachedEntry*, size_t>> spans;
+      Spans(&spans);
+      heap_.reserve(static_cast<size_t>(size_));
+      for (const auto& [p, n] : spans) heap_.insert(heap_.end(), p, p + n);
+      ReleaseChunks();
+      std::make_heap(heap_.begin(), heap_.end(), FiniteEvictsLater());
+      is_heap_ = true;
+    }
+    return heap_;
+  }
+  void PopHeap() {
+    std::pop_heap(heap_.begin(), heap_.end(), FiniteEvictsLater());
+    heap_.pop_back();
+    --size_;
+  }
+  void Clear() {
+    ReleaseChunks();
+    std::vector<CachedEntry>().swap(heap_);
+    is_heap_ = false;
+    size_ = 0;
+  }
+
+ private:
+  void ReleaseChunks() {
+    std::vector<std::unique_ptr<CachedEntry[]>>().swap(chunks_);
+    last_fill_ = last_cap_ = 0;
+  }
+  std::vector<std::unique_ptr<CachedEntry[]>> chunks_;
+  uint32_t last_fill_ = 0;
+  uint32_t last_cap_ = 0;
+  bool is_heap_ = false;
+  int64_t size_ = 0;
+  std::vector<CachedEntry> heap_;
+};
+
 // The cache as buckets by next-use batch (index num_batches = ∞). Iteration i takes
 // bucket i (exactly the hits of iteration i); evictions take from the highest non-empty
 // bucket, so no iteration touches the whole cache. A finite bucket becomes a heap only
@@ -868,28 +969,27 @@ class BucketedCache {
  public:
   explicit BucketedCache(int64_t num_batches)
       : inf_(num_batches), buckets_(static_cast<size_t>(num_batches)),
-        is_heap_(static_cast<size_t>(num_batches), 0),
         nonempty_((static_cast<size_t>(num_batches) + 64) / 64, 0) {}
 
   void Push(int64_t bucket, const CachedEntry& e) {
     if (bucket == inf_) {
       inf_bucket_.Push(e);
     } else {
-      auto& h = buckets_[static_cast<size_t>(bucket)];
-      h.push_back(e);
-      if (is_heap_[static_cast<size_t>(bucket)]) std::push_heap(h.begin(), h.end(), FiniteEvictsLater());
+      buckets_[static_cast<size_t>(bucket)].Push(e);
     }
     nonempty_[static_cast<size_t>(bucket) / 64] |= uint64_t{1} << (bucket % 64);
     top_ = std::max(top_, bucket);
     ++size_;
   }
-  // Finite bucket b's entries (any order); Release(b) afterwards. Pushes during the walk
-  // must go to other buckets.
-  const std::vector<CachedEntry>& Peek(int64_t b) const { return buckets_[static_cast<size_t>(b)]; }
+  // Finite bucket b's entries as spans (any order), appended to `out`; Release(b)
+  // afterwards. Pushes during the walk must go to other buckets.
+  void Peek(int64_t b, std::vector<std::pair<const CachedEntry*, size_t>>* out) const {
+    buckets_[static_cast<size_t>(b)].Spans(out);
+  }
   void Release(int64_t b) {
     auto& v = buckets_[static_cast<size_t>(b)];
-    size_ -= static_cast<int64_t>(v.size());
-    std::vector<CachedEntry>().swap(v);
+    size_ -= v.size();
+    v.Clear();
     nonempty_[static_cast<size_t>(b) / 64] &= ~(uint64_t{1} << (b % 64));
     if (b == top_) top_ = ScanTop();
   }
@@ -898,12 +998,7 @@ class BucketedCache {
   // The entry evicted first from bucket b (b non-empty).
   const CachedEntry& Top(int64_t b) {
     if (b == inf_) return inf_bucket_.Top();
-    auto& h = buckets_[static_cast<size_t>(b)];
-    if (!is_heap_[static_cast<size_t>(b)]) {
-      std::make_heap(h.begin(), h.end(), FiniteEvictsLater());
-      is_heap_[static_cast<size_t>(b)] = 1;
-    }
-    return h.front();
+    return buckets_[static_cast<size_t>(b)].Heap().front();
   }
   CachedEntry Pop(int64_t b) {
     CachedEntry e;
@@ -912,12 +1007,10 @@ class BucketedCache {
       e = inf_bucket_.Pop();
       now_empty = inf_bucket_.size() == 0;
     } else {
-      Top(b);
-      auto& h = buckets_[static_cast<size_t>(b)];
-      std::pop_heap(h.begin(), h.end(), FiniteEvictsLater());
-      e = h.back();
-      h.pop_back();
-      now_empty = h.empty();
+      auto& bucket = buckets_[static_cast<size_t>(b)];
+      e = bucket.Heap().front();
+      bucket.PopHeap();
+      now_empty = bucket.size() == 0;
     }
     --size_;
     if (now_empty) {
@@ -938,8 +1031,7 @@ class BucketedCache {
     return -1;
   }
   int64_t inf_;
-  std::vector<std::vector<CachedEntry>> buckets_;  // finite buckets 0..S-1
-  std::vector<char> is_heap_;
+  std::vector<FiniteBucket> buckets_;  // finite buckets 0..S-1
   InfiniteBucket inf_bucket_;
   std::vector<uint64_t> nonempty_;
   int64_t top_ = -1;
@@ -969,8 +1061,8 @@ class BeladyForward {
       const int64_t v = initial_slots[static_cast<size_t>(s)];
       if (v == kFreeSlot) continue;
       const NextRef ref = initial_next[static_cast<size_t>(s)];
-      cache_.Push(ref.batch, CachedEntry{v, static_cast<int32_t>(s),
-                                         ref.batch == num_batches_ ? scores[k] : static_cast<uint32_t>(ref.pos)});
+      cache_.Push(NextBatch(ref), CachedEntry{v, static_cast<int32_t>(s),
+                                              NextBatch(ref) == num_batches_ ? scores[k] : static_cast<uint32_t>(NextPos(ref))});
       ++k;
     }
     free_slots_ = std::move(free_list);
@@ -984,24 +1076,39 @@ class BeladyForward {
       if (n > 0) scores_fn_(ids.data, n, scores_.data());
     }
     auto aux_of = [&](int64_t p) -> uint32_t {
-      const NextRef& r = next[p];
-      if (r.batch != num_batches_) return static_cast<uint32_t>(r.pos);
+      const NextRef r = next[p];
+      if (NextBatch(r) != num_batches_) return static_cast<uint32_t>(NextPos(r));
       return scores_fn_ ? scores_[static_cast<size_t>(p)] : 0u;
     };
-    for (const CachedEntry& e : cache_.Peek(i)) {
-      const int64_t p = e.aux;
-      if (p >= n || ids.data[p] != e.node) {
-        return Status(StatusCode::kInternal,
-                      fmt::format("Belady planner: batch {} changed between the two passes (position {})", i, p));
+    spans_.clear();
+    cache_.Peek(i, &spans_);
+    for (const auto& [entries, count] : spans_) {
+      for (size_t k = 0; k < count; ++k) {
+        // The positions are in random order: fetch a few entries ahead.
+        constexpr size_t kAhead = 8;
+        if (k + kAhead < count) {
+          const uint32_t q = entries[k + kAhead].aux;
+          if (q < n) {
+            __builtin_prefetch(next + q);
+            __builtin_prefetch(ids.data + q);
+            __builtin_prefetch(hit_slot_.data() + q, 1);
+          }
+        }
+        const CachedEntry& e = entries[k];
+        const int64_t p = e.aux;
+        if (p >= n || ids.data[p] != e.node) {
+          return Status(StatusCode::kInternal,
+                        fmt::format("Belady planner: batch {} changed between the two passes (position {})", i, p));
+        }
+        hit_slot_[static_cast<size_t>(p)] = e.slot;
+        cache_.Push(NextBatch(next[p]), CachedEntry{e.node, e.slot, aux_of(p)});
       }
-      hit_slot_[static_cast<size_t>(p)] = e.slot;
-      cache_.Push(next[p].batch, CachedEntry{e.node, e.slot, aux_of(p)});
     }
     cache_.Release(i);
     misses_.clear();
     for (int64_t p = 0; p < n; ++p) {
       if (hit_slot_[static_cast<size_t>(p)] >= 0) continue;
-      const int32_t b = next[p].batch;
+      const int32_t b = NextBatch(next[p]);
       misses_.push_back(Miss{b, b == num_batches_ ? aux_of(p) : 0u, ids.data[p], static_cast<int32_t>(p)});
     }
     cs->num_accesses = n;
@@ -1012,12 +1119,14 @@ class BeladyForward {
     if (excess > 0) {
       CutExcess(i, excess);
       if (!evicted_.empty()) {
-        std::sort(evicted_.begin(), evicted_.end());
-        cs->out_slots.reserve(evicted_.size());
-        cs->out_ids.reserve(evicted_.size());
-        for (const auto& [slot, node] : evicted_) {
-          cs->out_slots.push_back(slot);
-          cs->out_ids.push_back(node);
+        // Ascending slot; each slot's node is still in slot_nodes_ until now.
+        SortSlots(&evicted_);
+        cs->out_slots = evicted_;
+        cs->out_ids.resize(evicted_.size());
+        for (size_t k = 0; k < evicted_.size(); ++k) {
+          const size_t slot = static_cast<size_t>(evicted_[k]);
+          cs->out_ids[k] = slot_nodes_[slot];
+          slot_nodes_[slot] = kFreeSlot;
         }
         // Free slots: the unused ones merged with the evicted ones, ascending.
         merged_free_.clear();
@@ -1035,7 +1144,7 @@ class BeladyForward {
     for (int64_t p = 0; p < n; ++p) {
       if (hit_slot_[static_cast<size_t>(p)] != -1) continue;
       const int32_t slot = free_slots_[free_next_++];
-      cache_.Push(next[p].batch, CachedEntry{ids.data[p], slot, aux_of(p)});
+      cache_.Push(NextBatch(next[p]), CachedEntry{ids.data[p], slot, aux_of(p)});
       slot_nodes_[static_cast<size_t>(slot)] = ids.data[p];
       cs->in_ids.push_back(ids.data[p]);
       cs->in_positions.push_back(static_cast<int32_t>(p));
@@ -1045,6 +1154,34 @@ class BeladyForward {
   }
 
   std::vector<int64_t> TakeFinalSlots() { return std::move(slot_nodes_); }
+
+  // Sorts distinct slots ascending: LSD radix sort on the bits the capacity needs
+  // (at most three passes of up to 11 bits), std::sort for small inputs.
+  void SortSlots(std::vector<int32_t>* slots) {
+    const size_t n = slots->size();
+    if (n < 1024) {
+      std::sort(slots->begin(), slots->end());
+      return;
+    }
+    const int bits = BitWidth(static_cast<uint64_t>(std::max<int64_t>(capacity_ - 1, 1)));
+    const int passes = (bits + kMaxRadixDigit - 1) / kMaxRadixDigit;
+    const int digit = (bits + passes - 1) / passes;
+    const uint32_t mask = (uint32_t{1} << digit) - 1;
+    sort_scratch_.resize(n);
+    std::vector<size_t> count(size_t{1} << digit);
+    int32_t* src = slots->data();
+    int32_t* dst = sort_scratch_.data();
+    for (int p = 0; p < passes; ++p) {
+      const int shift = p * digit;
+      std::fill(count.begin(), count.end(), 0);
+      for (size_t k = 0; k < n; ++k) ++count[(static_cast<uint32_t>(src[k]) >> shift) & mask];
+      size_t sum = 0;
+      for (size_t& c : count) sum += std::exchange(c, sum);
+      for (size_t k = 0; k < n; ++k) dst[count[(static_cast<uint32_t>(src[k]) >> shift) & mask]++] = src[k];
+      std::swap(src, dst);
+    }
+    if (src != slots->data()) slots->swap(sort_scratch_);
+  }
 
  private:
   // Cuts the `excess` largest keys of C_i ∪ misses_: dropped misses are marked kDropped
@@ -1081,9 +1218,7 @@ class BeladyForward {
     };
     auto drop = [&](const Miss& x) { hit_slot_[static_cast<size_t>(x.position)] = kDropped; };
     auto evict = [&](int64_t top) {
-      const CachedEntry e = cache_.Pop(top);
-      evicted_.emplace_back(e.slot, e.node);
-      slot_nodes_[static_cast<size_t>(e.slot)] = kFreeSlot;
+      evicted_.push_back(cache_.Pop(top).slot);
     };
     open_group();
     evicted_.clear();
@@ -1146,18 +1281,20 @@ class BeladyForward {
   size_t free_next_ = 0;
   std::vector<int32_t> merged_free_;
   std::vector<int32_t> hit_slot_;
+  std::vector<std::pair<const CachedEntry*, size_t>> spans_;
   std::vector<uint32_t> scores_;
   std::vector<Miss> misses_;
   std::vector<Miss> grouped_;
   std::vector<size_t> group_start_;
-  std::vector<std::pair<int32_t, int64_t>> evicted_;
+  std::vector<int32_t> evicted_;       // slots evicted by the current iteration
+  std::vector<int32_t> sort_scratch_;
 };
 
 Result<BeladyPlan> PlanBeladyCpu(const std::vector<int64_t>& initial_slots, BatchIdSource& source,
-                                 const BeladyPlannerOptions& options) {
+                                 const BeladyPlannerOptions& options, int64_t accesses_hint = -1) {
   SEER_RETURN_IF_ERROR(ValidateInitialSlots(initial_slots));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<NextUseTable> table,
-                        NextUseTable::Build(initial_slots, source, options));
+                        NextUseTable::Build(initial_slots, source, options, accesses_hint));
   const int64_t num_batches = table->num_batches();
   BeladyPlan plan;
   plan.changesets = ChangesetStore(options.changeset_budget_bytes, options.spill_dir);
@@ -1281,7 +1418,9 @@ Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
     }
   }
   VectorBatchIdSource source(batches);
-  return PlanBeladyCpu(initial_slots, source, options);
+  int64_t accesses = 0;
+  for (const IdSpan& b : batches) accesses += std::max<int64_t>(b.size, 0);
+  return PlanBeladyCpu(initial_slots, source, options, accesses);
 }
 
 Status VectorBatchIdSource::Rewind() {
