@@ -857,10 +857,58 @@ class InfiniteBucket {
  private:
   // Runs are sorted with the first to evict at the back.
   static bool EvictedLater(const CachedEntry& a, const CachedEntry& b) { return InfiniteEvictsFirst()(b, a); }
+  // Sorts pending_ into EvictedLater order: score descending, then id ascending. LSD
+  // radix sort (stable): passes over the id's bits, then over the inverted score's,
+  // skipping digits on which all entries agree; std::sort for small inputs.
+  void SortPending() {
+    const size_t n = pending_.size();
+    if (n < 1024) {
+      std::sort(pending_.begin(), pending_.end(), EvictedLater);
+      return;
+    }
+    uint64_t max_node = 0;
+    uint32_t aux_or = 0, aux_and = ~uint32_t{0};
+    for (const CachedEntry& e : pending_) {
+      max_node = std::max(max_node, static_cast<uint64_t>(e.node));
+      aux_or |= e.aux;
+      aux_and &= e.aux;
+    }
+    scratch_.resize(n);
+    CachedEntry* src = pending_.data();
+    CachedEntry* dst = scratch_.data();
+    std::vector<size_t> count;
+    // One stable counting pass on digit(e) in [0, 2^bits).
+    auto pass = [&](int bits, auto digit) {
+      count.assign(size_t{1} << bits, 0);
+      for (size_t k = 0; k < n; ++k) ++count[digit(src[k])];
+      if (count[digit(src[0])] == n) return;  // one digit value: no-op pass
+      size_t sum = 0;
+      for (size_t& c : count) sum += std::exchange(c, sum);
+      for (size_t k = 0; k < n; ++k) dst[count[digit(src[k])]++] = src[k];
+      std::swap(src, dst);
+    };
+    const int node_bits = BitWidth(max_node);
+    for (int shift = 0; shift < node_bits; shift += kMaxRadixDigit) {
+      const int bits = std::min(kMaxRadixDigit, node_bits - shift);
+      const uint64_t mask = (uint64_t{1} << bits) - 1;
+      pass(bits, [shift, mask](const CachedEntry& e) {
+        return static_cast<size_t>((static_cast<uint64_t>(e.node) >> shift) & mask);
+      });
+    }
+    const int aux_bits = aux_or == aux_and ? 0 : BitWidth(aux_or);
+    for (int shift = 0; shift < aux_bits; shift += kMaxRadixDigit) {
+      const int bits = std::min(kMaxRadixDigit, aux_bits - shift);
+      const uint32_t mask = (uint32_t{1} << bits) - 1;
+      pass(bits, [shift, mask](const CachedEntry& e) {
+        return static_cast<size_t>((~e.aux >> shift) & mask);
+      });
+    }
+    if (src != pending_.data()) pending_.swap(scratch_);
+  }
   void FindBest() {
     if (!pending_.empty()) {
-      std::sort(pending_.begin(), pending_.end(), EvictedLater);
-      runs_.push_back(std::move(pending_));
+      SortPending();
+      runs_.emplace_back(pending_.begin(), pending_.end());
       pending_.clear();
       while (runs_.size() >= 2 && runs_[runs_.size() - 2].size() <= 2 * runs_.back().size()) {
         auto& x = runs_[runs_.size() - 2];
@@ -879,6 +927,7 @@ class InfiniteBucket {
     }
   }
   std::vector<CachedEntry> pending_;
+  std::vector<CachedEntry> scratch_;
   std::vector<std::vector<CachedEntry>> runs_;  // decreasing size
   std::vector<CachedEntry> merged_;
   int64_t size_ = 0;
