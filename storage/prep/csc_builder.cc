@@ -47,8 +47,9 @@ class SpillDir {
     for (const auto& f : files_) ::unlink(f.c_str());
     ::rmdir(path_.c_str());
   }
-  std::string NewFile(int64_t index) {
-    files_.push_back(path_ + "/part-" + std::to_string(index) + ".bin");
+  std::string NewFile(int64_t index) { return NewFile("part-" + std::to_string(index) + ".bin"); }
+  std::string NewFile(const std::string& name) {
+    files_.push_back(path_ + "/" + name);
     return files_.back();
   }
 
@@ -173,6 +174,119 @@ int64_t FirstBad(int64_t n, Bad&& bad) {
   return first.load() == n ? -1 : first.load();
 }
 
+// Pass 1's edges kept as uint32 pairs (8 B per edge) in a temporary file, for a source
+// that is costly to read again (text: parsing, or inflating): the later pass reads them
+// back instead of parsing the input a second time. Written like the spill files (O_DIRECT
+// where allowed, aligned blocks, the tail carried to the next batch), by the background
+// writer while the next batch is parsed. Abandoned (the file dropped, the source read
+// again) as soon as an id needs more than 32 bits.
+class EdgeStager {
+ public:
+  static Result<std::unique_ptr<EdgeStager>> Create(const std::string& path) {
+    SEER_ASSIGN_OR_RETURN(DirectAppendFile file, DirectAppendFile::Create(path));
+    return std::unique_ptr<EdgeStager>(new EdgeStager(std::move(file)));
+  }
+  // Bytes held per edge of a batch (two buffers of 8 B pairs) and in all.
+  static constexpr int64_t kBytesPerEdge = 16;
+  static constexpr int64_t kFixedBytes = 4 * kDirectAlign;
+
+  // Appends edges[0, n) (every id < 2^32; the caller checks). The previous batch's write
+  // may still run; this batch's buffer was written two batches ago (Start waited).
+  Status Add(const Edge* edges, int64_t n, BackgroundWriter& writer) {
+    AlignedBuffer& buffer = buffers_[current_];
+    const AlignedBuffer& previous = buffers_[current_ ^ 1];
+    buffer.Reserve(AlignUp(tail_ + n * 8) + kDirectAlign);
+    if (tail_ > 0) std::memcpy(buffer.data(), previous.data() + tail_at_, static_cast<size_t>(tail_));
+    uint32_t* out = reinterpret_cast<uint32_t*>(buffer.data() + tail_);  // tail_ is whole pairs
+    ParallelChunks(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        out[2 * i] = static_cast<uint32_t>(edges[i].src);
+        out[2 * i + 1] = static_cast<uint32_t>(edges[i].dst);
+      }
+    });
+    const int64_t bytes = tail_ + n * 8;
+    const int64_t now = file_.direct() ? AlignDown(bytes) : bytes;
+    tail_ = bytes - now;
+    tail_at_ = now;
+    edges_ += n;
+    current_ ^= 1;
+    if (now == 0) return Status::Ok();
+    return writer.Start([this, &buffer, now]() -> Status { return file_.AppendAligned(buffer.data(), now); });
+  }
+  // Writes the last tail and closes the file.
+  Status Finish(BackgroundWriter& writer) {
+    SEER_RETURN_IF_ERROR(writer.Wait());
+    for (AlignedBuffer& b : buffers_) {
+      if (b.data() == nullptr) b.Reserve(kDirectAlign);
+    }
+    return file_.Finish(buffers_[current_ ^ 1].data() + tail_at_, tail_);
+  }
+  int64_t edges() const { return edges_; }
+  bool direct() const { return file_.direct(); }
+  const std::string& path() const { return file_.path(); }
+
+ private:
+  explicit EdgeStager(DirectAppendFile file) : file_(std::move(file)) {}
+  DirectAppendFile file_;
+  AlignedBuffer buffers_[2];
+  int current_ = 0;
+  int64_t tail_ = 0, tail_at_ = 0;  // bytes not yet written, where in the last buffer
+  int64_t edges_ = 0;
+};
+
+// Reads a staged file back as edges (see EdgeStager), in chunks of whole aligned blocks.
+class StagedEdgeSource : public EdgeSource {
+ public:
+  StagedEdgeSource(std::string path, int64_t num_edges, int64_t num_nodes, std::string name, bool direct)
+      : path_(std::move(path)), num_edges_(num_edges), num_nodes_(num_nodes), name_(std::move(name)),
+        direct_(direct) {}
+  Status Rewind() override {
+    SEER_ASSIGN_OR_RETURN(DirectReadFile file, DirectReadFile::Open(path_, direct_));
+    if (file.size() != num_edges_ * 8) {
+      return Corrupt("staged edges " + path_ + " have " + std::to_string(file.size()) + " bytes, expected " +
+                     std::to_string(num_edges_ * 8));
+    }
+    file_ = std::make_unique<DirectReadFile>(std::move(file));
+    offset_ = 0;
+    at_ = have_ = 0;
+    return Status::Ok();
+  }
+  Result<int64_t> Read(Edge* out, int64_t max_edges) override {
+    if (!file_) SEER_RETURN_IF_ERROR(Rewind());
+    if (at_ == have_) {
+      const int64_t size = num_edges_ * 8;
+      if (offset_ == size) return int64_t{0};
+      const int64_t chunk = std::max(kDirectAlign, AlignDown(max_edges * 8));
+      buffer_.Reserve(chunk);
+      const int64_t len = std::min(chunk, size - offset_);
+      SEER_RETURN_IF_ERROR(file_->Read(buffer_.data(), offset_, len));
+      offset_ += len;
+      at_ = 0;
+      have_ = len / 8;
+    }
+    const int64_t n = std::min(max_edges, have_ - at_);
+    const uint32_t* pairs = reinterpret_cast<const uint32_t*>(buffer_.data()) + 2 * at_;
+    ParallelChunks(n, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) out[i] = Edge{pairs[2 * i], pairs[2 * i + 1]};
+    });
+    at_ += n;
+    return n;
+  }
+  int64_t num_nodes() const override { return num_nodes_; }
+  int64_t num_edges_hint() const override { return num_edges_; }
+  std::string name() const override { return name_; }
+  int64_t BufferBytes(int64_t max_edges) const override { return AlignUp(max_edges * 8); }
+
+ private:
+  std::string path_;
+  int64_t num_edges_, num_nodes_;
+  std::string name_;
+  bool direct_;
+  std::unique_ptr<DirectReadFile> file_;
+  AlignedBuffer buffer_;
+  int64_t offset_ = 0, at_ = 0, have_ = 0;
+};
+
 // The largest src or dst of edges[0, n) compared as unsigned (so a negative id is above
 // every valid one), in parallel chunks of a loop the compiler vectorises.
 uint64_t MaxIdUnsigned(const Edge* edges, int64_t n) {
@@ -197,10 +311,10 @@ Status BadId(const EdgeSource& source, int64_t edge_number, const Edge& e, int64
 // Edges handed out per Read: a quarter of what the degree table leaves, spread over the
 // batch's per-edge bytes (Edge + the source's buffer + two scatter buffers).
 int64_t BatchEdgesFor(const EdgeSource& source, const CscBuildOptions& options, int64_t table_bytes,
-                      int64_t index_bytes) {
+                      int64_t index_bytes, int64_t extra_per_edge = 0) {
   const int64_t scatter = (options.undirected ? 2 : 1) * (2 * 2 * index_bytes + 2);
-  const int64_t per_edge =
-      static_cast<int64_t>(sizeof(Edge)) + source.BufferBytes(kMaxBatchEdges) / kMaxBatchEdges + scatter;
+  const int64_t per_edge = static_cast<int64_t>(sizeof(Edge)) +
+                           source.BufferBytes(kMaxBatchEdges) / kMaxBatchEdges + scatter + extra_per_edge;
   const int64_t share = std::max<int64_t>(0, options.memory_budget_bytes - table_bytes) / 4;
   return std::clamp<int64_t>(share / per_edge, kMinBatchEdges, kMaxBatchEdges);
 }
@@ -665,12 +779,24 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
   int64_t max_id = -1;
   int64_t total_edges = 0;
   SEER_RETURN_IF_ERROR(source.Rewind());
+  // A source costly to read again (text) has its edges staged for the later passes.
+  std::unique_ptr<SpillDir> stage_dir;
+  std::unique_ptr<EdgeStager> stager;
+  constexpr uint64_t kStagedIdLimit = uint64_t{1} << 32;
+  if (source.CostlyToReread() && (!known || static_cast<uint64_t>(num_nodes) <= kStagedIdLimit)) {
+    SEER_ASSIGN_OR_RETURN(stage_dir, SpillDir::Create(options.spill_dir));
+    SEER_ASSIGN_OR_RETURN(stager, EdgeStager::Create(stage_dir->NewFile(std::string("staged-edges.bin"))));
+  }
+  BackgroundWriter stage_writer;  // after the stager: joined before it goes
   {
     ProgressReporter progress("csc: counting degrees", source.num_edges_hint(), "edges",
                               options.show_progress);
     // The batch is sized before the table is known: charge it as if int64 indices.
-    const int64_t batch_edges = BatchEdgesFor(source, options, known ? (num_nodes + 1) * 8 : 0, 8);
-    const int64_t batch_bytes = BatchBytes(source, batch_edges);
+    const int64_t batch_edges = BatchEdgesFor(source, options, known ? (num_nodes + 1) * 8 : 0, 8,
+                                              stager ? EdgeStager::kBytesPerEdge : 0);
+    const int64_t batch_bytes =
+        BatchBytes(source, batch_edges) +
+        (stager ? batch_edges * EdgeStager::kBytesPerEdge + EdgeStager::kFixedBytes : 0);
     std::vector<Edge> chunk(static_cast<size_t>(batch_edges));
     // (hi + 2) * 8 + batch_bytes > budget, without overflowing for ids near 2^63.
     auto too_large = [&](int64_t hi) { return hi > (options.memory_budget_bytes - batch_bytes) / 8 - 2; };
@@ -696,6 +822,16 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
                           std::to_string(std::max(e.src, e.dst)) +
                           ", whose degree table would exceed the memory budget " +
                           FormatBytes(options.memory_budget_bytes) + "; raise --memory-budget");
+      }
+      if (stager) {
+        if (umax >= kStagedIdLimit) {  // ids beyond 32 bits: read the source again instead
+          (void)stage_writer.Wait();
+          const std::string path = stager->path();
+          stager.reset();
+          ::unlink(path.c_str());
+        } else {
+          SEER_RETURN_IF_ERROR(stager->Add(chunk.data(), n, stage_writer));
+        }
       }
       if (!known) {
         const int64_t hi = static_cast<int64_t>(umax);
@@ -744,11 +880,21 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
                            " nodes (ids must be < 2^32); use int64");
   }
   stats.index_dtype = dtype;
+  std::unique_ptr<StagedEdgeSource> staged;
+  if (stager) {
+    SEER_RETURN_IF_ERROR(stager->Finish(stage_writer));
+    staged = std::make_unique<StagedEdgeSource>(stager->path(), stager->edges(), num_nodes, source.name(),
+                                                stager->direct());
+    stager.reset();  // its buffers
+    source.ReleaseBuffers();  // the text reader's block: not read again
+    stats.staged_edges = true;
+  }
+  EdgeSource& again = staged ? *staged : source;
   if (dtype == IndexDtype::kUint32) {
-    CscBuild<uint32_t> build(source, options, indptr_out, indices_out);
+    CscBuild<uint32_t> build(again, options, indptr_out, indices_out);
     return build.Run(std::move(counts), num_nodes, total_edges, stats);
   }
-  CscBuild<int64_t> build(source, options, indptr_out, indices_out);
+  CscBuild<int64_t> build(again, options, indptr_out, indices_out);
   return build.Run(std::move(counts), num_nodes, total_edges, stats);
 }
 

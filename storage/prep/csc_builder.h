@@ -59,6 +59,13 @@ class EdgeSource {
   // Bytes the source itself holds to hand out `max_edges` edges per Read (its read or
   // parse buffer), so the builder can keep the total within the budget.
   virtual int64_t BufferBytes(int64_t max_edges) const { return max_edges * 0; }
+  // True when reading the edges again costs much more than reading 8 bytes per edge
+  // back from a file (text: parsing): the builder then stages pass 1's edges as uint32
+  // pairs in its spill directory (while every id fits 32 bits) and reads those instead.
+  virtual bool CostlyToReread() const { return false; }
+  // Frees what the source holds for reading (its buffers) until the next Rewind/Read;
+  // the builder calls it when it will not read the source again.
+  virtual void ReleaseBuffers() {}
 };
 
 struct CscBuildOptions {
@@ -86,6 +93,7 @@ struct CscBuildStats {
   int64_t largest_partition_edges = 0;
   int64_t spill_bytes_written = 0;
   bool spill_direct = false;          // spill files opened with O_DIRECT (not refused)
+  bool staged_edges = false;          // later passes read pass 1's staged edges (CostlyToReread)
   IndexDtype index_dtype = IndexDtype::kUint32;
 };
 

@@ -275,6 +275,11 @@ class TextEdgeSource : public EdgeSource {
   }
   int64_t num_nodes() const override { return num_nodes_; }
   std::string name() const override { return path_; }
+  bool CostlyToReread() const override { return true; }  // parsing (and inflating .gz)
+  void ReleaseBuffers() override {
+    reader_.reset();
+    std::vector<size_t>().swap(starts_);
+  }
   // The line reader's buffer: at least its initial 1 MiB, grown to the block.
   int64_t BufferBytes(int64_t max_edges) const override {
     return static_cast<int64_t>(std::max<size_t>(BlockBytes(max_edges), 1 << 20));

@@ -139,12 +139,19 @@ Result<std::string_view> TextLineReader::NextLines(size_t max_bytes, int64_t max
       // Cut after the last whole line within max_bytes and max_lines.
       const size_t window = std::min(have, max_bytes);
       size_t cut = 0;
-      int64_t lines = 0;
-      while (lines < max_lines) {
-        const void* nl = std::memchr(start + cut, '\n', window - cut);
-        if (nl == nullptr) break;
-        cut = static_cast<const char*>(nl) - start + 1;
-        ++lines;
+      // Usually the window holds fewer than max_lines lines: count them (a vectorised
+      // loop) and cut after the last '\n'; else walk to the max_lines-th.
+      int64_t lines = std::count(start, start + window, '\n');
+      if (lines <= max_lines) {
+        if (lines > 0) cut = static_cast<const char*>(::memrchr(start, '\n', window)) - start + 1;
+      } else {
+        lines = 0;
+        while (lines < max_lines) {
+          const void* nl = std::memchr(start + cut, '\n', window - cut);
+          if (nl == nullptr) break;
+          cut = static_cast<const char*>(nl) - start + 1;
+          ++lines;
+        }
       }
       if (cut == 0 && eof_ && have > 0 && have <= max_bytes) {  // unterminated last line
         cut = have;

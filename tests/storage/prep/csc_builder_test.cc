@@ -354,5 +354,53 @@ TEST(CscBuilderTest, SpilledPartitionsMatchOracleOnDiskAndTemp) {
   if (!saw_direct) std::printf("note: no O_DIRECT spill here (file system refused it)\n");
 }
 
+// A source that says re-reading it is costly (like text): pass 1's edges are staged and
+// the source is read once; the CSC is the oracle's in memory and spilled, 1 and 3 threads.
+TEST(CscBuilderTest, CostlySourceIsReadOnceAndStagedEdgesGiveTheOracle) {
+  class CostlySource : public VectorEdgeSource {
+   public:
+    using VectorEdgeSource::VectorEdgeSource;
+    bool CostlyToReread() const override { return true; }
+    void ReleaseBuffers() override { ++releases_; }
+    int releases_ = 0;
+  };
+  const int64_t num_nodes = 20000;
+  std::vector<Edge> edges = RandomEdges(num_nodes, 260000, 53);
+  std::string dir = MakeTempDir();
+  for (bool known : {true, false}) {
+    for (bool undirected : {false, true}) {
+      const Csc oracle = BruteForce(edges, num_nodes, undirected, true, false);
+      for (int64_t budget : {int64_t{64} << 20, int64_t{1} << 20}) {
+        for (int threads : {1, 3}) {
+          SCOPED_TRACE(::testing::Message() << "known " << known << " undirected " << undirected << " budget "
+                                            << budget << " threads " << threads);
+          CscBuildOptions options;
+          options.undirected = undirected;
+          options.dedup = true;
+          options.memory_budget_bytes = budget;
+          options.spill_dir = dir;
+          tbb::task_arena arena(threads);
+          arena.execute([&] {
+            CostlySource source(edges, known ? num_nodes : -1);
+            auto built = Build(source, options, dir);
+            ASSERT_TRUE(built.ok()) << built.status().ToString();
+            Csc got = built->first;
+            // Unknown node count: 1 + the largest id (the oracle has every node).
+            EXPECT_EQ(got.indices, oracle.indices);
+            EXPECT_EQ(got.indptr, std::vector<int64_t>(oracle.indptr.begin(), oracle.indptr.begin() + got.indptr.size()));
+            EXPECT_TRUE(built->second.staged_edges);
+            EXPECT_EQ(source.rewinds_, 1);
+            EXPECT_EQ(source.releases_, 1);
+            if (budget < (4 << 20)) {
+              EXPECT_GT(built->second.num_partitions, 1);
+            }
+          });
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(DirIsEmptyOfSpill(dir));
+}
+
 }  // namespace
 }  // namespace seer
