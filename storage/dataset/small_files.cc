@@ -74,93 +74,84 @@ Status StreamAndHash(const Dataset& ds, const std::string& name, ProgressReporte
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<SmallFilesSummary> ValidateSmallFiles(const Dataset& ds, bool show_progress) {
+// indptr: starts at 0, never decreases, ends at num_edges.
+Status ValidateIndptr(const Dataset& ds, ProgressReporter* progress, SmallFilesSummary* summary) {
   const DatasetManifest& m = ds.manifest();
-  SmallFilesSummary summary;
-  const char* split_files[3] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
-  int64_t total = 0;
-  for (const char* name : {dataset_files::kIndptr, dataset_files::kLabels, split_files[0],
-                           split_files[1], split_files[2]}) {
-    auto it = m.files.find(name);
-    if (it != m.files.end()) total += it->second.bytes;
-  }
-  std::unique_ptr<ProgressReporter> progress;
-  if (show_progress && total >= kProgressMinBytes) {
-    progress = std::make_unique<ProgressReporter>("validating small files", total, "bytes", true, 5.0);
-  }
-
-  // indptr: starts at 0, never decreases, ends at num_edges.
-  const std::string indptr_path = ds.PathOf(dataset_files::kIndptr);
+  const std::string path = ds.PathOf(dataset_files::kIndptr);
   if (m.files.count(dataset_files::kIndptr) == 0) {
     return Corrupt(ds.PathOf(dataset_files::kManifest) + ": files does not list " +
                    dataset_files::kIndptr);
   }
   if (m.files.at(dataset_files::kIndptr).bytes != (m.num_nodes + 1) * 8) {
-    return Corrupt(indptr_path + ": size " + std::to_string(m.files.at(dataset_files::kIndptr).bytes) +
+    return Corrupt(path + ": size " + std::to_string(m.files.at(dataset_files::kIndptr).bytes) +
                    " bytes, expected " + std::to_string((m.num_nodes + 1) * 8) + " for num_nodes=" +
                    std::to_string(m.num_nodes));
   }
   int64_t previous = 0;
-  SEER_RETURN_IF_ERROR(StreamAndHash<int64_t>(
-      ds, dataset_files::kIndptr, progress.get(), &summary,
+  return StreamAndHash<int64_t>(
+      ds, dataset_files::kIndptr, progress, summary,
       [&](const int64_t* v, int64_t n, int64_t first) -> Status {
         for (int64_t i = 0; i < n; ++i) {
           const int64_t index = first + i;
           if (index == 0 && v[i] != 0) {
-            return Corrupt(At(indptr_path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) +
-                           ", expected 0");
+            return Corrupt(At(path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) + ", expected 0");
           }
           if (v[i] < previous) {
-            return Corrupt(At(indptr_path, index, 8) + ": indptr decreases (" +
-                           std::to_string(previous) + " then " + std::to_string(v[i]) + ")");
+            return Corrupt(At(path, index, 8) + ": indptr decreases (" + std::to_string(previous) +
+                           " then " + std::to_string(v[i]) + ")");
           }
           if (v[i] > m.num_edges) {
-            return Corrupt(At(indptr_path, index, 8) + ": indptr " + std::to_string(v[i]) +
+            return Corrupt(At(path, index, 8) + ": indptr " + std::to_string(v[i]) +
                            " exceeds num_edges = " + std::to_string(m.num_edges));
           }
-          summary.max_in_degree = std::max(summary.max_in_degree, v[i] - previous);
+          summary->max_in_degree = std::max(summary->max_in_degree, v[i] - previous);
           previous = v[i];
           if (index == m.num_nodes && v[i] != m.num_edges) {
-            return Corrupt(At(indptr_path, index, 8) + ": last indptr = " + std::to_string(v[i]) +
+            return Corrupt(At(path, index, 8) + ": last indptr = " + std::to_string(v[i]) +
                            ", expected num_edges = " + std::to_string(m.num_edges));
           }
         }
         return Status::Ok();
-      }));
+      });
+}
 
-  // labels: every label in [-1, num_classes).
-  const std::string labels_path = ds.PathOf(dataset_files::kLabels);
+// labels: every label in [-1, num_classes).
+Status ValidateLabels(const Dataset& ds, ProgressReporter* progress, SmallFilesSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  const std::string path = ds.PathOf(dataset_files::kLabels);
   auto labels = m.files.find(dataset_files::kLabels);
   if (labels != m.files.end() && labels->second.bytes != m.num_nodes * 4) {
-    return Corrupt(labels_path + ": size " + std::to_string(labels->second.bytes) +
-                   " bytes, expected " + std::to_string(m.num_nodes * 4) + " for num_nodes=" +
-                   std::to_string(m.num_nodes));
+    return Corrupt(path + ": size " + std::to_string(labels->second.bytes) + " bytes, expected " +
+                   std::to_string(m.num_nodes * 4) + " for num_nodes=" + std::to_string(m.num_nodes));
   }
-  SEER_RETURN_IF_ERROR(StreamAndHash<int32_t>(
-      ds, dataset_files::kLabels, progress.get(), &summary,
+  return StreamAndHash<int32_t>(
+      ds, dataset_files::kLabels, progress, summary,
       [&](const int32_t* v, int64_t n, int64_t first) -> Status {
         for (int64_t i = 0; i < n; ++i) {
           if (v[i] < -1 || v[i] >= m.num_classes) {
-            return Corrupt(At(labels_path, first + i, 4) + ": label " + std::to_string(v[i]) +
+            return Corrupt(At(path, first + i, 4) + ": label " + std::to_string(v[i]) +
                            " out of range [-1, " + std::to_string(m.num_classes) + ")");
           }
-          summary.num_labeled += v[i] >= 0;
+          summary->num_labeled += v[i] >= 0;
         }
         return Status::Ok();
-      }));
+      });
+}
 
-  // splits: ids in range, disjoint within and across; owner = 1 + split holding the node.
+// splits: ids in range, disjoint within and across; owner = 1 + split holding the node
+// (2 bits per node).
+Status ValidateSplits(const Dataset& ds, ProgressReporter* progress, SmallFilesSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  const char* split_files[3] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
   std::vector<uint8_t> owner(static_cast<size_t>((m.num_nodes + 3) / 4), 0);
-  int64_t* split_counts[3] = {&summary.num_train, &summary.num_valid, &summary.num_test};
+  int64_t* split_counts[3] = {&summary->num_train, &summary->num_valid, &summary->num_test};
   for (int s = 0; s < 3; ++s) {
     const std::string path = ds.PathOf(split_files[s]);
     auto listed = m.files.find(split_files[s]);
     if (listed == m.files.end()) continue;
     *split_counts[s] = listed->second.bytes / 8;
     SEER_RETURN_IF_ERROR(StreamAndHash<int64_t>(
-        ds, split_files[s], progress.get(), &summary,
+        ds, split_files[s], progress, summary,
         [&](const int64_t* v, int64_t n, int64_t first) -> Status {
           for (int64_t i = 0; i < n; ++i) {
             const int64_t id = v[i];
@@ -180,6 +171,27 @@ Result<SmallFilesSummary> ValidateSmallFiles(const Dataset& ds, bool show_progre
           return Status::Ok();
         }));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<SmallFilesSummary> ValidateSmallFiles(const Dataset& ds, bool show_progress) {
+  const DatasetManifest& m = ds.manifest();
+  int64_t total = 0;
+  for (const char* name : {dataset_files::kIndptr, dataset_files::kLabels, dataset_files::kTrain,
+                           dataset_files::kValid, dataset_files::kTest}) {
+    auto it = m.files.find(name);
+    if (it != m.files.end()) total += it->second.bytes;
+  }
+  std::unique_ptr<ProgressReporter> progress;
+  if (show_progress && total >= kProgressMinBytes) {
+    progress = std::make_unique<ProgressReporter>("validating small files", total, "bytes", true, 5.0);
+  }
+  SmallFilesSummary summary;
+  SEER_RETURN_IF_ERROR(ValidateIndptr(ds, progress.get(), &summary));
+  SEER_RETURN_IF_ERROR(ValidateLabels(ds, progress.get(), &summary));
+  SEER_RETURN_IF_ERROR(ValidateSplits(ds, progress.get(), &summary));
   if (progress) progress->Finish();
   return summary;
 }
