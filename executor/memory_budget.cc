@@ -230,13 +230,26 @@ std::string MemoryBudgetSplit::ToString() const {
                                 FormatBytes(model_parameter_bytes) + ", activations " +
                                 FormatBytes(model_activation_bytes) + ")"
                           : std::string()) +
-         (inspector_bytes > 0 ? ", inspector " + FormatBytes(inspector_bytes) + " (superbatch traces in flight + planner)"
-                              : std::string()) +
+         (inspector_bytes > 0
+              ? ", inspector " + FormatBytes(inspector_bytes) + " (superbatch traces in flight + planner" +
+                    (planner_working_bytes > 0
+                         ? ", its sort buffer " + FormatBytes(planner_working_bytes) +
+                               fmt::format(" = {:.1f}% of the budget", 100.0 * static_cast<double>(planner_working_bytes) /
+                                                                           static_cast<double>(std::max<int64_t>(1, budget_bytes)))
+                         : std::string()) +
+                    ")"
+              : std::string()) +
          ", trace buffers " +
          FormatBytes(trace_bytes) + ", neighbor cache " + ncache +
          ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
          " rows, + slot index and policy state " + FormatBytes(fcache_index_bytes) + ")" +
          (superbatch_reason.empty() ? std::string() : "; superbatch " + superbatch_reason);
+}
+
+int64_t PlannerWorkingBytesFor(int64_t budget_bytes) {
+  if (budget_bytes <= 0) return kPlannerWorkingMaxBytes;
+  return std::clamp<int64_t>(budget_bytes / 100 * kPlannerWorkingPercent, kPlannerWorkingMinBytes,
+                             kPlannerWorkingMaxBytes);
 }
 
 namespace {
@@ -284,14 +297,22 @@ int64_t TraceBytesPerBatch(const MemoryBudgetRequest& r, int64_t batch_rows) {
   return per_batch;
 }
 
+// Belady's sort buffer for the request: the asked or budget-scaled size, at most what the
+// superbatch's accesses need (~24 B each: the in-RAM path when they fit).
+int64_t PlannerSortBuffer(const MemoryBudgetRequest& r, int64_t batch_rows) {
+  if (r.planner_working_bytes == 0) return 0;
+  const int64_t asked =
+      r.planner_working_bytes == kPlannerWorkingAuto ? PlannerWorkingBytesFor(r.budget_bytes) : r.planner_working_bytes;
+  return std::max<int64_t>(0, std::min(asked, 24 * std::max<int64_t>(1, r.superbatch) * batch_rows));
+}
+
 int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
   const int64_t sb = std::max<int64_t>(1, r.superbatch);
   if (r.streaming_inspector) {
     // The streaming parts without the changesets (the trace buffers hold those), Belady's
-    // sort buffer up to what the superbatch's accesses need (~24 B each: the in-RAM path
-    // when they fit), and a planner that still reads the ids into RAM (LRU).
+    // sort buffer, and a planner that still reads the ids into RAM (LRU).
     const StreamingInspectorParts parts = StreamingInspectorPartsFor(TraceBytesPerBatch(r, batch_rows), r.sampling_threads);
-    return parts.total() - parts.changesets + std::min(r.planner_working_bytes, 24 * sb * batch_rows) +
+    return parts.total() - parts.changesets + PlannerSortBuffer(r, batch_rows) +
            r.planner_bytes_per_access * sb * batch_rows;
   }
   return r.traces_in_flight * sb * TraceBytesPerBatch(r, batch_rows) + r.planner_bytes_per_access * sb * batch_rows;
@@ -343,7 +364,10 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
     s.model_activation_bytes = footprint.activation_bytes;
     s.model_bytes = footprint.total_bytes();
   }
-  if (r.traces_in_flight > 0) s.inspector_bytes = InspectorReservation(r, s.estimated_batch_rows);
+  if (r.traces_in_flight > 0) {
+    s.inspector_bytes = InspectorReservation(r, s.estimated_batch_rows);
+    if (r.streaming_inspector) s.planner_working_bytes = PlannerSortBuffer(r, s.estimated_batch_rows);
+  }
   return s;
 }
 

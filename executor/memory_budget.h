@@ -102,7 +102,10 @@ struct MemoryBudgetRequest {
   // and the trace buffers hold changesets only (at most 2 x kChangesetRamBytes).
   bool streaming_inspector = false;
   int sampling_threads = 0;              // 0 = the hardware's threads
-  int64_t planner_working_bytes = 0;     // Belady's streaming sort buffer
+  // Belady's streaming sort buffer: > 0 bytes, kPlannerWorkingAuto = scaled with the
+  // budget (PlannerWorkingBytesFor), 0 = no planner. The split charges (and the run gives
+  // the planner) at most what S batches' accesses need: MemoryBudgetSplit::planner_working_bytes.
+  int64_t planner_working_bytes = 0;
   // Batches per epoch (0 = unknown): caps an automatic superbatch.
   int64_t epoch_batches = 0;
   // What a neighbor cache holding every adjacency list takes (NeighborCacheFullBytes);
@@ -119,6 +122,17 @@ struct MemoryBudgetRequest {
   // index: PolicyBytesPerCachedRow (executor/cache_policy.h), measured. 0 in unit tests.
   int64_t policy_bytes_per_row = 0;
 };
+// --memory-budget's share for Belady's streaming sort buffer, within [min, max]. The
+// planner plans equally fast with 2-64 MiB (bench/RESULTS.md), while at a small budget a
+// constant 8 MiB was a third of the feature cache (Ginex-like scale, 256M: 8,192 of ~23K rows).
+constexpr int64_t kPlannerWorkingAuto = -1;
+constexpr int64_t kPlannerWorkingPercent = 1;
+constexpr int64_t kPlannerWorkingMinBytes = int64_t{1} << 20;
+constexpr int64_t kPlannerWorkingMaxBytes = int64_t{8} << 20;
+// kPlannerWorkingPercent % of `budget_bytes` clamped to [kPlannerWorkingMinBytes,
+// kPlannerWorkingMaxBytes] (the maximum for a budget <= 0, i.e. none).
+int64_t PlannerWorkingBytesFor(int64_t budget_bytes);
+
 // Headroom over the largest pilot batch (batches of the same size vary by a few %).
 constexpr double kPilotMargin = 1.2;
 
@@ -182,6 +196,7 @@ struct MemoryBudgetSplit {
   int64_t model_parameter_bytes = 0;
   int64_t model_activation_bytes = 0;
   int64_t inspector_bytes = 0;      // superbatch traces in flight + the planner's working set
+  int64_t planner_working_bytes = 0; // of which Belady's sort buffer (what the planner is given; 0 = none)
   int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
   int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
   int64_t measured_batches = 0;     // > 0: estimated_batch_rows comes from that many pilot batches

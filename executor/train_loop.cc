@@ -105,7 +105,7 @@ MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   request.traces_in_flight = 3;
   request.streaming_inspector = true;
   request.sampling_threads = o.num_threads;
-  request.planner_working_bytes = o.cache_policy == PolicyKind::kBelady ? CachePolicySpec{}.planner_working_bytes : 0;
+  request.planner_working_bytes = o.cache_policy == PolicyKind::kBelady ? kPlannerWorkingAuto : 0;  // scaled with the budget
   request.node_score_bytes_per_node = o.cache_policy == PolicyKind::kBelady ? kBeladyScoreBytesPerNode : 0;
   request.policy_bytes_per_row = PolicyBytesPerCachedRow(o.cache_policy);
   request.planner_bytes_per_access = o.cache_policy == PolicyKind::kLru ? 16 : 0;
@@ -440,6 +440,8 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   policy_spec.kind = o.cache_policy;
   policy_spec.capacity_rows = data->split().fcache_rows;
   policy_spec.planner = o.planner;
+  // Belady's sort buffer: what the split charged for it (a share of the budget).
+  if (data->split().planner_working_bytes > 0) policy_spec.planner_working_bytes = data->split().planner_working_bytes;
   // Changesets of a superbatch spill to the runtime dir beyond a small constant (inspector/trace_stream.h).
   policy_spec.changeset_budget_bytes = std::min<int64_t>(kChangesetRamBytes, std::max<int64_t>(0, trace_budget / 2));
   policy_spec.spill_dir = runtime_dir->path();

@@ -771,5 +771,74 @@ TEST(MemoryBudgetTest, PerNodeBytesOfABillionNodesInTheSplitLine) {
   EXPECT_LT(s->table_bytes, 8 * (r.num_nodes + 1) + 4 * r.num_nodes);
 }
 
+
+// Belady's streaming sort buffer is 1 % of the budget, within [1 MiB, 8 MiB], and at most
+// what the superbatch's accesses need (24 B each); the split charges exactly that to the
+// inspector, the feature cache pays it, and the split line shows it. Oracle: the rule
+// written out with comparisons, and splits of the same request without a planner.
+TEST(MemoryBudgetTest, PlannerSortBufferScalesWithTheBudget) {
+  const int64_t mib = int64_t{1} << 20;
+  auto rule = [&](int64_t budget) {
+    int64_t b = budget / 100;
+    if (b < mib) b = mib;
+    if (b > 8 * mib) b = 8 * mib;
+    return b;
+  };
+  for (int64_t budget : {16 * mib, 100 * mib, 200 * mib, 256 * mib, 304 * mib, 819 * mib, 1024 * mib, 4096 * mib}) {
+    EXPECT_EQ(PlannerWorkingBytesFor(budget), rule(budget)) << budget;
+  }
+  EXPECT_EQ(PlannerWorkingBytesFor(256 * mib), 2684354);  // 2.56 MiB at the Ginex-like 256M
+  EXPECT_EQ(PlannerWorkingBytesFor(0), 8 * mib);          // no budget: the largest buffer
+
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.streaming_inspector = true;
+  r.traces_in_flight = 3;
+  r.superbatch = 200;
+  r.policy_bytes_per_row = 112;
+  for (int64_t budget : {256 * mib, 304 * mib, 2048 * mib}) {
+    r.budget_bytes = budget;
+    r.planner_working_bytes = kPlannerWorkingAuto;
+    auto s = SplitMemoryBudget(r);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    MemoryBudgetRequest none = r;
+    none.planner_working_bytes = 0;
+    auto base = SplitMemoryBudget(none);
+    ASSERT_TRUE(base.ok()) << base.status().message();
+    EXPECT_EQ(s->planner_working_bytes, rule(budget));
+    EXPECT_EQ(base->planner_working_bytes, 0);
+    EXPECT_EQ(s->inspector_bytes - base->inspector_bytes, rule(budget));
+    // The feature cache pays it (within one row's bytes, index and bookkeeping).
+    EXPECT_EQ(s->ncache_bytes, base->ncache_bytes);
+    EXPECT_EQ(s->trace_bytes, base->trace_bytes);
+    const int64_t paid = FcacheAll(*base) - FcacheAll(*s);
+    const int64_t one_row = FeatureCacheBytes(1, r.feature_row_bytes, r.policy_bytes_per_row);
+    EXPECT_GE(paid, rule(budget) - one_row);
+    EXPECT_LE(paid, rule(budget) + one_row);
+    EXPECT_NE(s->ToString().find("its sort buffer " + FormatBytes(rule(budget))), std::string::npos) << s->ToString();
+    // A constant 8 MiB (the old reservation) costs more rows below an 800 MiB budget.
+    MemoryBudgetRequest fixed = r;
+    fixed.planner_working_bytes = 8 * mib;
+    auto eight = SplitMemoryBudget(fixed);
+    ASSERT_TRUE(eight.ok());
+    EXPECT_EQ(eight->planner_working_bytes, 8 * mib);
+    if (budget < 800 * mib) {
+      EXPECT_GT(s->fcache_rows, eight->fcache_rows);
+    } else {
+      EXPECT_EQ(s->fcache_rows, eight->fcache_rows);
+    }
+  }
+  // A superbatch whose accesses need less: only that (24 B per access of S batches).
+  r.budget_bytes = 2048 * mib;
+  r.superbatch = 1;
+  r.measured_batch_rows = 10000;
+  r.measured_batches = 2;
+  r.measured_blocks = {{2000, 10000, 20000}, {1000, 2000, 10000}};
+  r.measured_trace_bytes = 200000;
+  auto small = SplitMemoryBudget(r);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->planner_working_bytes, 24 * small->estimated_batch_rows);
+  EXPECT_LT(small->planner_working_bytes, rule(r.budget_bytes));
+}
+
 }  // namespace
 }  // namespace seer
