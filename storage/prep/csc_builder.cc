@@ -121,19 +121,64 @@ inline void SortList(T* first, T* last) {
   std::sort(first, last);
 }
 
-// Destination-owned parallel loop: owner t handles every edge whose destination lies in
-// [cuts[t], cuts[t+1]) and scans the whole batch to find them. No two owners touch the
-// same node, so the per-node counters need no atomics (locked increments would also
-// serialise the random cache misses that dominate counting and placement); the price is
-// one sequential re-read of the batch per owner.
-template <typename Body>
-void ForEachOwner(const std::vector<int64_t>& cuts, Body&& body) {
+// Hands every emitted edge of inputs [0, n) to the owner of its destination so that
+// each owner reads only its own edges (no atomics on the per-node counters, no re-scan
+// of the batch per owner): the inputs are cut into slices; pass a finds each emitted
+// edge's owner (kept, 2 B per edge slot) and counts per (slice, owner); pass b scatters
+// the pairs into `routed` grouped by owner (slice order within an owner); then every
+// owner runs body(src, dst) over its group, all owners in parallel. O(n) work for any
+// number of owners. emit(i, f) calls f(src, dst) for each edge input i emits (0, 1 or 2,
+// the same both times); per_input bounds that count. Returns the number of edges emitted.
+template <typename V, typename Emit, typename Body>
+int64_t RouteToOwners(int64_t n, int64_t per_input, const std::vector<int64_t>& cuts, std::vector<V>& routed,
+                   std::vector<uint16_t>& owner_of, Emit&& emit, Body&& body) {
   const int64_t owners = static_cast<int64_t>(cuts.size()) - 1;
-  if (owners == 1) {
-    body(int64_t{0}, cuts[0], cuts[1]);
-    return;
+  const int64_t slices = owners * 2;
+  const int64_t slice_len = (n + slices - 1) / slices;
+  if (owner_of.size() < static_cast<size_t>(per_input * n)) owner_of.resize(static_cast<size_t>(per_input * n));
+  std::vector<int64_t> cursor(static_cast<size_t>(slices * owners), 0);
+  auto owner = [&](int64_t dst) {
+    return static_cast<int64_t>(std::upper_bound(cuts.begin() + 1, cuts.end() - 1, dst) - (cuts.begin() + 1));
+  };
+  auto for_slices = [&](auto&& f) {
+    ParallelFor(int64_t{0}, slices, [&](int64_t s) {
+      const int64_t b = std::min(n, s * slice_len), e = std::min(n, b + slice_len);
+      for (int64_t i = b; i < e; ++i) {
+        int64_t slot = per_input * i;
+        emit(i, [&](int64_t src, int64_t dst) { f(s, slot++, src, dst); });
+      }
+    });
+  };
+  for_slices([&](int64_t s, int64_t slot, int64_t, int64_t dst) {
+    const int64_t t = owner(dst);
+    owner_of[static_cast<size_t>(slot)] = static_cast<uint16_t>(t);
+    ++cursor[static_cast<size_t>(s * owners + t)];
+  });
+  std::vector<int64_t> begin(static_cast<size_t>(owners) + 1, 0);
+  int64_t running = 0;
+  for (int64_t t = 0; t < owners; ++t) {
+    begin[t] = running;
+    for (int64_t s = 0; s < slices; ++s) {
+      const int64_t c = cursor[static_cast<size_t>(s * owners + t)];
+      cursor[static_cast<size_t>(s * owners + t)] = running;
+      running += c;
+    }
   }
-  ParallelFor(int64_t{0}, owners, [&](int64_t t) { body(t, cuts[t], cuts[t + 1]); });
+  begin[owners] = running;
+  if (routed.size() < static_cast<size_t>(2 * running)) routed.resize(static_cast<size_t>(2 * running));
+  for_slices([&](int64_t s, int64_t slot, int64_t src, int64_t dst) {
+    int64_t& at = cursor[static_cast<size_t>(s * owners + owner_of[static_cast<size_t>(slot)])];
+    routed[static_cast<size_t>(2 * at)] = static_cast<V>(src);
+    routed[static_cast<size_t>(2 * at + 1)] = static_cast<V>(dst);
+    ++at;
+  });
+  ParallelFor(int64_t{0}, owners, [&](int64_t t) {
+    for (int64_t at = begin[t]; at < begin[t + 1]; ++at) {
+      body(static_cast<int64_t>(routed[static_cast<size_t>(2 * at)]),
+           static_cast<int64_t>(routed[static_cast<size_t>(2 * at + 1)]));
+    }
+  });
+  return running;  // the edges emitted
 }
 
 int64_t Owners() { return std::max(1, tbb::this_task_arena::max_concurrency()); }
@@ -308,11 +353,21 @@ Status BadId(const EdgeSource& source, int64_t edge_number, const Edge& e, int64
                          "): node id out of range [0, " + std::to_string(num_nodes) + ")");
 }
 
+// Bytes per batch edge of the buffers besides the batch itself: the spill's two scatter
+// buffers of index pairs and 2 B partition ids per emitted edge; with several owners,
+// placement from a spill also holds two read chunks and the chunk routed by owner
+// (3 x a pair + 2 B per spilled edge).
+int64_t ScatterBytesPerEdge(const CscBuildOptions& options, int64_t index_bytes) {
+  const int64_t spill = (options.undirected ? 2 : 1) * (2 * 2 * index_bytes + 2);
+  if (Owners() == 1) return spill;
+  return std::max(spill, 3 * 2 * index_bytes + 2);
+}
+
 // Edges handed out per Read: a quarter of what the degree table leaves, spread over the
 // batch's per-edge bytes (Edge + the source's buffer + two scatter buffers).
 int64_t BatchEdgesFor(const EdgeSource& source, const CscBuildOptions& options, int64_t table_bytes,
                       int64_t index_bytes, int64_t extra_per_edge = 0) {
-  const int64_t scatter = (options.undirected ? 2 : 1) * (2 * 2 * index_bytes + 2);
+  const int64_t scatter = ScatterBytesPerEdge(options, index_bytes);
   const int64_t per_edge = static_cast<int64_t>(sizeof(Edge)) +
                            source.BufferBytes(kMaxBatchEdges) / kMaxBatchEdges + scatter + extra_per_edge;
   const int64_t share = std::max<int64_t>(0, options.memory_budget_bytes - table_bytes) / 4;
@@ -337,8 +392,7 @@ class CscBuild {
     counts_ = std::move(counts);
     const int64_t table_bytes = (num_nodes_ + 1) * 8;
     batch_edges_ = BatchEdgesFor(source_, options_, table_bytes, sizeof(T));
-    const int64_t scatter_bytes = (options_.undirected ? 2 : 1) * batch_edges_ *
-                                  (2 * 2 * static_cast<int64_t>(sizeof(T)) + 2) +  // + partition ids
+    const int64_t scatter_bytes = batch_edges_ * ScatterBytesPerEdge(options_, sizeof(T)) +
                                   4 * kDirectAlign;  // the aligned buffers' rounding
     // The writers' buffers fill only as far as their files go; indptr is written from
     // 64 Ki-entry chunks after the partition buffers are freed.
@@ -481,7 +535,7 @@ class CscBuild {
         if (n <= kGrainEdges) {
           for (int64_t s = 0; s < slices; ++s) run(s);
         } else {
-          tbb::parallel_for(int64_t{0}, slices, run);
+          ParallelFor(int64_t{0}, slices, run);
         }
       };
       // The partition of every emitted edge, found once.
@@ -565,7 +619,7 @@ class CscBuild {
 
   // Places `count` (src, dst) pairs of a spill chunk: one owner places them all (the
   // degree counters of the destinations a few pairs ahead are prefetched); several owners
-  // each scan the chunk for their own destinations.
+  // get the chunk routed to them (RouteToOwners) and place in parallel.
   template <typename Place>
   void PlacePairs(const T* pairs, int64_t count, const std::vector<int64_t>& cuts, Place&& place) {
     if (cuts.size() == 2) {
@@ -580,12 +634,10 @@ class CscBuild {
       }
       return;
     }
-    ForEachOwner(cuts, [&](int64_t, int64_t own_lo, int64_t own_hi) {
-      for (int64_t i = 0; i < count; ++i) {
-        const int64_t dst = static_cast<int64_t>(pairs[2 * i + 1]);
-        if (dst >= own_lo && dst < own_hi) place(static_cast<int64_t>(pairs[2 * i]), dst);
-      }
-    });
+    RouteToOwners(
+        count, 1, cuts, route_pairs_, route_owner_,
+        [&](int64_t i, auto&& f) { f(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1])); },
+        place);
   }
 
   // Pass 3 for one partition: parallel placement (each edge takes the next slot of its
@@ -635,14 +687,18 @@ class CscBuild {
       for (;;) {
         SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), batch_edges_));
         if (n == 0) break;
-        ForEachOwner(cuts, [&](int64_t, int64_t own_lo, int64_t own_hi) {
-          int64_t ignored_self_loops = 0;
-          for (int64_t i = 0; i < n; ++i) {
-            Expand(chunk[i], options_, &ignored_self_loops, [&](int64_t src, int64_t dst) {
-              if (dst >= own_lo && dst < own_hi) place(src, dst);
-            });
-          }
-        });
+        int64_t ignored_self_loops = 0;
+        if (cuts.size() == 2) {
+          for (int64_t i = 0; i < n; ++i) Expand(chunk[i], options_, &ignored_self_loops, place);
+        } else {
+          RouteToOwners(
+              n, options_.undirected ? 2 : 1, cuts, route_pairs_, route_owner_,
+              [&](int64_t i, auto&& f) {
+                int64_t ignored = 0;
+                Expand(chunk[i], options_, &ignored, f);
+              },
+              place);
+        }
         progress.Add(n);
       }
       progress.Finish();
@@ -752,7 +808,9 @@ class CscBuild {
   std::vector<T> lists_[2];
   bool overlap_indices_ = false;
   bool spill_direct_ = false;
-  AlignedBuffer read_buffers_[2];  // spill chunks: one placed, the next being read  // spill files written and read with O_DIRECT where allowed
+  AlignedBuffer read_buffers_[2];  // spill chunks: one placed, the next being read
+  std::vector<T> route_pairs_;     // a chunk routed by owner (several owners only)
+  std::vector<uint16_t> route_owner_;  // spill files written and read with O_DIRECT where allowed
   BackgroundWriter writer_;  // last: destroyed (joined) first
 };
 
@@ -798,6 +856,11 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
         BatchBytes(source, batch_edges) +
         (stager ? batch_edges * EdgeStager::kBytesPerEdge + EdgeStager::kFixedBytes : 0);
     std::vector<Edge> chunk(static_cast<size_t>(batch_edges));
+    // With several owners: the batch routed by owner (int64 pairs and 2 B owner ids per
+    // emitted edge: within the scatter share BatchEdgesFor charges).
+    const int64_t per_input = options.undirected ? 2 : 1;
+    std::vector<int64_t> route_pairs;
+    std::vector<uint16_t> route_owner;
     // (hi + 2) * 8 + batch_bytes > budget, without overflowing for ids near 2^63.
     auto too_large = [&](int64_t hi) { return hi > (options.memory_budget_bytes - batch_bytes) / 8 - 2; };
     for (;;) {
@@ -843,18 +906,35 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
         max_id = std::max(max_id, hi);
       }
       std::atomic<int64_t> self_loops{0}, expanded{0};
-      ForEachOwner(EqualCuts(0, static_cast<int64_t>(counts.size())), [&](int64_t t, int64_t lo, int64_t hi) {
+      const std::vector<int64_t> cuts = EqualCuts(0, static_cast<int64_t>(counts.size()));
+      if (cuts.size() == 2) {
         int64_t local_loops = 0, local_edges = 0;
         for (int64_t i = 0; i < n; ++i) {
           Expand(chunk[i], options, &local_loops, [&](int64_t, int64_t dst) {
-            if (dst < lo || dst >= hi) return;
             ++counts[static_cast<size_t>(dst)];
             ++local_edges;
           });
         }
-        if (t == 0) self_loops += local_loops;  // every owner sees every self-loop
+        self_loops += local_loops;
         expanded += local_edges;
-      });
+      } else {
+        expanded += RouteToOwners(
+            n, per_input, cuts, route_pairs, route_owner,
+            [&](int64_t i, auto&& f) {
+              int64_t ignored_self_loops = 0;
+              Expand(chunk[i], options, &ignored_self_loops, f);
+            },
+            [&](int64_t, int64_t dst) { ++counts[static_cast<size_t>(dst)]; });
+        if (options.drop_self_loops) {
+          std::atomic<int64_t> loops{0};
+          ParallelChunks(n, [&](int64_t b, int64_t e) {
+            int64_t local = 0;
+            for (int64_t i = b; i < e; ++i) local += chunk[i].src == chunk[i].dst;
+            loops += local;
+          });
+          self_loops += loops.load();
+        }
+      }
       stats.self_loops_dropped += self_loops.load();
       total_edges += expanded.load();
       stats.input_edges += n;
