@@ -222,9 +222,12 @@ struct RunLayout {
 };
 
 // Stable LSD radix sort of keys on bits [low_bit, low_bit + bits) (digits of at most
-// kMaxRadixDigit bits, as few passes as the width needs; digits on which all keys agree
-// are skipped). Keys that are already in order of their lower bits (records appended in
-// access order) end up sorted on all bits. `tmp` is scratch of the same size.
+// kMaxKeyDigit bits, as few passes as the width needs: two passes up to 2^24 nodes;
+// digits on which all keys agree are skipped). Keys that are already in order of their
+// lower bits (records appended in access order) end up sorted on all bits. `tmp` is
+// scratch of the same size.
+constexpr int kMaxKeyDigit = 12;
+// The forward pass's smaller radix sorts (evicted slots, pending ∞ rows).
 constexpr int kMaxRadixDigit = 11;
 void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_bit, int bits) {
   const size_t n = keys->size();
@@ -235,7 +238,7 @@ void RadixSort(std::vector<uint64_t>* keys, std::vector<uint64_t>* tmp, int low_
     });
     return;
   }
-  const int passes = (bits + kMaxRadixDigit - 1) / kMaxRadixDigit;
+  const int passes = (bits + kMaxKeyDigit - 1) / kMaxKeyDigit;
   const int digit = (bits + passes - 1) / passes;
   const size_t buckets = size_t{1} << digit;
   const uint64_t mask = buckets - 1;
