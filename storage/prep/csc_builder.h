@@ -18,10 +18,18 @@
 // CscBuildStats).
 // Parallel (TBB, in the caller's task arena: wrap the call in a tbb::task_arena to bound
 // the threads): the source parses a batch with all threads; degrees are counted and edges
-// placed by destination owners (each thread owns a node range and scans the batch, so
-// no atomics), edges bucketed by slices; neighbor lists sorted in parallel; spill and
-// indices writes run on one background thread, overlapped with the next batch or
-// partition. The output does not depend on the number of threads (lists are sorted).
+// placed by destination owners (each thread owns a node range; with several, every batch
+// is routed once into per-owner groups, so each owner reads only its edges and no atomics
+// are needed), edges bucketed by slices; neighbor lists sorted in parallel (insertion
+// sort for short lists); spill and indices writes run on one background thread,
+// overlapped with the next batch or partition, and the next spill chunk is read while
+// one is placed. The output does not depend on the number of threads (lists are sorted).
+// Temporary files (partition spills; a costly source's staged edges) are written and read
+// with O_DIRECT where the file system allows it (storage/prep/direct_file.h), buffered
+// where it does not (tmpfs) or where the alignment padding (16 KiB per partition) would
+// take over an eighth of the budget. A source that is CostlyToReread (text) is read once:
+// pass 1 stages its edges as uint32 pairs (8 B/edge of disk in the spill directory, while
+// every id fits 32 bits) and the later pass reads those.
 // Blocks on file I/O.
 #pragma once
 
@@ -40,7 +48,8 @@ struct Edge {
   int64_t dst = 0;
 };
 
-// A restartable stream of edges. The builder reads it twice (Rewind() in between).
+// A restartable stream of edges. The builder reads it twice (Rewind() in between), or
+// once when CostlyToReread() and every id fits 32 bits.
 // Implementations validate ids themselves (non-negative; < num_nodes() when known)
 // so errors can name the file and the position (line, byte offset).
 class EdgeSource {
