@@ -890,17 +890,22 @@ class InfiniteBucket {
       for (size_t k = 0; k < n; ++k) dst[count[digit(src[k])]++] = src[k];
       std::swap(src, dst);
     };
+    // Digits of equal width (24 id bits: two passes of 12).
     const int node_bits = BitWidth(max_node);
-    for (int shift = 0; shift < node_bits; shift += kMaxRadixDigit) {
-      const int bits = std::min(kMaxRadixDigit, node_bits - shift);
+    const int node_passes = (node_bits + kMaxKeyDigit - 1) / kMaxKeyDigit;
+    const int node_digit = node_passes == 0 ? 0 : (node_bits + node_passes - 1) / node_passes;
+    for (int shift = 0; shift < node_bits; shift += node_digit) {
+      const int bits = std::min(node_digit, node_bits - shift);
       const uint64_t mask = (uint64_t{1} << bits) - 1;
       pass(bits, [shift, mask](const CachedEntry& e) {
         return static_cast<size_t>((static_cast<uint64_t>(e.node) >> shift) & mask);
       });
     }
     const int aux_bits = aux_or == aux_and ? 0 : BitWidth(aux_or);
-    for (int shift = 0; shift < aux_bits; shift += kMaxRadixDigit) {
-      const int bits = std::min(kMaxRadixDigit, aux_bits - shift);
+    const int aux_passes = (aux_bits + kMaxKeyDigit - 1) / kMaxKeyDigit;
+    const int aux_digit = aux_passes == 0 ? 0 : (aux_bits + aux_passes - 1) / aux_passes;
+    for (int shift = 0; shift < aux_bits; shift += aux_digit) {
+      const int bits = std::min(aux_digit, aux_bits - shift);
       const uint32_t mask = (uint32_t{1} << bits) - 1;
       pass(bits, [shift, mask](const CachedEntry& e) {
         return static_cast<size_t>((~e.aux >> shift) & mask);
@@ -911,7 +916,8 @@ class InfiniteBucket {
   void FindBest() {
     if (!pending_.empty()) {
       SortPending();
-      runs_.emplace_back(pending_.begin(), pending_.end());
+      runs_.push_back(std::move(pending_));
+      pending_.swap(spare_);  // a merged-away run's buffer, if any
       pending_.clear();
       while (runs_.size() >= 2 && runs_[runs_.size() - 2].size() <= 2 * runs_.back().size()) {
         auto& x = runs_[runs_.size() - 2];
@@ -919,6 +925,7 @@ class InfiniteBucket {
         merged_.resize(x.size() + y.size());
         std::merge(x.begin(), x.end(), y.begin(), y.end(), merged_.begin(), EvictedLater);
         x.swap(merged_);
+        if (y.capacity() > spare_.capacity()) spare_.swap(y);
         runs_.pop_back();
       }
     }
@@ -931,6 +938,7 @@ class InfiniteBucket {
   }
   std::vector<CachedEntry> pending_;
   std::vector<CachedEntry> scratch_;
+  std::vector<CachedEntry> spare_;
   std::vector<std::vector<CachedEntry>> runs_;  // decreasing size
   std::vector<CachedEntry> merged_;
   int64_t size_ = 0;
@@ -1243,13 +1251,27 @@ class BeladyForward {
   // first; then larger id) and popped one miss at a time.
   void CutExcess(int64_t i, int64_t excess) {
     const size_t m = misses_.size();
-    const int64_t lo = i + 1;
-    const size_t range = static_cast<size_t>(num_batches_ - lo + 1);
-    group_start_.assign(range + 1, 0);
-    for (const Miss& x : misses_) ++group_start_[static_cast<size_t>(num_batches_ - x.bucket) + 1];
-    for (size_t k = 1; k <= range; ++k) group_start_[k] += group_start_[k - 1];
+    // The ∞ group first; the finite misses are grouped by bucket (counting sort, highest
+    // first) only when the cut reaches them (usually evicting cached ∞ rows suffices).
     grouped_.resize(m);
-    for (const Miss& x : misses_) grouped_[group_start_[static_cast<size_t>(num_batches_ - x.bucket)]++] = x;
+    size_t inf_count = 0;
+    for (const Miss& x : misses_) {
+      if (x.bucket == num_batches_) grouped_[inf_count++] = x;
+    }
+    bool finite_grouped = inf_count == m;
+    auto group_finite = [&] {
+      const size_t range = static_cast<size_t>(num_batches_ - i);  // buckets i+1 .. S-1
+      group_start_.assign(range + 1, 0);
+      for (const Miss& x : misses_) {
+        if (x.bucket != num_batches_) ++group_start_[static_cast<size_t>(num_batches_ - x.bucket)];
+      }
+      group_start_[0] = inf_count;
+      for (size_t k = 1; k <= range; ++k) group_start_[k] += group_start_[k - 1];
+      for (const Miss& x : misses_) {
+        if (x.bucket != num_batches_) grouped_[group_start_[static_cast<size_t>(num_batches_ - x.bucket) - 1]++] = x;
+      }
+      finite_grouped = true;
+    };
     auto cut_later = [](const Miss& a, const Miss& b) {
       if (a.score != b.score) return a.score > b.score;
       return a.node < b.node;
@@ -1258,10 +1280,12 @@ class BeladyForward {
     bool ordered = false;
     uint32_t group_max_score = 0;
     auto open_group = [&] {
+      if (!finite_grouped && group_next >= inf_count) group_finite();
       g = group_next;
       g_end = g;
       group_max_score = 0;
-      while (g_end < m && grouped_[g_end].bucket == grouped_[g].bucket) {
+      const size_t filled = finite_grouped ? m : inf_count;  // grouped_[filled..] not written yet
+      while (g_end < filled && grouped_[g_end].bucket == grouped_[g].bucket) {
         group_max_score = std::max(group_max_score, grouped_[g_end].score);
         ++g_end;
       }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "cache/belady_planner.h"
+#include "kernels/belady_gpu.h"
 #include "support/temp_dir.h"
 
 namespace seer {
@@ -307,6 +308,79 @@ TEST(BeladyPlannerTest, StreamingMatchesInRamOnLargerTraces) {
       }
       EXPECT_EQ(streamed->final_slots, ram->final_slots);
       EXPECT_EQ(streamed->num_misses, ram->num_misses);
+    }
+  }
+}
+
+// Batches of thousands of ids, so the forward pass's large-input paths run (radix sorts
+// of the evicted slots and of the rows with no further use, the cut reaching the finite
+// miss groups or not), against the Thrust planner's host build: an independent
+// implementation (it re-sorts C_i ∪ ids_i every iteration) of the same rule.
+TEST(BeladyPlannerTest, MatchesThrustPlannerOnLargeBatches) {
+  const uint64_t seed = std::random_device{}();
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const int64_t num_nodes = 20000;
+  for (int round = 0; round < 4; ++round) {
+    const Batches batches = MakeBatches(rng, 10, 5000, [&](std::mt19937_64& r) {
+      return round % 2 == 0 ? PowerLaw(r, num_nodes, 3.0) : static_cast<int64_t>(r() % num_nodes);
+    });
+    std::vector<int64_t> flat, offsets{0};
+    for (const auto& b : batches) {
+      flat.insert(flat.end(), b.begin(), b.end());
+      offsets.push_back(static_cast<int64_t>(flat.size()));
+    }
+    // Scores: none, few values (many ties), spread.
+    std::vector<uint32_t> table(static_cast<size_t>(num_nodes));
+    const int score_kind = round % 3;
+    for (auto& x : table) x = static_cast<uint32_t>(score_kind == 1 ? rng() % 3 : rng() % 1000000);
+    for (int64_t k : {int64_t{1500}, int64_t{6000}}) {
+      const std::vector<int64_t> c0s[] = {EmptyCacheState(k), RandomInitialState(rng, k, num_nodes)};
+      for (const auto& c0 : c0s) {
+        const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k);
+        BeladyPlannerOptions options;
+        options.device = PlannerDevice::kCpu;
+        std::vector<uint32_t> scores, initial_scores;
+        kernels::BeladyGpuInput in;
+        in.initial_slots = c0.data();
+        in.capacity = k;
+        in.ids = flat.data();
+        in.batch_offsets = offsets.data();
+        in.num_batches = static_cast<int64_t>(batches.size());
+        if (score_kind > 0) {
+          options.node_scores = TableScores(table);
+          for (int64_t v : flat) scores.push_back(table[static_cast<size_t>(v)]);
+          for (int64_t v : c0) initial_scores.push_back(v == kFreeSlot ? 0u : table[static_cast<size_t>(v)]);
+          in.scores = scores.data();
+          in.initial_scores = initial_scores.data();
+        }
+        auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
+        ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+        kernels::BeladyGpuOutput out;
+        std::string message;
+        ASSERT_EQ(kernels::PlanBeladyThrustHost(in, &out, &message), kernels::GpuPlanCode::kOk) << message;
+        ASSERT_EQ(plan->changesets.size(), static_cast<int64_t>(batches.size()));
+        for (size_t i = 0; i < batches.size(); ++i) {
+          auto got = plan->changesets.Get(static_cast<int64_t>(i));
+          ASSERT_TRUE(got.ok());
+          const auto ib = out.in_offsets[i], ie = out.in_offsets[i + 1];
+          const auto ob = out.out_offsets[i], oe = out.out_offsets[i + 1];
+          ASSERT_EQ(got->num_misses, out.num_misses[i]) << label << " iteration " << i;
+          ASSERT_EQ(got->in_ids, std::vector<int64_t>(out.in_ids.begin() + ib, out.in_ids.begin() + ie))
+              << label << " iteration " << i;
+          ASSERT_EQ(got->in_positions,
+                    std::vector<int32_t>(out.in_positions.begin() + ib, out.in_positions.begin() + ie))
+              << label << " iteration " << i;
+          ASSERT_EQ(got->in_slots, std::vector<int32_t>(out.in_slots.begin() + ib, out.in_slots.begin() + ie))
+              << label << " iteration " << i;
+          ASSERT_EQ(got->out_ids, std::vector<int64_t>(out.out_ids.begin() + ob, out.out_ids.begin() + oe))
+              << label << " iteration " << i;
+          ASSERT_EQ(got->out_slots, std::vector<int32_t>(out.out_slots.begin() + ob, out.out_slots.begin() + oe))
+              << label << " iteration " << i;
+        }
+        EXPECT_EQ(plan->final_slots, out.final_slots) << label;
+      }
     }
   }
 }
