@@ -126,7 +126,7 @@ inline void SortList(T* first, T* last) {
 // of the batch per owner): the inputs are cut into slices; pass a finds each emitted
 // edge's owner (kept, 2 B per edge slot) and counts per (slice, owner); pass b scatters
 // the pairs into `routed` grouped by owner (slice order within an owner); then every
-// owner runs body(src, dst) over its group, all owners in parallel. O(n) work for any
+// owner runs body(pairs, count) on its group (src, dst interleaved), all in parallel. O(n) work for any
 // number of owners. emit(i, f) calls f(src, dst) for each edge input i emits (0, 1 or 2,
 // the same both times); per_input bounds that count. Returns the number of edges emitted.
 template <typename V, typename Emit, typename Body>
@@ -173,10 +173,7 @@ int64_t RouteToOwners(int64_t n, int64_t per_input, const std::vector<int64_t>& 
     ++at;
   });
   ParallelFor(int64_t{0}, owners, [&](int64_t t) {
-    for (int64_t at = begin[t]; at < begin[t + 1]; ++at) {
-      body(static_cast<int64_t>(routed[static_cast<size_t>(2 * at)]),
-           static_cast<int64_t>(routed[static_cast<size_t>(2 * at + 1)]));
-    }
+    body(routed.data() + 2 * begin[t], begin[t + 1] - begin[t]);
   });
   return running;  // the edges emitted
 }
@@ -620,24 +617,50 @@ class CscBuild {
   // Places `count` (src, dst) pairs of a spill chunk: one owner places them all (the
   // degree counters of the destinations a few pairs ahead are prefetched); several owners
   // get the chunk routed to them (RouteToOwners) and place in parallel.
-  template <typename Place>
-  void PlacePairs(const T* pairs, int64_t count, const std::vector<int64_t>& cuts, Place&& place) {
+  // Places count (src, dst) pairs into lists: each takes the next slot of its
+  // destination (counts_[dst]++). Two prefetch stages hide the random accesses: the
+  // counter of the destination 16 pairs ahead, and the list slot 8 pairs ahead (the
+  // counter read early may be a slot or two behind by then: a neighbouring line at worst).
+  // A slot beyond num_edges (an edge pass 1 did not count) sets *overflow.
+  template <typename V>
+  void PlaceRun(const V* pairs, int64_t count, T* lists, int64_t num_edges, bool* overflow) {
+    constexpr int64_t kFar = 16, kNear = 8;
+    int64_t* counts = counts_.data();
+    bool over = false;
+    for (int64_t i = 0; i < count; ++i) {
+      if (i + kFar < count) __builtin_prefetch(counts + pairs[2 * (i + kFar) + 1], 1);
+      if (i + kNear < count) {
+        const int64_t ahead = counts[pairs[2 * (i + kNear) + 1]];
+        if (ahead < num_edges) __builtin_prefetch(lists + ahead, 1);
+      }
+      const int64_t at = counts[pairs[2 * i + 1]]++;
+      if (at < num_edges) {
+        lists[at] = static_cast<T>(pairs[2 * i]);
+      } else {
+        over = true;
+      }
+    }
+    if (over) *overflow = true;
+  }
+
+  // Places the pairs of a spill chunk: one owner directly; several get the chunk routed
+  // to them (RouteToOwners) and place their groups in parallel.
+  void PlacePairs(const T* pairs, int64_t count, const std::vector<int64_t>& cuts, T* lists, int64_t num_edges,
+                  std::atomic<bool>* overflow) {
     if (cuts.size() == 2) {
-      constexpr int64_t kAhead = 16;
-      const int64_t prefetched = std::max<int64_t>(0, count - kAhead);
-      for (int64_t i = 0; i < prefetched; ++i) {
-        __builtin_prefetch(&counts_[static_cast<size_t>(pairs[2 * (i + kAhead) + 1])], 1);
-        place(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1]));
-      }
-      for (int64_t i = prefetched; i < count; ++i) {
-        place(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1]));
-      }
+      bool over = false;
+      PlaceRun(pairs, count, lists, num_edges, &over);
+      if (over) overflow->store(true);
       return;
     }
     RouteToOwners(
         count, 1, cuts, route_pairs_, route_owner_,
         [&](int64_t i, auto&& f) { f(static_cast<int64_t>(pairs[2 * i]), static_cast<int64_t>(pairs[2 * i + 1])); },
-        place);
+        [&](const T* group, int64_t n) {
+          bool over = false;
+          PlaceRun(group, n, lists, num_edges, &over);
+          if (over) overflow->store(true);
+        });
   }
 
   // Pass 3 for one partition: parallel placement (each edge takes the next slot of its
@@ -697,7 +720,11 @@ class CscBuild {
                 int64_t ignored = 0;
                 Expand(chunk[i], options_, &ignored, f);
               },
-              place);
+              [&](const T* group, int64_t count) {
+                bool over = false;
+                PlaceRun(group, count, lists.data(), num_edges, &over);
+                if (over) overflow.store(true);
+              });
         }
         progress.Add(n);
       }
@@ -729,7 +756,7 @@ class CscBuild {
           ahead = std::async(std::launch::async, read, &read_buffers_[cur ^ 1], off + chunk_bytes);
         }
         const T* pairs = reinterpret_cast<const T*>(read_buffers_[cur].data());
-        PlacePairs(pairs, count, cuts, place);
+        PlacePairs(pairs, count, cuts, lists.data(), num_edges, &overflow);
         if (ahead.valid()) SEER_RETURN_IF_ERROR(ahead.get());
         cur ^= 1;
       }
@@ -924,7 +951,9 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
               int64_t ignored_self_loops = 0;
               Expand(chunk[i], options, &ignored_self_loops, f);
             },
-            [&](int64_t, int64_t dst) { ++counts[static_cast<size_t>(dst)]; });
+            [&](const int64_t* pairs, int64_t count) {
+              for (int64_t i = 0; i < count; ++i) ++counts[static_cast<size_t>(pairs[2 * i + 1])];
+            });
         if (options.drop_self_loops) {
           std::atomic<int64_t> loops{0};
           ParallelChunks(n, [&](int64_t b, int64_t e) {

@@ -102,10 +102,46 @@ inline bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 inline bool IsSep(char c) { return c == ' ' || c == '\t' || c == ',' || c == '\r'; }
 inline bool IsDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
+// How many of the 8 bytes in `x` (little-endian: the first character in the low byte)
+// are decimal digits before the first non-digit, 0..8. SWAR: a byte is a digit iff its
+// high nibble is 3 and its low nibble + 6 does not carry into the high nibble (text bytes
+// below 0x80 cannot carry across bytes; a byte >= 0x80 is not a digit either way).
+inline int LeadingDigits(uint64_t x) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  const uint64_t high = (x & (0xF0 * kOnes)) ^ (0x30 * kOnes);
+  const uint64_t carry = (((x & (0x7F * kOnes)) + 0x06 * kOnes) & (0xF0 * kOnes)) ^ (0x30 * kOnes);
+  const uint64_t bad = high | carry | (x & (0x80 * kOnes));  // non-zero byte: not a digit
+  const uint64_t flags = ((((bad & (0x7F * kOnes)) + 0x7F * kOnes) | bad) & (0x80 * kOnes));
+  return flags == 0 ? 8 : __builtin_ctzll(flags) / 8;
+}
+
+// The value of the first `len` (1..8) digit characters of `x` (LeadingDigits(x) >= len).
+inline uint64_t DigitsValue(uint64_t x, int len) {
+  uint64_t d = (x - 0x3030303030303030ULL) << (8 * (8 - len));  // the digits, right-aligned as 8
+  d = (d * 10) + (d >> 8);
+  d = (((d & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((d >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+  return d;
+}
+
 // Parses one unsigned decimal of 1..18 digits at *p; false (p unchanged) otherwise.
+// Eight characters at a time where 8 bytes remain before `end` (SWAR), else one by one.
 inline bool ParseDigits(const char*& p, const char* end, int64_t* out) {
   const char* q = p;
   int64_t v = 0;
+  if (end - q >= 8) {
+    uint64_t x;
+    std::memcpy(&x, q, 8);
+    const int len = LeadingDigits(x);
+    if (len == 0) return false;
+    v = static_cast<int64_t>(DigitsValue(x, len));
+    q += len;
+    if (len < 8) {
+      *out = v;
+      p = q;
+      return true;
+    }
+  }
   while (q < end && IsDigit(*q)) {
     if (q - p == 18) return false;  // 19+ digits: the exact slow path (v * 10 would overflow)
     v = v * 10 + (*q - '0');

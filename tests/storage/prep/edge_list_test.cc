@@ -259,5 +259,56 @@ TEST(EdgeListTest, TableColumnsByNameOrIndex) {
   EXPECT_NE(binary.status().message().find("--src-col/--dst-col need a text edge list"), std::string::npos);
 }
 
+// Ids of every length 1..13 digits (up to kMaxNodeId), leading zeros, and separators of
+// every kind, in lines long and short, so the 8-characters-at-a-time digit parser meets
+// numbers that end at each byte of its word and at the end of the file: the edges are
+// those the generator wrote (its own integers: the oracle), read with big batches (the
+// block parser) and with 3-edge reads.
+TEST(EdgeListTest, DigitsOfEveryLengthAndSeparatorParseExactly) {
+  std::mt19937_64 rng(91);
+  std::vector<std::pair<int64_t, int64_t>> oracle;
+  std::string text;
+  const char* seps[] = {" ", "\t", ",", " , ", "  ", "\t,"};
+  auto number = [&](int64_t* value) {
+    const int digits = 1 + static_cast<int>(rng() % 13);
+    int64_t v = 0;
+    std::string out(rng() % 5 == 0 ? rng() % 3 : 0, '0');  // leading zeros sometimes
+    for (int d = 0; d < digits; ++d) {
+      const int digit = static_cast<int>(rng() % 10);
+      v = v * 10 + digit;
+      out += static_cast<char>('0' + digit);
+    }
+    if (v > kMaxNodeId) {  // keep ids valid: drop a digit
+      out.pop_back();
+      v /= 10;
+    }
+    *value = v;
+    return out;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    int64_t src, dst;
+    std::string a = number(&src), b = number(&dst);
+    text += a + seps[rng() % 6] + b + (rng() % 7 == 0 ? " " : "") + (rng() % 9 == 0 ? "\r\n" : "\n");
+    oracle.emplace_back(src, dst);
+  }
+  text += "12345678 87654321";  // an unterminated last line, 8 digits each
+  oracle.emplace_back(12345678, 87654321);
+  const std::string dir = MakeTempDir();
+  WriteText(dir + "/digits.txt", text);
+  auto source = OpenEdgeList(dir + "/digits.txt", EdgeListFormat::kAuto, -1);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  EXPECT_EQ(ReadAll(**source), oracle);
+  std::vector<std::pair<int64_t, int64_t>> big;
+  ASSERT_TRUE((*source)->Rewind().ok());
+  std::vector<Edge> buf(1 << 16);
+  for (;;) {
+    auto n = (*source)->Read(buf.data(), static_cast<int64_t>(buf.size()));
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    if (*n == 0) break;
+    for (int64_t i = 0; i < *n; ++i) big.emplace_back(buf[i].src, buf[i].dst);
+  }
+  EXPECT_EQ(big, oracle);
+}
+
 }  // namespace
 }  // namespace seer
