@@ -10,7 +10,8 @@
 # A/B: run it with SEER=<base build>/seer and SEER=<new build>/seer in turns on the same
 # WORKDIR (the edge list is generated once) and compare prep_edges_per_s.
 # Prints the configuration, WARNING lines when the numbers are not to be trusted, the
-# rates, and writes WORKDIR/prep_bench.json.
+# rates and the CPU seconds (user + sys: the signal to compare on a shared machine), and
+# writes WORKDIR/prep_bench.json.
 set -euo pipefail
 EDGES=${1:-200000000}
 WORK=${2:-./prep_bench_work}
@@ -58,11 +59,12 @@ READ_S=$(echo "$t1 - $t0" | bc -l)
 drop_caches
 rm -rf "$WORK/ds"
 t0=$(date +%s.%N)
-/usr/bin/time -f "%M" -o "$WORK/prep_rss_kb" "$SEER" prep --edges "$LIST" --num-nodes "$NODES" \
+/usr/bin/time -f "%M %U %S" -o "$WORK/prep_rss_kb" "$SEER" prep --edges "$LIST" --num-nodes "$NODES" \
   --memory-budget "$BUDGET" --out "$WORK/ds" --force --quiet ${THREADS:+--threads "$THREADS"} | tee "$WORK/prep.log"
 t1=$(date +%s.%N)
 PREP_S=$(echo "$t1 - $t0" | bc -l)
-RSS_KB=$(cat "$WORK/prep_rss_kb")
+read -r RSS_KB USER_S SYS_S < "$WORK/prep_rss_kb"
+CPU_S=$(echo "$USER_S + $SYS_S" | bc -l)
 PARTS=$(sed -n 's/.*, \([0-9]*\) partitions).*/\1/p' "$WORK/prep.log")
 
 READ_MBS=$(echo "$SIZE / $READ_S / 1000000" | bc -l)
@@ -73,12 +75,15 @@ printf "sequential read: %.2f s (%.0f MB/s, %.1fM edges/s)\n" "$READ_S" "$READ_M
 printf "seer prep:       %.2f s (%.2fM edges/s), peak RSS %.0f MiB, budget %.0f MiB, %s partitions\n" \
   "$PREP_S" "$(echo "$PREP_EPS/1000000" | bc -l)" "$(echo "$RSS_KB/1024" | bc -l)" \
   "$(echo "$BUDGET/1048576" | bc -l)" "$PARTS"
+printf "prep CPU:        %.2f s (user %.2f + sys %.2f; %.2fM edges per CPU-second)\n" "$CPU_S" "$USER_S" "$SYS_S" \
+  "$(echo "$EDGES / $CPU_S / 1000000" | bc -l)"
 printf "prep / sequential-read throughput ratio: %.3f\n" "$RATIO"
 f6() { printf "%.6f" "$1"; }
 cat > "$WORK/prep_bench.json" <<JSON
 {"edges": $EDGES, "nodes": $NODES, "format": "$FORMAT", "threads": "${THREADS:-all}", "edge_list_bytes": $SIZE,
  "memory_budget_bytes": $BUDGET, "partitions": ${PARTS:-0}, "read_seconds": $(f6 "$READ_S"),
  "prep_seconds": $(f6 "$PREP_S"), "prep_edges_per_s": $(f6 "$PREP_EPS"), "prep_peak_rss_kb": $RSS_KB,
+ "prep_cpu_seconds": $(f6 "$CPU_S"), "prep_user_seconds": $(f6 "$USER_S"), "prep_sys_seconds": $(f6 "$SYS_S"),
  "ratio_prep_to_read": $(f6 "$RATIO"), "page_cache_dropped": $([ "$CACHE_WARM" = 0 ] && echo true || echo false)}
 JSON
 echo "wrote $WORK/prep_bench.json"
