@@ -1169,7 +1169,7 @@ class BeladyForward {
     for (int64_t p = 0; p < n; ++p) {
       if (hit_slot_[static_cast<size_t>(p)] >= 0) continue;
       const int32_t b = NextBatch(next[p]);
-      misses_.push_back(Miss{b, b == num_batches_ ? aux_of(p) : 0u, ids.data[p], static_cast<int32_t>(p)});
+      misses_.push_back(Miss{b, aux_of(p), ids.data[p], static_cast<int32_t>(p)});
     }
     cs->num_accesses = n;
     cs->num_misses = static_cast<int64_t>(misses_.size());
@@ -1201,13 +1201,14 @@ class BeladyForward {
     cs->in_ids.reserve(inserts);
     cs->in_positions.reserve(inserts);
     cs->in_slots.reserve(inserts);
-    for (int64_t p = 0; p < n; ++p) {
-      if (hit_slot_[static_cast<size_t>(p)] != -1) continue;
+    // The misses not cut, in ascending position (misses_ is in position order).
+    for (const Miss& x : misses_) {
+      if (hit_slot_[static_cast<size_t>(x.position)] == kDropped) continue;
       const int32_t slot = free_slots_[free_next_++];
-      cache_.Push(NextBatch(next[p]), CachedEntry{ids.data[p], slot, aux_of(p)});
-      slot_nodes_[static_cast<size_t>(slot)] = ids.data[p];
-      cs->in_ids.push_back(ids.data[p]);
-      cs->in_positions.push_back(static_cast<int32_t>(p));
+      cache_.Push(x.bucket, CachedEntry{x.node, slot, x.aux});
+      slot_nodes_[static_cast<size_t>(slot)] = x.node;
+      cs->in_ids.push_back(x.node);
+      cs->in_positions.push_back(x.position);
       cs->in_slots.push_back(slot);
     }
     return Status::Ok();
@@ -1272,8 +1273,10 @@ class BeladyForward {
       }
       finite_grouped = true;
     };
-    auto cut_later = [](const Miss& a, const Miss& b) {
-      if (a.score != b.score) return a.score > b.score;
+    // Inside a group (one bucket): in the ∞ group lower score first, then larger id;
+    // in a finite group larger id first.
+    auto cut_later = [inf = num_batches_](const Miss& a, const Miss& b) {
+      if (a.bucket == inf && a.aux != b.aux) return a.aux > b.aux;
       return a.node < b.node;
     };
     size_t g = 0, g_end = 0, group_next = 0;
@@ -1286,7 +1289,7 @@ class BeladyForward {
       group_max_score = 0;
       const size_t filled = finite_grouped ? m : inf_count;  // grouped_[filled..] not written yet
       while (g_end < filled && grouped_[g_end].bucket == grouped_[g].bucket) {
-        group_max_score = std::max(group_max_score, grouped_[g_end].score);
+        group_max_score = std::max(group_max_score, grouped_[g_end].aux);
         ++g_end;
       }
       group_next = g_end;
@@ -1326,7 +1329,7 @@ class BeladyForward {
                        grouped_.begin() + static_cast<std::ptrdiff_t>(g_end), cut_later);
         ordered = true;
       }
-      if (!by_score || grouped_[g].score <= cache_.Top(top).aux) {
+      if (!by_score || grouped_[g].aux <= cache_.Top(top).aux) {
         drop(grouped_[g]);
         std::pop_heap(grouped_.begin() + static_cast<std::ptrdiff_t>(g),
                       grouped_.begin() + static_cast<std::ptrdiff_t>(g_end), cut_later);
@@ -1342,8 +1345,8 @@ class BeladyForward {
  private:
   static constexpr int32_t kDropped = -2;  // hit_slot_ mark: a miss cut from the cache
   struct Miss {
-    int32_t bucket;
-    uint32_t score;  // ∞ bucket only
+    int32_t bucket;   // next-use batch (num_batches = ∞)
+    uint32_t aux;     // as CachedEntry::aux: the score (∞) or the next use's position
     int64_t node;
     int32_t position;
   };
