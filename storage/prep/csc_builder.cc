@@ -98,11 +98,48 @@ inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_
   if (options.undirected) emit(e.dst, e.src);
 }
 
+// Lists of this many ids are sorted by LSD radix (bytes, 256 buckets) rather than
+// std::sort: the histogram set-up pays off from a few hundred ids; above the upper bound
+// std::sort (the radix scratch, one per thread, stays at most 64 Ki ids).
+constexpr int64_t kRadixMinList = 256;
+constexpr int64_t kRadixMaxList = int64_t{1} << 16;
+
+// LSD radix sort of n ids, one byte per pass, skipping the bytes every id shares (the
+// high bytes of small ids); the scratch is thread-local.
+template <typename T>
+void RadixSortList(T* data, int64_t n) {
+  thread_local std::vector<T> scratch_storage;
+  if (scratch_storage.size() < static_cast<size_t>(n)) scratch_storage.resize(static_cast<size_t>(kRadixMaxList));
+  T* scratch = scratch_storage.data();
+  T all_or = 0, all_and = static_cast<T>(~T{0});
+  for (int64_t i = 0; i < n; ++i) {
+    all_or |= data[i];
+    all_and &= data[i];
+  }
+  const T varying = all_or ^ all_and;  // bits that differ between some ids
+  T* from = data;
+  T* to = scratch;
+  for (int shift = 0; shift < static_cast<int>(8 * sizeof(T)); shift += 8) {
+    if (((varying >> shift) & 0xFF) == 0) continue;
+    int64_t count[256] = {};
+    for (int64_t i = 0; i < n; ++i) ++count[(from[i] >> shift) & 0xFF];
+    int64_t at = 0;
+    for (int64_t& c : count) {
+      const int64_t k = c;
+      c = at;
+      at += k;
+    }
+    for (int64_t i = 0; i < n; ++i) to[count[(from[i] >> shift) & 0xFF]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != data) std::memcpy(data, from, static_cast<size_t>(n) * sizeof(T));
+}
+
 // Sorts one neighbor list: most are short (the average in-degree), where an insertion
 // sort beats std::sort's introsort set-up; lists already sorted (inputs sorted by
-// source) are left as they are after one linear check.
+// source) are left as they are after one linear check; long ones go to a radix sort.
 template <typename T>
-inline void SortList(T* first, T* last) {
+inline void SortList(T* first, T* last, bool radix) {
   const int64_t n = last - first;
   if (n < 2) return;
   if (n <= 24) {
@@ -118,6 +155,10 @@ inline void SortList(T* first, T* last) {
     return;
   }
   if (std::is_sorted(first, last)) return;
+  if (radix && n >= kRadixMinList && n <= kRadixMaxList) {
+    RadixSortList(first, n);
+    return;
+  }
   std::sort(first, last);
 }
 
@@ -397,7 +438,11 @@ class CscBuild {
         std::min<int64_t>(options_.writer_buffer_bytes, table_bytes) +
         std::min<int64_t>(options_.writer_buffer_bytes, total_edges * static_cast<int64_t>(sizeof(T)));
     const int64_t fixed_bytes = table_bytes + BatchBytes(source_, batch_edges_) + scatter_bytes + writer_bytes;
-    const int64_t avail = options_.memory_budget_bytes - fixed_bytes;
+    int64_t avail = options_.memory_budget_bytes - fixed_bytes;
+    // The radix sort's per-thread scratch, when it takes under an eighth of what is left.
+    const int64_t radix_bytes = Owners() * kRadixMaxList * static_cast<int64_t>(sizeof(T));
+    use_radix_ = radix_bytes * 8 <= avail;
+    if (use_radix_) avail -= radix_bytes;
     if (avail < 64 * 1024) {
       return Status(StatusCode::kResourceExhausted,
                     "memory budget " + FormatBytes(options_.memory_budget_bytes) +
@@ -775,7 +820,7 @@ class CscBuild {
     ParallelFor(tbb::blocked_range<int64_t>(lo, hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t v = r.begin(); v < r.end(); ++v) {
         const int64_t begin = v == lo ? 0 : counts_[v - 1];
-        SortList(lists.data() + begin, lists.data() + counts_[v]);
+        SortList(lists.data() + begin, lists.data() + counts_[v], use_radix_);
       }
     });
     // Compact in place (dedup may shorten lists); counts_[v] = new degree. Sequential:
@@ -834,6 +879,7 @@ class CscBuild {
   std::vector<std::string> spill_paths_;
   std::vector<T> lists_[2];
   bool overlap_indices_ = false;
+  bool use_radix_ = false;     // long lists radix-sorted (the scratch fits the budget)
   bool spill_direct_ = false;
   AlignedBuffer read_buffers_[2];  // spill chunks: one placed, the next being read
   std::vector<T> route_pairs_;     // a chunk routed by owner (several owners only)
