@@ -610,9 +610,22 @@ Result<std::unique_ptr<NextUseTable>> NextUseTable::Build(const std::vector<int6
 
 // RAM mode: consecutive records of the same node link each access to the next one.
 Status NextUseTable::Walk(SortedRun& run) {
-  const int wpr = run.layout.words_per_record();
   const int64_t n = run.num_records();
-  auto node_at = [&](int64_t t) { return run.layout.Decode(run.words.data() + t * wpr).node; };
+  // Decode with the layout's shifts and masks computed once (not per record).
+  const RunLayout layout = run.layout;
+  const uint64_t* const words = run.words.data();
+  const int id_shift = (layout.pos_bits + layout.e_bits) & 63;
+  const uint64_t id_mask = layout.pos_bits + layout.e_bits == 64 ? 0 : ~uint64_t{0};
+  const uint64_t e_mask = layout.e_bits == 0 ? 0 : (~uint64_t{0} >> (64 - layout.e_bits));
+  const uint64_t pos_mask = layout.pos_bits == 0 ? 0 : (~uint64_t{0} >> (64 - layout.pos_bits));
+  auto decode = [&](int64_t t) {
+    if (!layout.packed) return layout.Decode(words + 2 * t);
+    const uint64_t w = words[t];
+    return AccessRecord{static_cast<int64_t>((w >> id_shift) & id_mask),
+                        layout.first_e + static_cast<int32_t>((w >> layout.pos_bits) & e_mask),
+                        static_cast<int32_t>(w & pos_mask)};
+  };
+  auto node_at = [&](int64_t t) { return decode(t).node; };
   // Chunks cut at node boundaries walk in parallel: every access (and C0 slot) is
   // written by exactly one chunk.
   const int64_t chunks = n < (int64_t{1} << 14)
@@ -639,7 +652,7 @@ Status NextUseTable::Walk(SortedRun& run) {
       }
     };
     for (int64_t t = bounds[static_cast<size_t>(c)]; t < bounds[static_cast<size_t>(c) + 1]; ++t) {
-      const AccessRecord cur = run.layout.Decode(run.words.data() + t * wpr);
+      const AccessRecord cur = decode(t);
       if (cur.node == prev.node) {
         if (cur.e == prev.e) {
           errors[static_cast<size_t>(c)] = DuplicateInBatch(cur.node, cur.e, cur.pos);
@@ -855,6 +868,30 @@ class InfiniteBucket {
     --size_;
     best_ = -1;
     return e;
+  }
+  // Pops the k (<= size()) first to evict, appending their slots to `out` (the same rows
+  // as k Pop()s): from the run holding the first while it stays ahead of the others'.
+  void PopSlots(int64_t k, std::vector<int32_t>* out) {
+    while (k > 0) {
+      if (best_ < 0) FindBest();
+      auto& run = runs_[static_cast<size_t>(best_)];
+      const CachedEntry* runner_up = nullptr;
+      for (size_t r = 0; r < runs_.size(); ++r) {
+        if (static_cast<int64_t>(r) != best_ &&
+            (runner_up == nullptr || InfiniteEvictsFirst()(runs_[r].back(), *runner_up))) {
+          runner_up = &runs_[r].back();
+        }
+      }
+      do {
+        out->push_back(run.back().slot);
+        run.pop_back();
+        --size_;
+        --k;
+      } while (k > 0 && !run.empty() &&
+               (runner_up == nullptr || InfiniteEvictsFirst()(run.back(), *runner_up)));
+      if (run.empty()) runs_.erase(runs_.begin() + best_);
+      best_ = -1;
+    }
   }
 
  private:
@@ -1080,6 +1117,18 @@ class BucketedCache {
     return e;
   }
   int64_t size() const { return size_; }
+  // Evicts min(k, rows with no further use) of the ∞ bucket, first to evict first,
+  // appending their slots to `out`; returns how many.
+  int64_t PopInfinite(int64_t k, std::vector<int32_t>* out) {
+    k = std::min(k, inf_bucket_.size());
+    inf_bucket_.PopSlots(k, out);
+    size_ -= k;
+    if (inf_bucket_.size() == 0) {
+      nonempty_[static_cast<size_t>(inf_) / 64] &= ~(uint64_t{1} << (inf_ % 64));
+      if (inf_ == top_) top_ = ScanTop();
+    }
+    return k;
+  }
 
  private:
   int64_t ScanTop() const {
@@ -1303,17 +1352,18 @@ class BeladyForward {
     evicted_.clear();
     while (excess > 0) {
       const int64_t top = cache_.TopBucket();
-      if (g == g_end) {
-        evict(top);
-        --excess;
+      if (g == g_end || top > grouped_[g].bucket) {
+        // Every remaining miss key is below the top bucket's: evict from it (all at once
+        // from the ∞ bucket).
+        if (top == num_batches_) {
+          excess -= cache_.PopInfinite(excess, &evicted_);
+        } else {
+          evict(top);
+          --excess;
+        }
         continue;
       }
       const int32_t gb = grouped_[g].bucket;
-      if (top > gb) {
-        evict(top);
-        --excess;
-        continue;
-      }
       // Keys of this group vs the cached rows of bucket `top` (<= gb): a miss loses to
       // a cached row of the same next use; in the ∞ bucket the score decides first.
       const bool by_score = top == gb && gb == num_batches_;

@@ -53,9 +53,11 @@
 //     of its batch range (ranges of working_memory_bytes / 16 accesses).
 //  2. Forward pass, one batch at a time: the cache is kept as buckets by next-use batch
 //     (index S = ∞); bucket i is exactly the hits of batch i; evictions pop the highest
-//     non-empty bucket (a finite bucket becomes a max-heap on id only when first evicted
-//     from; the ∞ bucket is kept as sorted runs on (score, id), merged geometrically);
-//     misses are grouped by next-use batch and only a group cut in part is ordered. So
+//     non-empty bucket (finite buckets are chunk lists of 16..256 entries, flattened into
+//     a max-heap on id only when first evicted from; the ∞ bucket is kept as sorted runs
+//     on (score, id) — each batch's new rows radix-sorted, runs merged geometrically);
+//     misses are grouped by next-use batch only when the cut reaches past the ∞ group,
+//     and only a group cut in part is ordered; the evicted slots are radix-sorted. So
 //     iteration i costs O(|ids_i| log) amortized — never O(K).
 // RAM: PlanBelady O(accesses) (16 B each) + O(K); PlanBeladyStreaming O(K + one batch +
 // working_memory_bytes), with changesets spilled by ChangesetStore past its budget.
