@@ -1038,6 +1038,33 @@ class FiniteBucket {
     heap_.pop_back();
     --size_;
   }
+  // Removes the k (<= size()) entries evicted first (the largest ids), appending their
+  // slots to `out`: the whole bucket, k heap pops when few, else a selection.
+  void PopSlots(int64_t k, std::vector<int32_t>* out) {
+    if (k >= size_) {
+      std::vector<std::pair<const CachedEntry*, size_t>> spans;
+      Spans(&spans);
+      for (const auto& [p, n] : spans) {
+        for (size_t j = 0; j < n; ++j) out->push_back(p[j].slot);
+      }
+      Clear();
+      return;
+    }
+    if (is_heap_ && k * 16 < size_) {
+      for (; k > 0; --k) {
+        out->push_back(heap_.front().slot);
+        PopHeap();
+      }
+      return;
+    }
+    auto& h = Heap();
+    auto cut = h.begin() + k;
+    std::nth_element(h.begin(), cut, h.end(), [](const CachedEntry& a, const CachedEntry& b) { return a.node > b.node; });
+    for (auto it = h.begin(); it != cut; ++it) out->push_back(it->slot);
+    h.erase(h.begin(), cut);
+    std::make_heap(h.begin(), h.end(), FiniteEvictsLater());
+    size_ -= k;
+  }
   void Clear() {
     ReleaseChunks();
     std::vector<CachedEntry>().swap(heap_);
@@ -1119,6 +1146,19 @@ class BucketedCache {
   int64_t size() const { return size_; }
   // Evicts min(k, rows with no further use) of the ∞ bucket, first to evict first,
   // appending their slots to `out`; returns how many.
+  // Evicts min(k, size) rows of finite bucket b, first to evict first, appending their
+  // slots to `out`; returns how many.
+  int64_t PopFinite(int64_t b, int64_t k, std::vector<int32_t>* out) {
+    auto& bucket = buckets_[static_cast<size_t>(b)];
+    k = std::min(k, bucket.size());
+    bucket.PopSlots(k, out);
+    size_ -= k;
+    if (bucket.size() == 0) {
+      nonempty_[static_cast<size_t>(b) / 64] &= ~(uint64_t{1} << (b % 64));
+      if (b == top_) top_ = ScanTop();
+    }
+    return k;
+  }
   int64_t PopInfinite(int64_t k, std::vector<int32_t>* out) {
     k = std::min(k, inf_bucket_.size());
     inf_bucket_.PopSlots(k, out);
@@ -1353,14 +1393,9 @@ class BeladyForward {
     while (excess > 0) {
       const int64_t top = cache_.TopBucket();
       if (g == g_end || top > grouped_[g].bucket) {
-        // Every remaining miss key is below the top bucket's: evict from it (all at once
-        // from the ∞ bucket).
-        if (top == num_batches_) {
-          excess -= cache_.PopInfinite(excess, &evicted_);
-        } else {
-          evict(top);
-          --excess;
-        }
+        // Every remaining miss key is below the top bucket's: evict from it, at once.
+        excess -= top == num_batches_ ? cache_.PopInfinite(excess, &evicted_)
+                                      : cache_.PopFinite(top, excess, &evicted_);
         continue;
       }
       const int32_t gb = grouped_[g].bucket;
