@@ -226,12 +226,11 @@ Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchS
   // batch order (the lowest failing batch) stops it. Nothing escapes a filter but Status values.
   // The Tsan* calls state TBB's ordering for ThreadSanitizer (storage/base/parallel.h): this
   // call before every filter, a token's filters in order, a serial filter's invocations in
-  // order, and every filter before the return. Parallel invocations stay unordered.
-  struct { char start, done, serial_in, serial_out; } edge{};  // addresses only
-  TsanRelease(&edge.start);
-  impl.arena.execute([&] {
-    tbb::parallel_pipeline(
-        static_cast<size_t>(TraceChunkBatches(impl.options.num_threads)),
+  // order, and every filter before the return. Parallel invocations stay unordered. The
+  // edges are statics and the filters are built before the first edge: a filter acquires
+  // before it reads its captures (storage/base/parallel.h says why).
+  static struct { char start, done, serial_in, serial_out; } edge;  // addresses only
+  const tbb::filter<void, void> filters =
         tbb::make_filter<void, Token*>(tbb::filter_mode::serial_in_order,
                                        [&](tbb::flow_control& fc) -> Token* {
                                          TsanAcquire(&edge.start);
@@ -310,8 +309,10 @@ Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchS
                 first_error = std::move(st);
                 failed.store(true);
               }
-            }));
-  });
+            });
+  TsanRelease(&edge.start);
+  impl.arena.execute(
+      [&] { tbb::parallel_pipeline(static_cast<size_t>(TraceChunkBatches(impl.options.num_threads)), filters); });
   TsanAcquire(&edge.done);
   std::fill(bits.begin(), bits.end(), 0);
   if (failed.load()) return first_error;

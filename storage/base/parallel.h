@@ -51,29 +51,36 @@ inline void TsanAcquire(const void* p) {
 #endif
 }
 
+// The edges' identities are function-local statics, one pair per instantiation (so per
+// call site): a body must acquire before it reads anything the caller wrote, including
+// its own closure's captures, so the address cannot come from the closure. Concurrent
+// calls of the same call site share the pair, which only adds edges between them.
+
 // tbb::parallel_for(range, body): body(const Range&) on sub-ranges, in parallel.
 template <typename Range, typename Body>
 void ParallelFor(const Range& range, const Body& body) {
-  char start = 0, done = 0;  // addresses only: the two edges' identities
-  TsanRelease(&start);
-  tbb::parallel_for(range, [&](const Range& r) {
+  static char start, done;  // addresses only
+  const auto wrapped = [&body](const Range& r) {
     TsanAcquire(&start);
     body(r);
     TsanRelease(&done);
-  });
+  };
+  TsanRelease(&start);
+  tbb::parallel_for(range, wrapped);
   TsanAcquire(&done);
 }
 
 // tbb::parallel_for(first, last, f): f(i) for every i in [first, last), in parallel.
 template <typename Index, typename Func>
 void ParallelFor(Index first, Index last, const Func& f) {
-  char start = 0, done = 0;
-  TsanRelease(&start);
-  tbb::parallel_for(first, last, [&](Index i) {
+  static char start, done;
+  const auto wrapped = [&f](Index i) {
     TsanAcquire(&start);
     f(i);
     TsanRelease(&done);
-  });
+  };
+  TsanRelease(&start);
+  tbb::parallel_for(first, last, wrapped);
   TsanAcquire(&done);
 }
 
