@@ -99,9 +99,11 @@ inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_
 }
 
 // Lists of this many ids are sorted by LSD radix (bytes, 256 buckets) rather than
-// std::sort: the histogram set-up pays off from a few hundred ids; above the upper bound
+// std::sort (20M R-MAT edges, 1 thread: from 64 ids 5 % less user CPU than from 256, no
+// difference from 25; introsort's mispredicted compares cost more than the histograms),
+// above the upper bound
 // std::sort (the radix scratch, one per thread, stays at most 64 Ki ids).
-constexpr int64_t kRadixMinList = 256;
+constexpr int64_t kRadixMinList = 64;
 constexpr int64_t kRadixMaxList = int64_t{1} << 16;
 
 // LSD radix sort of n ids, one byte per pass, skipping the bytes every id shares (the
