@@ -100,9 +100,9 @@ inline void Expand(const Edge& e, const CscBuildOptions& options, int64_t* self_
 
 // Lists of this many ids are sorted by LSD radix (bytes, 256 buckets) rather than
 // std::sort (20M R-MAT edges, 1 thread: from 64 ids 5 % less user CPU than from 256, no
-// difference from 25; introsort's mispredicted compares cost more than the histograms),
-// above the upper bound
-// std::sort (the radix scratch, one per thread, stays at most 64 Ki ids).
+// difference from 25; introsort's mispredicted compares cost more than the histograms);
+// above the upper bound std::sort (the radix scratch, one per thread, stays at most 64 Ki
+// ids).
 constexpr int64_t kRadixMinList = 64;
 constexpr int64_t kRadixMaxList = int64_t{1} << 16;
 
