@@ -48,6 +48,11 @@
 # neighbor-cache hits are not measured ("-"); the feature-cache hit ratio is the progress line's.
 # Every other mode runs whole epochs as above.
 #
+# CPU time: with /usr/bin/time present, each run's user + system CPU seconds (the whole
+# process: start-up and every epoch, or a truncated run's batches) and its file-system
+# writes (traces, planner runs and changesets spilled to the runtime dir; bytes) are in
+# results.jsonl ("cpu_s", "fs_write_bytes") and the table's "CPU s/run" column.
+#
 # Output: OUT/results.jsonl (one line per run), OUT/summary.json and a table on stdout;
 # OUT/belady.jsonl: the seer run's Belady misses vs `seer stats` (BELADY_CHECK=0 skips).
 set -euo pipefail
@@ -277,6 +282,8 @@ PY
         [[ $TRUNC == 0 ]] || CMD+=(--prefetch "$PREFETCH" --stop-after $(( (TRUNC + PREFETCH - 1) / PREFETCH ))
                                    --progress-interval 0)
         name="d$DIM-$KIND-${MODE//[:+]/_}-r$rep"
+        rm -f "$OUT/$name.cpu"
+        [[ -x /usr/bin/time ]] && CMD=(/usr/bin/time -f "%U %S %O" -o "$OUT/$name.cpu" "${CMD[@]}")
         drop_caches
         start=$(date +%s.%N)
         rc=0
@@ -295,9 +302,14 @@ for l in iter(sys.stdin.readline, ""): sys.stdout.write("%.3f %s" % (time.time()
           continue
         fi
         python3 - "$name" "$DIM" "$KIND" "$MODE" "$rep" "$OUT/$name.jsonl" "$(cat "$OUT/$name.peak")" \
-          "$start" "$end" "$TRUNC" "$OUT/$name.err" >> "$OUT/results.jsonl" <<'PY'
-import json, re, sys
-name, dim, kind, mode, rep, path, peak, start, end, trunc, err = sys.argv[1:]
+          "$start" "$end" "$TRUNC" "$OUT/$name.err" "$OUT/$name.cpu" >> "$OUT/results.jsonl" <<'PY'
+import json, os, re, sys
+name, dim, kind, mode, rep, path, peak, start, end, trunc, err, cpu_path = sys.argv[1:]
+cpu = {"cpu_s": None, "fs_write_bytes": None}
+if os.path.exists(cpu_path):
+    f = open(cpu_path).read().split()
+    if len(f) >= 3:
+        cpu = {"cpu_s": float(f[-3]) + float(f[-2]), "fs_write_bytes": int(f[-1]) * 512}
 lines = [json.loads(l) for l in open(path)]
 st = [l for l in lines if l["type"] == "start"][0]
 ep = [l for l in lines if l["type"] == "epoch"]
@@ -321,7 +333,7 @@ if int(trunc) > 0:
                       "breakdown_s": None, "seeds": None, "fcache_hit_ratio": hit, "ncache_hit_ratio": None,
                       "fcache_fill_rows": None, "feature_ssd_reads": None, "feature_ssd_bytes": None,
                       "topology_ssd_reads": None, "topology_ssd_bytes": None, "train_loss": None,
-                      "cgroup_peak_bytes": int(peak),
+                      "cgroup_peak_bytes": int(peak), **cpu,
                       "split": {k: st[k] for k in ("ncache_bytes", "fcache_bytes", "fcache_rows", "staging_bytes",
                                                      "trace_bytes", "table_bytes")},
                       "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy"),
@@ -337,7 +349,7 @@ print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep
                   "ncache_hit_ratio": e["ncache_hit_ratio"], "fcache_fill_rows": e["fcache_fill_rows"],
                   "feature_ssd_reads": e["feature_ssd_reads"], "feature_ssd_bytes": e["feature_ssd_bytes"],
                   "topology_ssd_reads": e["topology_ssd_reads"], "topology_ssd_bytes": e["topology_ssd_bytes"],
-                  "train_loss": e["train_loss"], "cgroup_peak_bytes": int(peak),
+                  "train_loss": e["train_loss"], "cgroup_peak_bytes": int(peak), **cpu,
                   "split": {k: st[k] for k in ("ncache_bytes", "fcache_bytes", "fcache_rows", "staging_bytes",
                                                  "trace_bytes", "table_bytes")},
                   "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy"),
@@ -438,6 +450,8 @@ for (dim, kind, mode), rs in groups.items():
                     "fcache_hit_ratio": med(rs, lambda r: r["fcache_hit_ratio"]),
                     "ncache_hit_ratio": med(rs, lambda r: r["ncache_hit_ratio"]),
                     "cgroup_peak_bytes": max(r["cgroup_peak_bytes"] for r in rs),
+                    "cpu_s_median": med(rs, lambda r: r.get("cpu_s")),
+                    "fs_write_bytes_median": med(rs, lambda r: r.get("fs_write_bytes")),
                     "miss_reads_per_s_in_io_wait": reads / io_wait if io_wait and reads is not None else None,
                     "io_efficiency": (reads / io_wait / ceiling) if io_wait and ceiling > 0 and reads is not None and
                                      reads >= 0 else None,
@@ -465,8 +479,8 @@ json.dump({"ceiling": list(ceil.values()), "modes": summary}, open(sys.argv[3], 
 fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)
 pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"
 print("| dim | kind | mode | epoch s median (min-max) | inspect | plan | gather | I/O wait | compute | stall |"
-      " feature reads | feature MiB | topo reads | fcache hit | ncache hit | cgroup peak MiB | vs pyg+ | vs ali+pg | I/O eff |")
-print("|" + "---|" * 19)
+      " feature reads | feature MiB | topo reads | fcache hit | ncache hit | cgroup peak MiB | CPU s/run | vs pyg+ | vs ali+pg | I/O eff |")
+print("|" + "---|" * 20)
 for s in summary:
     b = s["breakdown_s"]
     mode = s["mode"] + (f" (best {s['best_split']})" if "best_split" in s else "")
@@ -476,7 +490,7 @@ for s in summary:
           f"{fmt(b['inspect'])} | {fmt(b['plan'])} | {fmt(b['gather'])} | {fmt(b['io_wait'])} | {fmt(b['compute'])} | "
           f"{fmt(b['stall'])} | {fmt(s['feature_ssd_reads'], '{:.0f}')} | {fmt(mib, '{:.0f}')} | "
           f"{fmt(s['topology_ssd_reads'], '{:.0f}')} | {pct(s['fcache_hit_ratio'])} | {pct(s['ncache_hit_ratio'])} | "
-          f"{s['cgroup_peak_bytes'] / 2**20 if s['cgroup_peak_bytes'] > 0 else -1:.0f} | "
+          f"{s['cgroup_peak_bytes'] / 2**20 if s['cgroup_peak_bytes'] > 0 else -1:.0f} | {fmt(s['cpu_s_median'], '{:.0f}')} | "
           f"{fmt(s['speedup_vs_pyg+'])}x | {fmt(s['speedup_vs_ali+pg'])}x | {fmt(s['io_efficiency'])} |")
 for s in summary:
     if s.get("truncated_batches") and "best_split" not in s:
