@@ -441,12 +441,13 @@ class CscBuild {
         std::min<int64_t>(options_.writer_buffer_bytes, total_edges * static_cast<int64_t>(sizeof(T)));
     // What the process holds besides the counted buffers while it builds (the I/O
     // threads' stacks, the allocator's freed-but-kept pages, code pages first touched
-    // here) shows in peak RSS: about 0.5-1 MiB (2M edges at an 8 MB budget: 7.9 MiB
-    // above the start for 7.6 MiB). Up to 1 MiB (an eighth of the budget) is kept for it,
-    // as far as the budget leaves 64 KiB of edges after it.
+    // here, TBB's workers) shows in peak RSS: about 0.5-1.5 MiB (2M edges at an 8 MB
+    // budget: 7.9 MiB above the start for 7.6 MiB; 2M text edges at 6 MiB: 7.0). Up to
+    // 2 MiB (a quarter of the budget) is kept for it, as far as the budget leaves 64 KiB
+    // of edges after it.
     const int64_t counted = table_bytes + BatchBytes(source_, batch_edges_) + scatter_bytes + writer_bytes;
     const int64_t slack_bytes = std::clamp<int64_t>(options_.memory_budget_bytes - counted - 64 * 1024, 0,
-                                                    std::min<int64_t>(1 << 20, options_.memory_budget_bytes / 8));
+                                                    std::min<int64_t>(2 << 20, options_.memory_budget_bytes / 4));
     const int64_t fixed_bytes = counted + slack_bytes;
     int64_t avail = options_.memory_budget_bytes - fixed_bytes;
     // The radix sort's per-thread scratch, when it takes under an eighth of what is left.
