@@ -902,7 +902,9 @@ class InfiniteBucket {
   // skipping digits on which all entries agree; std::sort for small inputs.
   void SortPending() {
     const size_t n = pending_.size();
-    if (n < 1024) {
+    // Large pending sets (a cache filling for many batches before its first eviction)
+    // are sorted in place: the radix sort's scratch would double the bucket's RAM.
+    if (n < 1024 || n > kMaxRadixPending) {
       std::sort(pending_.begin(), pending_.end(), EvictedLater);
       return;
     }
@@ -913,9 +915,11 @@ class InfiniteBucket {
       aux_or |= e.aux;
       aux_and &= e.aux;
     }
-    scratch_.resize(n);
+    // The scratch is the merge buffer (kept anyway, as large as the largest merge), so
+    // sorting adds no RAM once runs have been merged.
+    merged_.resize(n);
     CachedEntry* src = pending_.data();
-    CachedEntry* dst = scratch_.data();
+    CachedEntry* dst = merged_.data();
     std::vector<size_t> count;
     // One stable counting pass on digit(e) in [0, 2^bits).
     auto pass = [&](int bits, auto digit) {
@@ -948,21 +952,19 @@ class InfiniteBucket {
         return static_cast<size_t>((~e.aux >> shift) & mask);
       });
     }
-    if (src != pending_.data()) pending_.swap(scratch_);
+    if (src != pending_.data()) std::copy(src, src + n, pending_.begin());
   }
   void FindBest() {
     if (!pending_.empty()) {
       SortPending();
       runs_.push_back(std::move(pending_));
-      pending_.swap(spare_);  // a merged-away run's buffer, if any
-      pending_.clear();
+      pending_ = {};
       while (runs_.size() >= 2 && runs_[runs_.size() - 2].size() <= 2 * runs_.back().size()) {
         auto& x = runs_[runs_.size() - 2];
         auto& y = runs_.back();
         merged_.resize(x.size() + y.size());
         std::merge(x.begin(), x.end(), y.begin(), y.end(), merged_.begin(), EvictedLater);
         x.swap(merged_);
-        if (y.capacity() > spare_.capacity()) spare_.swap(y);
         runs_.pop_back();
       }
     }
@@ -973,25 +975,24 @@ class InfiniteBucket {
       }
     }
   }
+  static constexpr size_t kMaxRadixPending = size_t{1} << 16;  // 1 MiB of rows
   std::vector<CachedEntry> pending_;
-  std::vector<CachedEntry> scratch_;
-  std::vector<CachedEntry> spare_;
   std::vector<std::vector<CachedEntry>> runs_;  // decreasing size
   std::vector<CachedEntry> merged_;
   int64_t size_ = 0;
   int64_t best_ = -1;  // run holding the first to evict; -1 = unknown
 };
 
-// A finite bucket's entries, in chunks of 16, 32, ... up to 256 entries: filling a bucket
+// A finite bucket's entries, in chunks of 16, 32, then 64 entries: filling a bucket
 // never copies it, and its blocks are small allocations that the allocator recycles when
 // buckets are released (a vector per bucket re-copied every entry while doubling and
 // mapped fresh pages for every large bucket, ~10 % of the forward pass). Waste: one
-// partly filled chunk (at most 4 KiB) or about half the entries, as a vector's.
+// partly filled chunk (at most 1 KiB) or about half the entries, as a vector's.
 // Once something is evicted from it (rare) the bucket is flattened into a max-heap on id.
 class FiniteBucket {
  public:
   static constexpr uint32_t kFirstChunk = 16;
-  static constexpr uint32_t kMaxChunk = 256;
+  static constexpr uint32_t kMaxChunk = 64;
   int64_t size() const { return size_; }
   bool is_heap() const { return is_heap_; }
   void Push(const CachedEntry& e) {
