@@ -732,30 +732,40 @@ Status NextUseTable::MergeRuns(const std::vector<RunOnDisk>& runs, int64_t worki
     if (more) heap.emplace_back(rec, static_cast<int32_t>(r));
   }
   std::make_heap(heap.begin(), heap.end(), later);
+  // The front (earliest record) is consumed and replaced by its run's next record, which
+  // is sifted down once (two comparisons when it is still the earliest), instead of a pop
+  // and a push per change of run: with many runs nearly every record changes run.
+  auto sift_down = [&heap, &later](size_t i) {
+    const size_t n = heap.size();
+    const std::pair<AccessRecord, int32_t> x = heap[i];
+    for (;;) {
+      size_t c = 2 * i + 1;
+      if (c >= n) break;
+      if (c + 1 < n && later(heap[c], heap[c + 1])) ++c;
+      if (!later(x, heap[c])) break;
+      heap[i] = heap[c];
+      i = c;
+    }
+    heap[i] = x;
+  };
   AccessRecord prev{-1, 0, 0};
   while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const int32_t r = heap.back().second;
-    // Drain run r while its records stay ahead of every other run.
-    AccessRecord cur = heap.back().first;
-    heap.pop_back();
-    for (;;) {
-      if (cur.node == prev.node) {
-        if (cur.e == prev.e) return DuplicateInBatch(cur.node, cur.e, cur.pos);
-        SEER_RETURN_IF_ERROR(Emit(prev, MakeNextRef(cur.e - 1, cur.pos)));
-      }
-      prev = cur;
-      AccessRecord nxt;
-      SEER_ASSIGN_OR_RETURN(const bool more, cursors[static_cast<size_t>(r)].Next(&nxt));
-      if (!more) break;
-      const std::pair<AccessRecord, int32_t> candidate{nxt, r};
-      if (!heap.empty() && later(candidate, heap.front())) {
-        heap.push_back(candidate);
-        std::push_heap(heap.begin(), heap.end(), later);
-        break;
-      }
-      cur = nxt;
+    const AccessRecord cur = heap.front().first;
+    const int32_t r = heap.front().second;
+    if (cur.node == prev.node) {
+      if (cur.e == prev.e) return DuplicateInBatch(cur.node, cur.e, cur.pos);
+      SEER_RETURN_IF_ERROR(Emit(prev, MakeNextRef(cur.e - 1, cur.pos)));
     }
+    prev = cur;
+    AccessRecord nxt;
+    SEER_ASSIGN_OR_RETURN(const bool more, cursors[static_cast<size_t>(r)].Next(&nxt));
+    if (more) {
+      heap.front().first = nxt;
+    } else {
+      heap.front() = heap.back();
+      heap.pop_back();
+    }
+    if (!heap.empty()) sift_down(0);
   }
   for (size_t r = 0; r < ranges_.size(); ++r) {
     auto& buf = out_buffers_[r];
