@@ -98,7 +98,9 @@ case "$SCALE" in
   # graphs in node count only. Average degree 3 keeps a 3-hop batch at ~60K rows so that
   # two batch buffers and the caches fit a limit 5x below the 2 GiB dataset (384M; budget
   # 256M leaves ~130 MiB for libtorch and the page cache). Training does not fit this limit
-  # (the model's working set at ~60K rows is ~170 MiB): --only no-train.
+  # (the model's working set at ~74K rows is ~166 MiB): --only no-train here, and training
+  # with LIMIT=640M BUDGET=448M (3.1x below the dataset). pyg+ and ali+pg run ~150-350
+  # seeds/s here (10-25 min per epoch): use --truncate 30.
   # SUPERBATCH empty: no --superbatch flag, every seer mode runs at its default (auto);
   # seer@S modes sweep S. The ali+pg sweep keeps three splits (CPU time on 2 cores).
   ginex)   : "${NODES:=2000000}" "${DIMS:=256}" "${AVG_DEGREE:=3}" "${TRAIN_FRACTION:=0.1}" "${FANOUTS:=10,10,10}" \
