@@ -357,4 +357,31 @@ TEST(TrainCliTest, SplitLineSaysTheAutomaticSuperbatchAndTheCacheInUse) {
   EXPECT_EQ(run.output.find("WARNING: the"), std::string::npos) << run.output;
 }
 
+// --progress-interval 0: one plain progress line per batch (stderr is a pipe here), so a
+// benchmark can time every batch of a truncated run. Oracle: the line's own batch count.
+TEST(TrainCliTest, ProgressIntervalZeroPrintsEveryBatch) {
+  const std::string tmp = MakeTempDir();
+  const std::string ds = tmp + "/ds";
+  ASSERT_EQ(Seer("gen --nodes 3000 --out " + ds + " --quiet").exit_code, 0);
+  CommandRun run = Seer("train " + ds + " --no-train --fanouts 5,5 --batch-size 100 --epochs 1 --threads 2 "
+                        "--memory-budget 64M --buffered --progress-interval 0");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::istringstream lines(run.output);
+  std::string line;
+  std::vector<int> seen;
+  int total = -1;
+  while (std::getline(lines, line)) {
+    const size_t at = line.find(" batch ");
+    if (line.rfind("epoch 1/1 sb ", 0) != 0 || at == std::string::npos) continue;
+    int k = 0, n = 0;
+    ASSERT_EQ(std::sscanf(line.c_str() + at, " batch %d/%d", &k, &n), 2) << line;
+    seen.push_back(k);
+    total = n;
+  }
+  ASSERT_GT(total, 1) << run.output;
+  ASSERT_EQ(static_cast<int>(seen.size()), total) << run.output;
+  for (int k = 1; k <= total; ++k) EXPECT_EQ(seen[static_cast<size_t>(k - 1)], k);
+  EXPECT_NE(Seer("train " + ds + " --progress-interval -1").exit_code, 0);
+}
+
 }  // namespace
