@@ -229,6 +229,11 @@ TEST(TrainCliTest, DatasetWithoutFeaturesIsNamed) {
 // Peak RSS of a run whose dataset is far bigger than its budget stays within the budget
 // plus the fixed overhead (libtorch, thread stacks) that a tiny run also has.
 TEST(TrainCliTest, PeakRssStaysWithinBudget) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan's shadow memory and its quarantine of freed blocks (hundreds of MiB) are resident
+  // but not Seer's: the budget is measured in the Release build (tools/test.sh).
+  GTEST_SKIP() << "peak RSS is not Seer's own under AddressSanitizer";
+#endif
   const std::string tmp = MakeTempDir();
   // 200k nodes x 128 float32 features = 98 MiB of features (+ 8 MiB of topology).
   ASSERT_EQ(Seer("gen --nodes 200000 --feature-dim 128 --out " + tmp + "/big --quiet").exit_code, 0);
