@@ -184,18 +184,12 @@ Status VerifyChecksums(const Dataset& ds, bool show_progress, DatasetCheckSummar
 
 Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options) {
   SEER_ASSIGN_OR_RETURN(Dataset ds, Dataset::Open(dir));
-  DatasetCheckSummary summary;
-  summary.manifest = ds.manifest();
   SEER_RETURN_IF_ERROR(CheckSizes(ds));
   // indptr, labels and the splits: the same pass (and checksums) as every command's open.
   SEER_ASSIGN_OR_RETURN(SmallFilesSummary small, ValidateSmallFiles(ds, options.show_progress));
-  summary.bytes_read = small.bytes_read;
-  summary.num_labeled = small.num_labeled;
-  summary.num_train = small.num_train;
-  summary.num_valid = small.num_valid;
-  summary.num_test = small.num_test;
-  summary.max_in_degree = small.max_in_degree;
-  summary.checksums_verified = small.checksums_verified;
+  DatasetCheckSummary summary;
+  static_cast<SmallFilesSummary&>(summary) = small;
+  summary.manifest = ds.manifest();
   // indices.bin, the one large file the shallow check reads.
   auto indices_size = FileSizeBytes(ds.PathOf(dataset_files::kIndices));
   ProgressReporter progress("check: scan", indices_size.ok() ? *indices_size : 0, "bytes",

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/small_files.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -23,13 +24,11 @@ struct DatasetCheckOptions {
   bool show_progress = false;
 };
 
-struct DatasetCheckSummary {
+// The small files' counts (SmallFilesSummary: labeled nodes, split sizes, max in-degree,
+// bytes read, checksums verified), plus the manifest; bytes_read and checksums_verified
+// also cover indices.bin and, with deep, every other file.
+struct DatasetCheckSummary : SmallFilesSummary {
   DatasetManifest manifest;
-  int64_t num_labeled = 0;     // labels != -1
-  int64_t num_train = 0, num_valid = 0, num_test = 0;
-  int64_t max_in_degree = 0;
-  int64_t bytes_read = 0;
-  int64_t checksums_verified = 0;
 };
 
 Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options);
