@@ -14,6 +14,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include <tbb/blocked_range.h>
@@ -32,7 +33,10 @@ namespace {
 constexpr int64_t kMinBatchEdges = 1024;
 constexpr int64_t kMaxBatchEdges = int64_t{1} << 20;  // 16 MiB of Edge per read
 constexpr int64_t kGrainEdges = 16384;
-constexpr int64_t kMaxPartitions = 1000;  // stays under the usual 1024 open-file limit
+constexpr int64_t kMaxPartitions = 1000;
+// Edges per sorted-and-written segment of a partition (4-8 MiB of indices): small enough
+// that the last segment's write, which nothing overlaps, is short.
+constexpr int64_t kWriteSegmentEdges = int64_t{1} << 21;  // stays under the usual 1024 open-file limit
 
 // A private directory for partition files; removes them and itself when destroyed.
 class SpillDir {
@@ -233,7 +237,19 @@ int64_t RouteToOwners(int64_t n, int64_t per_input, const std::vector<int64_t>& 
   return running;  // the edges emitted
 }
 
-int64_t Owners() { return std::max(1, tbb::this_task_arena::max_concurrency()); }
+// Threads of the caller's arena (sizes the per-thread radix scratch).
+int64_t Threads() { return std::max(1, tbb::this_task_arena::max_concurrency()); }
+
+// Owners of destination ranges for counting and placement. Routing a batch to its owners
+// costs about one more pass over it (find the owner, scatter), so with T owners the
+// placement takes ~(P + R) / T for P alone with one owner: a gain from 3 threads on. At 2
+// it measured slower (20M R-MAT edges, bin64, 2 cores: 0.59-0.61 s wall and 0.9 CPU-s
+// against 0.57 s and 0.6 CPU-s with one owner; bench/RESULTS.md "Prep speed, round 3"):
+// there one owner counts and places, while reads, checks and sorts still use both threads.
+int64_t Owners() {
+  const int64_t threads = Threads();
+  return threads >= 3 ? threads : 1;
+}
 
 // [lo, hi) cut into Owners() equal node ranges.
 std::vector<int64_t> EqualCuts(int64_t lo, int64_t hi) {
@@ -463,7 +479,7 @@ class CscBuild {
     const int64_t fixed_bytes = counted + slack_bytes;
     int64_t avail = options_.memory_budget_bytes - fixed_bytes;
     // The radix sort's per-thread scratch, when it takes under an eighth of what is left.
-    const int64_t radix_bytes = Owners() * kRadixMaxList * static_cast<int64_t>(sizeof(T));
+    const int64_t radix_bytes = Threads() * kRadixMaxList * static_cast<int64_t>(sizeof(T));
     use_radix_ = radix_bytes * 8 <= avail;
     if (use_radix_) avail -= radix_bytes;
     if (avail < 64 * 1024) {
@@ -780,7 +796,14 @@ class CscBuild {
         SEER_ASSIGN_OR_RETURN(int64_t n, source_.Read(chunk.data(), batch_edges_));
         if (n == 0) break;
         int64_t ignored_self_loops = 0;
-        if (cuts.size() == 2) {
+        if (cuts.size() == 2 && !options_.undirected && !options_.drop_self_loops) {
+          // Every edge is placed as it is: the batch is (src, dst) int64 pairs, placed with
+          // the prefetching loop (20M R-MAT edges, 1 thread: placement ~35 % less CPU).
+          static_assert(sizeof(Edge) == 2 * sizeof(int64_t) && std::is_standard_layout_v<Edge>);
+          bool over = false;
+          PlaceRun(reinterpret_cast<const int64_t*>(chunk.data()), n, lists.data(), num_edges, &over);
+          if (over) overflow.store(true);
+        } else if (cuts.size() == 2) {
           for (int64_t i = 0; i < n; ++i) Expand(chunk[i], options_, &ignored_self_loops, place);
         } else {
           RouteToOwners(
@@ -840,37 +863,55 @@ class CscBuild {
       return Corrupt(source_.name() + ": edge source returned a different edge set on the "
                      "second pass (partition " + std::to_string(p) + ")");
     }
-    // Sort each list (parallel over nodes); the list of v is [end of v-1, end of v).
-    ParallelFor(tbb::blocked_range<int64_t>(lo, hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
-      for (int64_t v = r.begin(); v < r.end(); ++v) {
-        const int64_t begin = v == lo ? 0 : counts_[v - 1];
-        SortList(lists.data() + begin, lists.data() + counts_[v], use_radix_);
-      }
-    });
-    // Compact in place (dedup may shorten lists); counts_[v] = new degree. Sequential:
-    // later lists move left over earlier ones.
+    // Sort each list (parallel over nodes; the list of v is [end of v-1, end of v)),
+    // compact in place (dedup may shorten lists; counts_[v] becomes v's new degree) and
+    // append, in segments of about kWriteSegmentEdges: segment k's write runs on the
+    // background writer while segment k+1 is sorted, so the output's kernel copy overlaps
+    // the sort instead of following it. Compaction moves lists left only into bytes no
+    // pending write covers (a segment's write ends where its compacted lists end).
     int64_t begin = 0;
     int64_t write = 0;
-    for (int64_t v = lo; v < hi; ++v) {
-      const int64_t end = counts_[v];
-      T* first = lists.data() + begin;
-      T* last = lists.data() + end;
-      if (options_.dedup) {
-        T* new_last = std::unique(first, last);
-        stats_.duplicates_dropped += last - new_last;
-        last = new_last;
+    int64_t segment_first = 0;  // where the current segment's compacted lists start
+    for (int64_t seg_lo = lo; seg_lo < hi;) {
+      // The segment: nodes from seg_lo whose lists reach about kWriteSegmentEdges.
+      // counts_ before seg_lo already holds new degrees: the segment starts at `begin`.
+      const int64_t base = begin;
+      int64_t seg_hi = static_cast<int64_t>(
+          std::upper_bound(counts_.begin() + seg_lo, counts_.begin() + hi, base + kWriteSegmentEdges) -
+          counts_.begin());
+      seg_hi = std::min(hi, std::max(seg_hi, seg_lo + 1));
+      ParallelFor(tbb::blocked_range<int64_t>(seg_lo, seg_hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
+        for (int64_t v = r.begin(); v < r.end(); ++v) {
+          const int64_t first = v == seg_lo ? base : counts_[v - 1];
+          SortList(lists.data() + first, lists.data() + counts_[v], use_radix_);
+        }
+      });
+      // Sequential: later lists move left over earlier ones.
+      for (int64_t v = seg_lo; v < seg_hi; ++v) {
+        const int64_t end = counts_[v];
+        T* first = lists.data() + begin;
+        T* last = lists.data() + end;
+        if (options_.dedup) {
+          T* new_last = std::unique(first, last);
+          stats_.duplicates_dropped += last - new_last;
+          last = new_last;
+        }
+        const int64_t len = last - first;
+        if (write != begin) std::copy(first, last, lists.data() + write);
+        write += len;
+        counts_[v] = len;
+        begin = end;
       }
-      const int64_t len = last - first;
-      if (write != begin) std::copy(first, last, lists.data() + write);
-      write += len;
-      counts_[v] = len;
-      begin = end;
+      const T* from = lists.data() + segment_first;
+      const int64_t count = write - segment_first;
+      SEER_RETURN_IF_ERROR(writer_.Start([this, from, count]() -> Status {
+        return indices_out_.AppendValues(from, count);
+      }));
+      segment_first = write;
+      seg_lo = seg_hi;
     }
     stats_.num_edges += write;
-    lists.resize(static_cast<size_t>(write));
-    SEER_RETURN_IF_ERROR(writer_.Start([this, &lists]() -> Status {
-      return indices_out_.AppendValues(lists.data(), static_cast<int64_t>(lists.size()));
-    }));
+    // No resize: a pending write still reads the buffer (its size is the budget's anyway).
     return Status::Ok();
   }
 
@@ -1004,7 +1045,16 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
       }
       std::atomic<int64_t> self_loops{0}, expanded{0};
       const std::vector<int64_t> cuts = EqualCuts(0, static_cast<int64_t>(counts.size()));
-      if (cuts.size() == 2) {
+      if (cuts.size() == 2 && !options.undirected && !options.drop_self_loops) {
+        // Every edge counts once as it is; the counter 16 edges ahead is prefetched.
+        int64_t* c = counts.data();
+        constexpr int64_t kAhead = 16;
+        for (int64_t i = 0; i < n; ++i) {
+          if (i + kAhead < n) __builtin_prefetch(c + chunk[static_cast<size_t>(i + kAhead)].dst, 1);
+          ++c[chunk[static_cast<size_t>(i)].dst];
+        }
+        expanded += n;
+      } else if (cuts.size() == 2) {
         int64_t local_loops = 0, local_edges = 0;
         for (int64_t i = 0; i < n; ++i) {
           Expand(chunk[i], options, &local_loops, [&](int64_t, int64_t dst) {

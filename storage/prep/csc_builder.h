@@ -18,12 +18,15 @@
 // CscBuildStats).
 // Parallel (TBB, in the caller's task arena: wrap the call in a tbb::task_arena to bound
 // the threads): the source parses a batch with all threads; degrees are counted and edges
-// placed by destination owners (each thread owns a node range; with several, every batch
-// is routed once into per-owner groups, so each owner reads only its edges and no atomics
-// are needed), edges bucketed by slices; neighbor lists sorted in parallel (insertion
-// sort for short lists); spill and indices writes run on one background thread,
-// overlapped with the next batch or partition, and the next spill chunk is read while
-// one is placed. The output does not depend on the number of threads (lists are sorted).
+// placed by destination owners (from 3 threads on each thread owns a node range, every
+// batch is routed once into per-owner groups, so each owner reads only its edges and no
+// atomics are needed; with 1 or 2 threads one owner does it, with prefetching, since the
+// routing pass costs what a second owner saves), edges bucketed by slices; neighbor lists
+// sorted in parallel (insertion sort for short lists) and appended in segments, each
+// segment's write overlapping the next one's sort; spill and indices writes run on one
+// background thread, overlapped with the next batch or partition, and the next spill
+// chunk is read while one is placed. The output does not depend on the number of threads
+// (lists are sorted).
 // Temporary files (partition spills; a costly source's staged edges) are written and read
 // with O_DIRECT where the file system allows it (storage/prep/direct_file.h), buffered
 // where it does not (tmpfs) or where the alignment padding (16 KiB per partition) would
