@@ -3,9 +3,11 @@
 # suite through ctest; then builds the libtorch-free part (storage, kernels, cache,
 # inspector, the `seer` CLI and their tests) again with -Werror and AddressSanitizer +
 # UndefinedBehaviorSanitizer into build-check/ and runs its tests (a sanitizer report
-# fails the test). Exits non-zero when any build or test fails. Extra arguments go to
-# both ctest runs (e.g. tools/test.sh -R DirectReader). SEER_TEST_CHECKS=0 skips the
-# second build (it takes ~6-9 minutes on 2 cores the first time).
+# fails the test); then runs the storage, cache and inspector tests under
+# ThreadSanitizer (the --tsan mode below, build-tsan/). Exits non-zero when any build or
+# test fails. Extra arguments go to both ctest runs (e.g. tools/test.sh -R DirectReader)
+# and skip the TSan stage. SEER_TEST_CHECKS=0 skips the second build (it takes ~6-9
+# minutes on 2 cores the first time), SEER_TEST_TSAN=0 the third (~7 minutes).
 #
 # Modes (first argument; not run by CI, see README "Testing for reliability"):
 #   --sanitize  the WHOLE suite, libtorch build included (executor, seer train/predict),
@@ -20,7 +22,7 @@
 #               (storage/base/parallel.h), so tools/sanitizers/tsan.supp only silences
 #               reports whose top frame is in TBB's headers. With SEER_TSAN_TORCH=1 the
 #               executor (SuperbatchPipeline, its queues and stage threads) is built and
-#               tested too.
+#               tested too (in build-tsan-torch/).
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 seer_install_packages
 jobs="$(nproc 2>/dev/null || echo 2)"
@@ -44,9 +46,12 @@ fi
 
 if [ "${1:-}" = "--tsan" ]; then
   shift
-  build="${SEER_TSAN_BUILD:-$SEER_ROOT/build-tsan}"
   torch="OFF"
   [ "${SEER_TSAN_TORCH:-0}" = "1" ] && torch="ON"
+  # The libtorch build gets its own directory (the CMake cache fixes the option).
+  default_build="$SEER_ROOT/build-tsan"
+  [ "$torch" = "ON" ] && default_build="$SEER_ROOT/build-tsan-torch"
+  build="${SEER_TSAN_BUILD:-$default_build}"
   echo "seer: ThreadSanitizer build (libtorch $torch) in $build"
   if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$SEER_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEER_WITH_TORCH="$torch" \
@@ -79,4 +84,12 @@ if [ "${SEER_TEST_CHECKS:-1}" != "0" ]; then
   fi
   cmake --build "$check_build" -j "$jobs"
   (cd "$check_build" && ctest --output-on-failure -j "$jobs" "$@")
+fi
+
+# Third stage: ThreadSanitizer over the threaded libtorch-free modules (the --tsan mode
+# below; ~5 min to build and ~2 min to run on 2 cores). A report fails the run. Skipped
+# with SEER_TEST_TSAN=0, and when extra arguments narrow the run to some tests.
+if [ "${SEER_TEST_TSAN:-1}" != "0" ] && [ $# -eq 0 ]; then
+  echo "seer: ThreadSanitizer stage (storage, cache, inspector; SEER_TEST_TSAN=0 skips it)"
+  bash "$SEER_ROOT/tools/test.sh" --tsan
 fi
