@@ -33,10 +33,7 @@ namespace {
 constexpr int64_t kMinBatchEdges = 1024;
 constexpr int64_t kMaxBatchEdges = int64_t{1} << 20;  // 16 MiB of Edge per read
 constexpr int64_t kGrainEdges = 16384;
-constexpr int64_t kMaxPartitions = 1000;
-// Edges per sorted-and-written segment of a partition (4-8 MiB of indices): small enough
-// that the last segment's write, which nothing overlaps, is short.
-constexpr int64_t kWriteSegmentEdges = int64_t{1} << 21;  // stays under the usual 1024 open-file limit
+constexpr int64_t kMaxPartitions = 1000;  // stays under the usual 1024 open-file limit
 
 // A private directory for partition files; removes them and itself when destroyed.
 class SpillDir {
@@ -865,7 +862,9 @@ class CscBuild {
     }
     // Sort each list (parallel over nodes; the list of v is [end of v-1, end of v)),
     // compact in place (dedup may shorten lists; counts_[v] becomes v's new degree) and
-    // append, in segments of about kWriteSegmentEdges: segment k's write runs on the
+    // append, in segments of about options_.write_segment_edges (default 2 Mi: 8 MiB of
+    // uint32 indices, so the last segment's write, which nothing overlaps, is short; a
+    // list longer than that is a segment alone): segment k's write runs on the
     // background writer while segment k+1 is sorted, so the output's kernel copy overlaps
     // the sort instead of following it. Compaction moves lists left only into bytes no
     // pending write covers (a segment's write ends where its compacted lists end).
@@ -873,11 +872,11 @@ class CscBuild {
     int64_t write = 0;
     int64_t segment_first = 0;  // where the current segment's compacted lists start
     for (int64_t seg_lo = lo; seg_lo < hi;) {
-      // The segment: nodes from seg_lo whose lists reach about kWriteSegmentEdges.
+      // The segment: nodes from seg_lo whose lists end within write_segment_edges.
       // counts_ before seg_lo already holds new degrees: the segment starts at `begin`.
       const int64_t base = begin;
       int64_t seg_hi = static_cast<int64_t>(
-          std::upper_bound(counts_.begin() + seg_lo, counts_.begin() + hi, base + kWriteSegmentEdges) -
+          std::upper_bound(counts_.begin() + seg_lo, counts_.begin() + hi, base + std::max<int64_t>(1, options_.write_segment_edges)) -
           counts_.begin());
       seg_hi = std::min(hi, std::max(seg_hi, seg_lo + 1));
       ParallelFor(tbb::blocked_range<int64_t>(seg_lo, seg_hi, 256), [&](const tbb::blocked_range<int64_t>& r) {

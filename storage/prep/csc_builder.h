@@ -91,6 +91,9 @@ struct CscBuildOptions {
   // What each output writer buffers at most (AtomicFileWriter: 1 MiB); charged against
   // the budget as min(this, the file's size) for indptr and indices.
   int64_t writer_buffer_bytes = 0;
+  // Edges per segment of sorted lists appended at a time (each segment's write overlaps
+  // the next one's sort); tests make it small to cross many segment boundaries.
+  int64_t write_segment_edges = int64_t{1} << 21;
   std::string spill_dir = ".";        // a private temp dir is made (and removed) inside
   bool show_progress = false;
 };
