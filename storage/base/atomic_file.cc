@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 #include "storage/base/file_io.h"
 
@@ -45,6 +47,7 @@ AtomicFileWriter::~AtomicFileWriter() {
 
 void AtomicFileWriter::Abandon() {
   if (closed_) return;
+  direct_fd_.Reset();
   fd_.Reset();
   if (!temp_path_.empty()) ::unlink(temp_path_.c_str());
   closed_ = true;
@@ -74,6 +77,29 @@ Status AtomicFileWriter::Append(const void* data, int64_t length_bytes) {
   return Status::Ok();
 }
 
+bool AtomicFileWriter::EnableDirect() {
+  if (closed_ || direct()) return direct();
+  const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return false;  // EINVAL where O_DIRECT is not supported: stay buffered
+  direct_fd_ = UniqueFd(fd);
+  return true;
+}
+
+Status AtomicFileWriter::AppendDirect(const void* data, int64_t length_bytes) {
+  const bool aligned = direct() && length_bytes > 0 &&
+                       reinterpret_cast<uintptr_t>(data) % kDirectAlign == 0 &&
+                       length_bytes % kDirectAlign == 0 && bytes_written_ % kDirectAlign == 0;
+  if (!aligned) return Append(data, length_bytes);
+  if (closed_) throw std::logic_error("AtomicFileWriter::AppendDirect after Close");
+  SEER_RETURN_IF_ERROR(Flush());  // buffered bytes before these (they end aligned)
+  hash_.Update(static_cast<const char*>(data), static_cast<size_t>(length_bytes));
+  SEER_RETURN_IF_ERROR(PwriteFull(direct_fd_.get(), data, length_bytes, bytes_written_, temp_path_));
+  bytes_written_ += length_bytes;
+  // The buffered descriptor appends at its own position: move it past these bytes.
+  if (::lseek(fd_.get(), bytes_written_, SEEK_SET) < 0) return ErrnoStatus(errno, "lseek", temp_path_);
+  return Status::Ok();
+}
+
 Status AtomicFileWriter::PadTo(int64_t alignment) {
   int64_t rem = bytes_written_ % alignment;
   if (rem == 0) return Status::Ok();
@@ -84,6 +110,8 @@ Status AtomicFileWriter::PadTo(int64_t alignment) {
 Status AtomicFileWriter::Close() {
   if (closed_) throw std::logic_error("AtomicFileWriter::Close twice");
   Status st = Flush();
+  // fsync through either descriptor flushes the file's data, the O_DIRECT writes included.
+  if (st.ok() && direct()) st = direct_fd_.Close(temp_path_);
   if (st.ok() && ::fsync(fd_.get()) != 0) st = ErrnoStatus(errno, "fsync", temp_path_);
   if (st.ok()) st = fd_.Close(temp_path_);
   if (st.ok() && ::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {

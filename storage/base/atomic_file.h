@@ -28,6 +28,18 @@ class AtomicFileWriter {
   Status AppendValues(const T* values, int64_t count) {
     return Append(values, count * static_cast<int64_t>(sizeof(T)));
   }
+  // Opens a second descriptor on the temporary file with O_DIRECT, so AppendDirect can
+  // write without a page-cache copy; false (and nothing changes) where the file system
+  // refuses it (tmpfs). Call before the first Append.
+  bool EnableDirect();
+  bool direct() const { return direct_fd_.get() >= 0; }
+  // Bytes AppendDirect's data, length and the file offset must be multiples of.
+  static constexpr int64_t kDirectAlign = 4096;
+  // Appends like Append. With EnableDirect, a kDirectAlign-aligned `data`, a length that
+  // is a multiple of it and an aligned file offset (bytes_written(), buffered bytes
+  // included: they are flushed first), the bytes go to the file with O_DIRECT (the
+  // caller's buffer is written as it is, no copy); otherwise they go through Append.
+  Status AppendDirect(const void* data, int64_t length_bytes);
   // Appends zero bytes until the size is a multiple of `alignment`.
   Status PadTo(int64_t alignment);
   int64_t bytes_written() const { return bytes_written_; }
@@ -47,6 +59,7 @@ class AtomicFileWriter {
   std::string final_path_;
   std::string temp_path_;
   UniqueFd fd_;
+  UniqueFd direct_fd_;  // O_DIRECT descriptor of the same file (EnableDirect), else -1
   std::vector<char> buffer_;
   int64_t bytes_written_ = 0;
   Xxh64 hash_;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -167,6 +168,24 @@ inline void SortList(T* first, T* last, bool radix) {
   }
   std::sort(first, last);
 }
+
+// Allocates page-aligned arrays (AtomicFileWriter::kDirectAlign), so a buffer can be
+// handed to an O_DIRECT write as it is.
+template <typename T>
+struct PageAligned {
+  using value_type = T;
+  PageAligned() = default;
+  template <typename U>
+  PageAligned(const PageAligned<U>&) {}  // NOLINT: rebinding
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{AtomicFileWriter::kDirectAlign}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{AtomicFileWriter::kDirectAlign}); }
+  template <typename U>
+  bool operator==(const PageAligned<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const PageAligned<U>&) const { return false; }
+};
 
 // Gives the heap's free pages back to the system (glibc keeps freed blocks below its
 // dynamic mmap threshold, up to 32 MiB, resident): called between passes so that buffers
@@ -551,7 +570,7 @@ class CscBuild {
       progress.Finish();
     }
     SEER_RETURN_IF_ERROR(writer_.Wait());
-    for (auto& lists : lists_) std::vector<T>().swap(lists);
+    for (auto& lists : lists_) Lists().swap(lists);
     SEER_RETURN_IF_ERROR(WriteIndptr());
     return stats_;
   }
@@ -760,10 +779,10 @@ class CscBuild {
     }
     // With two buffers, partition p-1's may still be written (one job at a time, so
     // p-2's, which used this one, is done); with one, wait for its write.
-    std::vector<T>& lists = lists_[overlap_indices_ ? p % 2 : 0];
+    Lists& lists = lists_[overlap_indices_ ? p % 2 : 0];
     if (!overlap_indices_) SEER_RETURN_IF_ERROR(writer_.Wait());
     if (static_cast<size_t>(num_edges) > lists.capacity()) {
-      std::vector<T>().swap(lists);
+      Lists().swap(lists);
       lists.reserve(static_cast<size_t>(num_edges));  // exactly: the budget counts it
     }
     lists.resize(static_cast<size_t>(num_edges));
@@ -870,7 +889,7 @@ class CscBuild {
     // pending write covers (a segment's write ends where its compacted lists end).
     int64_t begin = 0;
     int64_t write = 0;
-    int64_t segment_first = 0;  // where the current segment's compacted lists start
+    int64_t segment_first = 0;  // the first list entry not yet handed to the writer
     for (int64_t seg_lo = lo; seg_lo < hi;) {
       // The segment: nodes from seg_lo whose lists end within write_segment_edges.
       // counts_ before seg_lo already holds new degrees: the segment starts at `begin`.
@@ -901,12 +920,22 @@ class CscBuild {
         counts_[v] = len;
         begin = end;
       }
-      const T* from = lists.data() + segment_first;
-      const int64_t count = write - segment_first;
-      SEER_RETURN_IF_ERROR(writer_.Start([this, from, count]() -> Status {
-        return indices_out_.AppendValues(from, count);
-      }));
-      segment_first = write;
+      // With an O_DIRECT writer, whole blocks go now and the partial last block waits
+      // for the next segment (the partition's last segment writes all it has: its tail
+      // goes buffered, and a later partition, now at an unaligned offset, buffered too).
+      int64_t upto = write;
+      if (indices_out_.direct() && seg_hi < hi) {
+        constexpr int64_t kBlock = AtomicFileWriter::kDirectAlign;
+        upto = write * static_cast<int64_t>(sizeof(T)) / kBlock * kBlock / static_cast<int64_t>(sizeof(T));
+      }
+      if (upto > segment_first) {
+        const T* from = lists.data() + segment_first;
+        const int64_t bytes = (upto - segment_first) * static_cast<int64_t>(sizeof(T));
+        SEER_RETURN_IF_ERROR(writer_.Start([this, from, bytes]() -> Status {
+          return indices_out_.AppendDirect(from, bytes);
+        }));
+        segment_first = upto;
+      }
       seg_lo = seg_hi;
     }
     stats_.num_edges += write;
@@ -941,7 +970,10 @@ class CscBuild {
   std::vector<int64_t> bounds_;
   std::unique_ptr<SpillDir> spill_dir_;
   std::vector<std::string> spill_paths_;
-  std::vector<T> lists_[2];
+  // Partition buffers, page-aligned so that whole blocks of sorted lists can be written
+  // with O_DIRECT straight from them.
+  using Lists = std::vector<T, PageAligned<T>>;
+  Lists lists_[2];
   bool overlap_indices_ = false;
   bool use_radix_ = false;     // long lists radix-sorted (the scratch fits the budget)
   bool spill_direct_ = false;
@@ -1119,6 +1151,9 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
     stats.staged_edges = true;
   }
   EdgeSource& again = staged ? *staged : source;
+  // indices.bin's blocks go from the partition buffers with O_DIRECT where the file
+  // system allows it (no page-cache copy of the largest output; buffered on tmpfs).
+  if (indices_out.bytes_written() == 0) stats.indices_direct = indices_out.EnableDirect();
   if (dtype == IndexDtype::kUint32) {
     CscBuild<uint32_t> build(again, options, indptr_out, indices_out);
     return build.Run(std::move(counts), num_nodes, total_edges, stats);

@@ -27,6 +27,9 @@
 // background thread, overlapped with the next batch or partition, and the next spill
 // chunk is read while one is placed. The output does not depend on the number of threads
 // (lists are sorted).
+// indices.bin is written with O_DIRECT straight from the page-aligned partition buffers
+// where the file system allows it (AtomicFileWriter::EnableDirect; whole blocks, the
+// partition's last partial block and any later partition buffered).
 // Temporary files (partition spills; a costly source's staged edges) are written and read
 // with O_DIRECT where the file system allows it (storage/prep/direct_file.h), buffered
 // where it does not (tmpfs) or where the alignment padding (16 KiB per partition) would
@@ -109,6 +112,7 @@ struct CscBuildStats {
   int64_t spill_bytes_written = 0;
   bool spill_direct = false;          // spill files opened with O_DIRECT (not refused)
   bool staged_edges = false;          // later passes read pass 1's staged edges (CostlyToReread)
+  bool indices_direct = false;        // indices.bin written with O_DIRECT (whole blocks)
   IndexDtype index_dtype = IndexDtype::kUint32;
 };
 
