@@ -313,6 +313,22 @@ TEST(CscBuilderTest, OneThreadAndManyThreadsWriteIdenticalFiles) {
   EXPECT_TRUE(DirIsEmptyOfSpill(dir));
 }
 
+// Builds `edges` on `threads` threads (a task arena of that size) into `dir`, expects the
+// oracle's CSC and returns the build's stats.
+CscBuildStats BuildExpectingOracle(const std::vector<Edge>& edges, int64_t num_nodes, const CscBuildOptions& options,
+                                   int threads, const std::string& dir, const Csc& oracle) {
+  CscBuildStats stats;
+  tbb::task_arena arena(threads);
+  arena.execute([&] {
+    VectorEdgeSource source(edges, num_nodes);
+    auto built = Build(source, options, dir);
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    EXPECT_TRUE(built->first == oracle);
+    stats = built->second;
+  });
+  return stats;
+}
+
 // Sorted lists are appended in segments whose writes overlap the next segment's sort;
 // with dedup, compaction moves lists left across segment boundaries while an earlier
 // segment is still being written. Tiny segments (and a segment size of 1) cross many
@@ -337,16 +353,10 @@ TEST(CscBuilderTest, SegmentedWritesMatchOracle) {
             options.memory_budget_bytes = budget;
             options.write_segment_edges = segment;
             options.spill_dir = dir;
-            tbb::task_arena arena(threads);
-            arena.execute([&] {
-              VectorEdgeSource source(edges, num_nodes);
-              auto built = Build(source, options, dir);
-              ASSERT_TRUE(built.ok()) << built.status().ToString();
-              EXPECT_TRUE(built->first == oracle);
-              if (budget < (2 << 20)) {
-                EXPECT_GT(built->second.num_partitions, 1);
-              }
-            });
+            const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
+            if (budget < (2 << 20)) {
+              EXPECT_GT(stats.num_partitions, 1);
+            }
           }
         }
       }
@@ -378,21 +388,15 @@ TEST(CscBuilderTest, SpilledPartitionsMatchOracleOnDiskAndTemp) {
           options.undirected = undirected;
           options.memory_budget_bytes = budget;
           options.spill_dir = dir;
-          tbb::task_arena arena(threads);
-          arena.execute([&] {
-            VectorEdgeSource source(edges, num_nodes);
-            auto built = Build(source, options, dir);
-            ASSERT_TRUE(built.ok()) << built.status().ToString();
-            EXPECT_TRUE(built->first == oracle);
-            saw_several |= built->second.num_partitions > 1;
-            saw_direct |= built->second.spill_direct;
+          const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
+          saw_several |= stats.num_partitions > 1;
+          saw_direct |= stats.spill_direct;
 #ifdef SEER_IO_TEST_DIR
-            // The build tree's disk takes O_DIRECT: indices.bin's blocks go that way.
-            if (dir != dirs.front()) {
-              EXPECT_TRUE(built->second.indices_direct);
-            }
+          // The build tree's disk takes O_DIRECT: indices.bin's blocks go that way.
+          if (dir != dirs.front()) {
+            EXPECT_TRUE(stats.indices_direct);
+          }
 #endif
-          });
         }
       }
     }
