@@ -14,7 +14,6 @@
 #include <cstring>
 #include <future>
 #include <memory>
-#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -169,23 +168,20 @@ inline void SortList(T* first, T* last, bool radix) {
   std::sort(first, last);
 }
 
-// Allocates page-aligned arrays (AtomicFileWriter::kDirectAlign), so a buffer can be
-// handed to an O_DIRECT write as it is.
-template <typename T>
-struct PageAligned {
-  using value_type = T;
-  PageAligned() = default;
-  template <typename U>
-  PageAligned(const PageAligned<U>&) {}  // NOLINT: rebinding
-  T* allocate(size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{AtomicFileWriter::kDirectAlign}));
+// Where nothing is expanded, a batch of Edges is read as interleaved (src, dst) int64
+// pairs by CountRun and PlaceRun.
+static_assert(sizeof(Edge) == 2 * sizeof(int64_t) && std::is_standard_layout_v<Edge>);
+
+// Counts `count` (src, dst) pairs into counts[dst], prefetching the counter 16 pairs
+// ahead (the table is too large for the cache at scale: the increments are random).
+template <typename V>
+void CountRun(const V* pairs, int64_t count, int64_t* counts) {
+  constexpr int64_t kAhead = 16;
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kAhead < count) __builtin_prefetch(counts + pairs[2 * (i + kAhead) + 1], 1);
+    ++counts[pairs[2 * i + 1]];
   }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{AtomicFileWriter::kDirectAlign}); }
-  template <typename U>
-  bool operator==(const PageAligned<U>&) const { return true; }
-  template <typename U>
-  bool operator!=(const PageAligned<U>&) const { return false; }
-};
+}
 
 // Gives the heap's free pages back to the system (glibc keeps freed blocks below its
 // dynamic mmap threshold, up to 32 MiB, resident): called between passes so that buffers
@@ -570,7 +566,7 @@ class CscBuild {
       progress.Finish();
     }
     SEER_RETURN_IF_ERROR(writer_.Wait());
-    for (auto& lists : lists_) Lists().swap(lists);
+    for (AlignedBuffer& lists : lists_) lists.Release();
     SEER_RETURN_IF_ERROR(WriteIndptr());
     return stats_;
   }
@@ -779,13 +775,12 @@ class CscBuild {
     }
     // With two buffers, partition p-1's may still be written (one job at a time, so
     // p-2's, which used this one, is done); with one, wait for its write.
-    Lists& lists = lists_[overlap_indices_ ? p % 2 : 0];
+    AlignedBuffer& buffer = lists_[overlap_indices_ ? p % 2 : 0];
     if (!overlap_indices_) SEER_RETURN_IF_ERROR(writer_.Wait());
-    if (static_cast<size_t>(num_edges) > lists.capacity()) {
-      Lists().swap(lists);
-      lists.reserve(static_cast<size_t>(num_edges));  // exactly: the budget counts it
-    }
-    lists.resize(static_cast<size_t>(num_edges));
+    // Exactly the partition's lists (the budget counts them), rounded to a block. Not
+    // cleared: placement fills every slot, or the check after it refuses the partition.
+    buffer.Reserve(num_edges * static_cast<int64_t>(sizeof(T)));
+    T* const lists = reinterpret_cast<T*>(buffer.data());
     // Owners get node ranges holding about equal numbers of edges (counts_ holds each
     // node's start offset here).
     std::vector<int64_t> cuts = {lo};
@@ -799,7 +794,7 @@ class CscBuild {
     auto place = [&](int64_t src, int64_t dst) {
       const int64_t at = counts_[dst]++;
       if (at < num_edges) {
-        lists[static_cast<size_t>(at)] = static_cast<T>(src);
+        lists[at] = static_cast<T>(src);
       } else {
         overflow.store(true, std::memory_order_relaxed);
       }
@@ -815,9 +810,8 @@ class CscBuild {
         if (cuts.size() == 2 && !options_.undirected && !options_.drop_self_loops) {
           // Every edge is placed as it is: the batch is (src, dst) int64 pairs, placed with
           // the prefetching loop (20M R-MAT edges, 1 thread: placement ~35 % less CPU).
-          static_assert(sizeof(Edge) == 2 * sizeof(int64_t) && std::is_standard_layout_v<Edge>);
           bool over = false;
-          PlaceRun(reinterpret_cast<const int64_t*>(chunk.data()), n, lists.data(), num_edges, &over);
+          PlaceRun(reinterpret_cast<const int64_t*>(chunk.data()), n, lists, num_edges, &over);
           if (over) overflow.store(true);
         } else if (cuts.size() == 2) {
           for (int64_t i = 0; i < n; ++i) Expand(chunk[i], options_, &ignored_self_loops, place);
@@ -830,7 +824,7 @@ class CscBuild {
               },
               [&](const T* group, int64_t count) {
                 bool over = false;
-                PlaceRun(group, count, lists.data(), num_edges, &over);
+                PlaceRun(group, count, lists, num_edges, &over);
                 if (over) overflow.store(true);
               });
         }
@@ -864,7 +858,7 @@ class CscBuild {
           ahead = std::async(std::launch::async, read, &read_buffers_[cur ^ 1], off + chunk_bytes);
         }
         const T* pairs = reinterpret_cast<const T*>(read_buffers_[cur].data());
-        PlacePairs(pairs, count, cuts, lists.data(), num_edges, &overflow);
+        PlacePairs(pairs, count, cuts, lists, num_edges, &overflow);
         if (ahead.valid()) SEER_RETURN_IF_ERROR(ahead.get());
         cur ^= 1;
       }
@@ -901,21 +895,21 @@ class CscBuild {
       ParallelFor(tbb::blocked_range<int64_t>(seg_lo, seg_hi, 256), [&](const tbb::blocked_range<int64_t>& r) {
         for (int64_t v = r.begin(); v < r.end(); ++v) {
           const int64_t first = v == seg_lo ? base : counts_[v - 1];
-          SortList(lists.data() + first, lists.data() + counts_[v], use_radix_);
+          SortList(lists + first, lists + counts_[v], use_radix_);
         }
       });
       // Sequential: later lists move left over earlier ones.
       for (int64_t v = seg_lo; v < seg_hi; ++v) {
         const int64_t end = counts_[v];
-        T* first = lists.data() + begin;
-        T* last = lists.data() + end;
+        T* first = lists + begin;
+        T* last = lists + end;
         if (options_.dedup) {
           T* new_last = std::unique(first, last);
           stats_.duplicates_dropped += last - new_last;
           last = new_last;
         }
         const int64_t len = last - first;
-        if (write != begin) std::copy(first, last, lists.data() + write);
+        if (write != begin) std::copy(first, last, lists + write);
         write += len;
         counts_[v] = len;
         begin = end;
@@ -929,7 +923,7 @@ class CscBuild {
         upto = write * static_cast<int64_t>(sizeof(T)) / kBlock * kBlock / static_cast<int64_t>(sizeof(T));
       }
       if (upto > segment_first) {
-        const T* from = lists.data() + segment_first;
+        const T* from = lists + segment_first;
         const int64_t bytes = (upto - segment_first) * static_cast<int64_t>(sizeof(T));
         SEER_RETURN_IF_ERROR(writer_.Start([this, from, bytes]() -> Status {
           return indices_out_.AppendDirect(from, bytes);
@@ -939,7 +933,7 @@ class CscBuild {
       seg_lo = seg_hi;
     }
     stats_.num_edges += write;
-    // No resize: a pending write still reads the buffer (its size is the budget's anyway).
+    // The buffer stays as it is: a pending write may still read it.
     return Status::Ok();
   }
 
@@ -970,10 +964,10 @@ class CscBuild {
   std::vector<int64_t> bounds_;
   std::unique_ptr<SpillDir> spill_dir_;
   std::vector<std::string> spill_paths_;
-  // Partition buffers, page-aligned so that whole blocks of sorted lists can be written
-  // with O_DIRECT straight from them.
-  using Lists = std::vector<T, PageAligned<T>>;
-  Lists lists_[2];
+  // Partition buffers (aligned: whole blocks of sorted lists go to an O_DIRECT writer
+  // straight from them).
+  static_assert(kDirectAlign % AtomicFileWriter::kDirectAlign == 0);
+  AlignedBuffer lists_[2];
   bool overlap_indices_ = false;
   bool use_radix_ = false;     // long lists radix-sorted (the scratch fits the budget)
   bool spill_direct_ = false;
@@ -1077,13 +1071,8 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
       std::atomic<int64_t> self_loops{0}, expanded{0};
       const std::vector<int64_t> cuts = EqualCuts(0, static_cast<int64_t>(counts.size()));
       if (cuts.size() == 2 && !options.undirected && !options.drop_self_loops) {
-        // Every edge counts once as it is; the counter 16 edges ahead is prefetched.
-        int64_t* c = counts.data();
-        constexpr int64_t kAhead = 16;
-        for (int64_t i = 0; i < n; ++i) {
-          if (i + kAhead < n) __builtin_prefetch(c + chunk[static_cast<size_t>(i + kAhead)].dst, 1);
-          ++c[chunk[static_cast<size_t>(i)].dst];
-        }
+        // Every edge counts once as it is: the batch is (src, dst) int64 pairs.
+        CountRun(reinterpret_cast<const int64_t*>(chunk.data()), n, counts.data());
         expanded += n;
       } else if (cuts.size() == 2) {
         int64_t local_loops = 0, local_edges = 0;
@@ -1102,9 +1091,7 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
               int64_t ignored_self_loops = 0;
               Expand(chunk[i], options, &ignored_self_loops, f);
             },
-            [&](const int64_t* pairs, int64_t count) {
-              for (int64_t i = 0; i < count; ++i) ++counts[static_cast<size_t>(pairs[2 * i + 1])];
-            });
+            [&](const int64_t* pairs, int64_t count) { CountRun(pairs, count, counts.data()); });
         if (options.drop_self_loops) {
           std::atomic<int64_t> loops{0};
           ParallelChunks(n, [&](int64_t b, int64_t e) {

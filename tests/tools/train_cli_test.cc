@@ -348,14 +348,20 @@ TEST(TrainCliTest, BaselineFlagErrorsAreOneLine) {
   ExpectOneLineError(Seer(t + " --pipeline conventional --feature-cache none --prefetch 0"), "train", "prefetch >= 1");
 }
 
+// `seer train --no-train` for one epoch on a fresh 3000-node generated graph (fan-outs
+// 5,5, batches of 100, 2 threads, 64M budget, buffered reads) with `extra` flags added.
+CommandRun SmallNoTrainRun(const std::string& extra) {
+  const std::string ds = MakeTempDir() + "/ds";
+  const CommandRun gen = Seer("gen --nodes 3000 --out " + ds + " --quiet");
+  if (gen.exit_code != 0) return gen;
+  return Seer("train " + ds + " --no-train --fanouts 5,5 --batch-size 100 --epochs 1 --threads 2 "
+              "--memory-budget 64M --buffered" + extra);
+}
+
 // A user who never sets --superbatch gets the automatic choice, and the split line says
 // which S and why, and which neighbor cache is in use.
 TEST(TrainCliTest, SplitLineSaysTheAutomaticSuperbatchAndTheCacheInUse) {
-  const std::string tmp = MakeTempDir();
-  const std::string ds = tmp + "/ds";
-  ASSERT_EQ(Seer("gen --nodes 3000 --out " + ds + " --quiet").exit_code, 0);
-  CommandRun run = Seer("train " + ds + " --no-train --fanouts 5,5 --batch-size 100 --epochs 1 --threads 2 "
-                        "--memory-budget 64M --buffered");
+  CommandRun run = SmallNoTrainRun("");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("(auto: the whole epoch;"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(" in use (built in memory, 100.0% of the edges"), std::string::npos) << run.output;
@@ -365,11 +371,7 @@ TEST(TrainCliTest, SplitLineSaysTheAutomaticSuperbatchAndTheCacheInUse) {
 // --progress-interval 0: one plain progress line per batch (stderr is a pipe here), so a
 // benchmark can time every batch of a truncated run. Oracle: the line's own batch count.
 TEST(TrainCliTest, ProgressIntervalZeroPrintsEveryBatch) {
-  const std::string tmp = MakeTempDir();
-  const std::string ds = tmp + "/ds";
-  ASSERT_EQ(Seer("gen --nodes 3000 --out " + ds + " --quiet").exit_code, 0);
-  CommandRun run = Seer("train " + ds + " --no-train --fanouts 5,5 --batch-size 100 --epochs 1 --threads 2 "
-                        "--memory-budget 64M --buffered --progress-interval 0");
+  CommandRun run = SmallNoTrainRun(" --progress-interval 0");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::istringstream lines(run.output);
   std::string line;

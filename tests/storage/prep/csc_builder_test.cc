@@ -313,6 +313,15 @@ TEST(CscBuilderTest, OneThreadAndManyThreadsWriteIdenticalFiles) {
   EXPECT_TRUE(DirIsEmptyOfSpill(dir));
 }
 
+// Options for a build at `budget` spilling into `dir`; the rest at their defaults.
+CscBuildOptions OptionsFor(bool undirected, int64_t budget, const std::string& dir) {
+  CscBuildOptions options;
+  options.undirected = undirected;
+  options.memory_budget_bytes = budget;
+  options.spill_dir = dir;
+  return options;
+}
+
 // Builds `edges` on `threads` threads (a task arena of that size) into `dir`, expects the
 // oracle's CSC and returns the build's stats.
 CscBuildStats BuildExpectingOracle(const std::vector<Edge>& edges, int64_t num_nodes, const CscBuildOptions& options,
@@ -347,12 +356,9 @@ TEST(CscBuilderTest, SegmentedWritesMatchOracle) {
           for (int threads : {1, 3}) {
             SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " dedup " << dedup << " budget "
                                               << budget << " segment " << segment << " threads " << threads);
-            CscBuildOptions options;
-            options.undirected = undirected;
+            CscBuildOptions options = OptionsFor(undirected, budget, dir);
             options.dedup = dedup;
-            options.memory_budget_bytes = budget;
             options.write_segment_edges = segment;
-            options.spill_dir = dir;
             const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
             if (budget < (2 << 20)) {
               EXPECT_GT(stats.num_partitions, 1);
@@ -384,10 +390,7 @@ TEST(CscBuilderTest, SpilledPartitionsMatchOracleOnDiskAndTemp) {
         for (int threads : {1, 3}) {
           SCOPED_TRACE(::testing::Message() << dir << " undirected " << undirected << " budget " << budget
                                             << " threads " << threads);
-          CscBuildOptions options;
-          options.undirected = undirected;
-          options.memory_budget_bytes = budget;
-          options.spill_dir = dir;
+          const CscBuildOptions options = OptionsFor(undirected, budget, dir);
           const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
           saw_several |= stats.num_partitions > 1;
           saw_direct |= stats.spill_direct;
