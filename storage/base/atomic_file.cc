@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "storage/base/file_io.h"
 
@@ -79,9 +80,9 @@ Status AtomicFileWriter::Append(const void* data, int64_t length_bytes) {
 
 bool AtomicFileWriter::EnableDirect() {
   if (closed_ || direct()) return direct();
-  const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
-  if (fd < 0) return false;  // EINVAL where O_DIRECT is not supported: stay buffered
-  direct_fd_ = UniqueFd(fd);
+  auto fd = UniqueFd::Open(temp_path_, O_WRONLY | O_DIRECT);
+  if (!fd.ok()) return false;  // EINVAL where O_DIRECT is not supported: stay buffered
+  direct_fd_ = std::move(fd).value();
   return true;
 }
 

@@ -348,12 +348,15 @@ TEST(TrainCliTest, BaselineFlagErrorsAreOneLine) {
   ExpectOneLineError(Seer(t + " --pipeline conventional --feature-cache none --prefetch 0"), "train", "prefetch >= 1");
 }
 
-// `seer train --no-train` for one epoch on a fresh 3000-node generated graph (fan-outs
-// 5,5, batches of 100, 2 threads, 64M budget, buffered reads) with `extra` flags added.
-CommandRun SmallNoTrainRun(const std::string& extra) {
+// A fresh 3000-node generated dataset, or "" when `seer gen` failed.
+std::string SmallDataset() {
   const std::string ds = MakeTempDir() + "/ds";
-  const CommandRun gen = Seer("gen --nodes 3000 --out " + ds + " --quiet");
-  if (gen.exit_code != 0) return gen;
+  return Seer("gen --nodes 3000 --out " + ds + " --quiet").exit_code == 0 ? ds : std::string();
+}
+
+// `seer train DS --no-train` for one epoch (fan-outs 5,5, batches of 100, 2 threads, 64M
+// budget, buffered reads) with `extra` flags added.
+CommandRun SmallNoTrainRun(const std::string& ds, const std::string& extra) {
   return Seer("train " + ds + " --no-train --fanouts 5,5 --batch-size 100 --epochs 1 --threads 2 "
               "--memory-budget 64M --buffered" + extra);
 }
@@ -361,7 +364,9 @@ CommandRun SmallNoTrainRun(const std::string& extra) {
 // A user who never sets --superbatch gets the automatic choice, and the split line says
 // which S and why, and which neighbor cache is in use.
 TEST(TrainCliTest, SplitLineSaysTheAutomaticSuperbatchAndTheCacheInUse) {
-  CommandRun run = SmallNoTrainRun("");
+  const std::string ds = SmallDataset();
+  ASSERT_FALSE(ds.empty());
+  CommandRun run = SmallNoTrainRun(ds, "");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("(auto: the whole epoch;"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find(" in use (built in memory, 100.0% of the edges"), std::string::npos) << run.output;
@@ -371,7 +376,9 @@ TEST(TrainCliTest, SplitLineSaysTheAutomaticSuperbatchAndTheCacheInUse) {
 // --progress-interval 0: one plain progress line per batch (stderr is a pipe here), so a
 // benchmark can time every batch of a truncated run. Oracle: the line's own batch count.
 TEST(TrainCliTest, ProgressIntervalZeroPrintsEveryBatch) {
-  CommandRun run = SmallNoTrainRun(" --progress-interval 0");
+  const std::string ds = SmallDataset();
+  ASSERT_FALSE(ds.empty());
+  CommandRun run = SmallNoTrainRun(ds, " --progress-interval 0");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::istringstream lines(run.output);
   std::string line;
