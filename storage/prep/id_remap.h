@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,12 +32,18 @@ class IdRemap {
   IdRemap(const IdRemap&) = delete;
   IdRemap& operator=(const IdRemap&) = delete;
 
+  // Called once per distinct id, in order (node = 0, 1, ...), with its IdSortKey; an
+  // error stops the build and is returned.
+  using NodeVisitor = std::function<Status(std::string_view sort_key, int64_t node)>;
+
   // Reads `text_path` (text/CSV edge list as edge_list.h; no header detection unless a
   // column is named), writes the mapping to `node_ids` and the renumbered edges to
-  // edges_path(). Errors name the file and line.
+  // edges_path(), and shows each node to `on_node` (if set) as it is numbered. Errors
+  // name the file and line.
   static Result<std::unique_ptr<IdRemap>> Build(const std::string& text_path, const TextColumns& columns,
                                                 int64_t memory_budget_bytes, const std::string& work_dir,
-                                                AtomicFileWriter& node_ids, bool show_progress);
+                                                AtomicFileWriter& node_ids, bool show_progress,
+                                                const NodeVisitor& on_node = {});
 
   int64_t num_nodes() const { return num_nodes_; }
   int64_t num_edges() const { return num_edges_; }
