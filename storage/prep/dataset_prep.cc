@@ -22,6 +22,7 @@
 #include "storage/base/progress.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/npy.h"
+#include "storage/prep/node_rows.h"
 #include "storage/prep/text_reader.h"
 
 namespace seer {
@@ -72,6 +73,20 @@ Status AppendFeatureValues(AtomicFileWriter* file, FeatureDtype dtype, const flo
   return file->AppendValues(halves->data(), count);
 }
 
+// Calls read(first_row, num_rows, i) for each run of consecutive rows in rows[0, n):
+// rows[i + j] = first_row + j. Rows in node order are random in general, but a
+// --node-ids file in id order, or dense integer ids, makes most of them runs.
+template <typename ReadRange>
+Status ForEachRowRun(const int64_t* rows, int64_t n, ReadRange&& read) {
+  for (int64_t i = 0; i < n;) {
+    int64_t j = i + 1;
+    while (j < n && rows[j] == rows[j - 1] + 1) ++j;
+    SEER_RETURN_IF_ERROR(read(rows[i], j - i, i));
+    i = j;
+  }
+  return Status::Ok();
+}
+
 // Bitmap over node ids; rejects ids out of range and ids seen in an earlier split.
 class SplitRegistry {
  public:
@@ -118,6 +133,10 @@ class Prep {
     }
     if (!in_.ogb_dir.empty()) SEER_RETURN_IF_ERROR(ResolveOgb());
     SEER_RETURN_IF_ERROR(OpenNodeArrays());
+    if (!in_.node_ids.empty() && !in_.remap_ids) {
+      return InvalidArgument("--node-ids " + in_.node_ids + " needs --remap-ids (without it, row r of the node "
+                             "arrays is node r)");
+    }
     if (in_.remap_ids) {
       if (!in_.ogb_dir.empty() || ResolveEdgeListFormat(in_.edges_format, in_.edges) != EdgeListFormat::kText) {
         return InvalidArgument("--remap-ids needs a text edge list (--edges, text/CSV)");
@@ -126,21 +145,7 @@ class Prep {
       num_nodes_ = -1;
     }
     SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir_, options_.force));
-    if (in_.remap_ids) {
-      SEER_ASSIGN_OR_RETURN(AtomicFileWriter* ids, writer.OpenFile(dataset_files::kNodeIds));
-      SEER_ASSIGN_OR_RETURN(remap_, IdRemap::Build(in_.edges, in_.columns, options_.memory_budget_bytes, out_dir_,
-                                                   *ids, options_.show_progress));
-      if (!remap_->integer_ids() && (features_ || labels_ || splits_[0] || splits_[1] || splits_[2])) {
-        return InvalidArgument(in_.edges + ": --remap-ids with node arrays needs integer ids (row r = id r); "
-                               "this edge list has non-integer ids");
-      }
-      edges_path_ = remap_->edges_path();
-      edges_format_ = EdgeListFormat::kBin64;
-      num_nodes_ = remap_->num_nodes();
-      if (remap_->integer_ids()) {
-        SEER_ASSIGN_OR_RETURN(originals_, UniqueFd::Open(remap_->original_ids_path(), O_RDONLY));
-      }
-    }
+    if (in_.remap_ids) SEER_RETURN_IF_ERROR(RemapIds(writer));
     // A node count taken from a node array's rows does not bound the edge ids: an id
     // beyond it then shows as that array being short (it is named), not as a bad edge.
     const bool bound_edges = !rows_give_num_nodes_ || in_.remap_ids;
@@ -310,39 +315,41 @@ class Prep {
     return Status::Ok();
   }
 
-  // Original ids of nodes [first, first + n) (--remap-ids with integer ids).
-  Status ReadOriginalIds(int64_t first, int64_t n, int64_t* out) const {
-    return PreadFull(originals_.get(), out, n * 8, first * 8, remap_->original_ids_path());
-  }
-
-  // --remap-ids: node arrays are indexed by original id; the largest id must have a row.
-  Status CheckRowsCoverIds(const std::string& path, int64_t rows, const char* what) const {
-    if (num_nodes_ == 0) return Status::Ok();
-    int64_t largest = 0;
-    SEER_RETURN_IF_ERROR(ReadOriginalIds(num_nodes_ - 1, 1, &largest));
-    if (largest >= rows) {
-      return InvalidArgument(path + ": " + std::to_string(rows) + " " + what + ", but the edge list has node id " +
-                             std::to_string(largest) + " (with --remap-ids row r belongs to id r)");
+  // --remap-ids: renumbers the ids (node_ids.txt) and fixes which row of the node arrays
+  // each node takes (node_rows_): by --node-ids, else row r = integer id r.
+  Status RemapIds(DatasetWriter& writer) {
+    const bool node_arrays = features_ || labels_ || splits_[0] || splits_[1] || splits_[2];
+    std::unique_ptr<NodeRowJoin> join;
+    IdRemap::NodeVisitor on_node;
+    if (!in_.node_ids.empty()) {
+      SEER_ASSIGN_OR_RETURN(join, NodeRowJoin::Start(in_.node_ids, options_.memory_budget_bytes, out_dir_,
+                                                     options_.show_progress));
+      SEER_RETURN_IF_ERROR(CheckNodeArrayRows(join->rows()));  // before the long build
+      on_node = [&join](std::string_view key, int64_t node) { return join->Match(key, node); };
+    }
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter* ids, writer.OpenFile(dataset_files::kNodeIds));
+    SEER_ASSIGN_OR_RETURN(remap_, IdRemap::Build(in_.edges, in_.columns, options_.memory_budget_bytes, out_dir_,
+                                                 *ids, options_.show_progress, on_node));
+    edges_path_ = remap_->edges_path();
+    edges_format_ = EdgeListFormat::kBin64;
+    num_nodes_ = remap_->num_nodes();
+    if (join) {
+      SEER_ASSIGN_OR_RETURN(node_rows_, join->Finish(num_nodes_));
+      summary_.node_ids_not_in_graph = node_rows_->unmatched_rows();
+    } else if (node_arrays) {
+      if (!remap_->integer_ids()) {
+        return InvalidArgument(in_.edges + ": non-integer ids: node arrays then need --node-ids FILE (line r+1 = "
+                               "the id of row r); without it row r belongs to integer id r");
+      }
+      SEER_ASSIGN_OR_RETURN(node_rows_, NodeRows::ById(remap_->original_ids_path(), num_nodes_));
     }
     return Status::Ok();
   }
 
-  // --remap-ids: the dense node of original id `id`, or -1 (binary search in the file).
-  Result<int64_t> DenseOf(int64_t id) const {
-    int64_t lo = 0, hi = num_nodes_;
-    while (lo < hi) {
-      const int64_t mid = lo + (hi - lo) / 2;
-      int64_t v;
-      SEER_RETURN_IF_ERROR(ReadOriginalIds(mid, 1, &v));
-      if (v < id) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo < num_nodes_) {
-      int64_t v;
-      SEER_RETURN_IF_ERROR(ReadOriginalIds(lo, 1, &v));
-      if (v == id) return lo;
-    }
-    return int64_t{-1};
+  Status CheckNodeArrayRows(const NodeRows& rows) const {
+    if (features_) SEER_RETURN_IF_ERROR(rows.CheckArrayRows(features_->path(), features_->header().shape[0], "feature rows"));
+    if (labels_) SEER_RETURN_IF_ERROR(rows.CheckArrayRows(labels_->path(), labels_->header().shape[0], "labels"));
+    return Status::Ok();
   }
 
   Status RowCountMismatch(const std::string& path, int64_t rows, const char* what) const {
@@ -366,8 +373,8 @@ class Prep {
   // features.npy: copied in chunks, converted when the dtype changes.
   Status WriteNpyFeatures(DatasetWriter& writer) {
     const NpyHeader& h = features_->header();
-    if (remap_) {
-      SEER_RETURN_IF_ERROR(CheckRowsCoverIds(features_->path(), h.shape[0], "feature rows"));
+    if (node_rows_) {
+      SEER_RETURN_IF_ERROR(node_rows_->CheckArrayRows(features_->path(), h.shape[0], "feature rows"));
     } else if (h.shape[0] != num_nodes_) {
       return RowCountMismatch(features_->path(), h.shape[0], "feature rows");
     }
@@ -388,26 +395,26 @@ class Prep {
     for (int64_t row = 0; row < num_nodes_; row += rows_per_chunk) {
       const int64_t rows = std::min(rows_per_chunk, num_nodes_ - row);
       const int64_t count = rows * f;
-      if (remap_) {  // row of node k = row of its original id: one read per row
+      if (node_rows_) {  // the rows of nodes [row, row + rows): one read per run of consecutive rows
         ids.resize(static_cast<size_t>(rows));
-        SEER_RETURN_IF_ERROR(ReadOriginalIds(row, rows, ids.data()));
+        SEER_RETURN_IF_ERROR(node_rows_->RowsOf(row, rows, ids.data()));
       }
       if (same) {
         raw.resize(static_cast<size_t>(count * h.item_bytes));
-        if (remap_) {
-          for (int64_t i = 0; i < rows; ++i) {
-            SEER_RETURN_IF_ERROR(features_->ReadRaw(ids[i] * f, f, raw.data() + i * f * h.item_bytes));
-          }
+        if (node_rows_) {
+          SEER_RETURN_IF_ERROR(ForEachRowRun(ids.data(), rows, [&](int64_t first, int64_t n, int64_t i) {
+            return features_->ReadRaw(first * f, n * f, raw.data() + i * f * h.item_bytes);
+          }));
         } else {
           SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
         }
         SEER_RETURN_IF_ERROR(file->Append(raw.data(), static_cast<int64_t>(raw.size())));
       } else {
         values.resize(static_cast<size_t>(count));
-        if (remap_) {
-          for (int64_t i = 0; i < rows; ++i) {
-            SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(ids[i] * f, f, values.data() + i * f));
-          }
+        if (node_rows_) {
+          SEER_RETURN_IF_ERROR(ForEachRowRun(ids.data(), rows, [&](int64_t first, int64_t n, int64_t i) {
+            return features_->ReadAsFloat32(first * f, n * f, values.data() + i * f);
+          }));
         } else {
           SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
         }
@@ -496,25 +503,29 @@ class Prep {
     }
     if (labels_) {
       const NpyHeader& h = labels_->header();
-      if (remap_) {
-        SEER_RETURN_IF_ERROR(CheckRowsCoverIds(labels_->path(), h.shape[0], "labels"));
+      if (node_rows_) {
+        SEER_RETURN_IF_ERROR(node_rows_->CheckArrayRows(labels_->path(), h.shape[0], "labels"));
       } else if (h.shape[0] != num_nodes_) {
         return RowCountMismatch(labels_->path(), h.shape[0], "labels");
       }
       const int64_t chunk = chunk_bytes_ / 8;
+      std::vector<int64_t> rows;
       for (int64_t first = 0; first < num_nodes_; first += chunk) {
         const int64_t n = std::min(chunk, num_nodes_ - first);
         wide.resize(static_cast<size_t>(n));
         narrow.resize(static_cast<size_t>(n));
-        if (remap_) {
-          std::vector<int64_t> ids(static_cast<size_t>(n));
-          SEER_RETURN_IF_ERROR(ReadOriginalIds(first, n, ids.data()));
-          for (int64_t i = 0; i < n; ++i) SEER_RETURN_IF_ERROR(labels_->ReadAsInt64(ids[i], 1, &wide[i], -1));
+        rows.resize(static_cast<size_t>(n));
+        if (node_rows_) {
+          SEER_RETURN_IF_ERROR(node_rows_->RowsOf(first, n, rows.data()));
+          SEER_RETURN_IF_ERROR(ForEachRowRun(rows.data(), n, [&](int64_t row, int64_t count, int64_t i) {
+            return labels_->ReadAsInt64(row, count, &wide[i], -1);
+          }));
         } else {
+          for (int64_t i = 0; i < n; ++i) rows[i] = first + i;
           SEER_RETURN_IF_ERROR(labels_->ReadAsInt64(first, n, wide.data(), -1));
         }
         for (int64_t i = 0; i < n; ++i) {
-          SEER_RETURN_IF_ERROR(CheckLabel(wide[i], labels_->path() + ": element " + std::to_string(first + i)));
+          SEER_RETURN_IF_ERROR(CheckLabel(wide[i], labels_->path() + ": element " + std::to_string(rows[i])));
           narrow[i] = static_cast<int32_t>(wide[i]);
         }
         SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), n));
@@ -567,13 +578,13 @@ class Prep {
           const int64_t n = std::min(chunk, total - first);
           ids.resize(static_cast<size_t>(n));
           SEER_RETURN_IF_ERROR(splits_[s]->ReadAsInt64(first, n, ids.data()));
-          for (int64_t i = 0; remap_ && i < n; ++i) {  // original ids -> nodes
-            SEER_ASSIGN_OR_RETURN(int64_t dense, DenseOf(ids[i]));
-            if (dense < 0) {
-              return InvalidArgument(splits_[s]->path() + ": element " + std::to_string(first + i) + ": node id " +
-                                     std::to_string(ids[i]) + " does not occur in the edge list");
+          for (int64_t i = 0; node_rows_ && i < n; ++i) {  // original ids, or rows, -> nodes
+            SEER_ASSIGN_OR_RETURN(int64_t node, node_rows_->NodeOf(ids[i]));
+            if (node < 0) {
+              return InvalidArgument(splits_[s]->path() + ": element " + std::to_string(first + i) + ": " +
+                                     node_rows_->NotANode(ids[i]));
             }
-            ids[i] = dense;
+            ids[i] = node;
           }
           for (int64_t i = 0; i < n; ++i) {
             SEER_RETURN_IF_ERROR(registry->Add(ids[i], s + 1, splits_[s]->path() + ": element " + std::to_string(first + i)));
@@ -656,8 +667,8 @@ class Prep {
   std::string ogb_splits_[3];
   std::unique_ptr<NpyFile> features_, labels_;
   std::unique_ptr<NpyFile> splits_[3];
-  std::unique_ptr<IdRemap> remap_;  // --remap-ids
-  UniqueFd originals_;              // its original integer ids, in node order
+  std::unique_ptr<IdRemap> remap_;      // --remap-ids
+  std::unique_ptr<NodeRows> node_rows_;  // --remap-ids with node arrays: the row of each node
   PrepSummary summary_;
 };
 

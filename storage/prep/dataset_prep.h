@@ -35,10 +35,15 @@ struct PrepInputs {
   std::string ogb_dir;                      // OGB node-property folder
   std::string ogb_split;                    // split/<scheme>; "" = the only one present
   // Ids of the (text) edge list are arbitrary tokens: renumber them 0..N-1 in id order
-  // (storage/dataset/node_ids.h) and write node_ids.txt. Node arrays then need integer
-  // ids: row r of features/labels belongs to original id r (any row count covering the
-  // largest id), split arrays list original ids.
+  // (storage/dataset/node_ids.h) and write node_ids.txt. Which row of the node arrays
+  // each node takes (storage/prep/node_rows.h): with `node_ids`, a text file whose line
+  // r+1 is the original id of row r (features/labels have exactly its line count of
+  // rows, split arrays list rows; every node needs a line, other lines are counted in
+  // PrepSummary::node_ids_not_in_graph); without it ids must be integers, row r belongs
+  // to original id r (any row count covering the largest id) and split arrays list
+  // original ids.
   bool remap_ids = false;
+  std::string node_ids;  // needs remap_ids
 };
 
 // Without --num-classes, labels must be below this (a sanity limit against a stray value).
@@ -68,6 +73,7 @@ struct PrepSummary {
   int64_t num_classes = 0;
   int64_t num_labeled = 0;
   int64_t num_train = 0, num_valid = 0, num_test = 0;
+  int64_t node_ids_not_in_graph = 0;  // lines of PrepInputs::node_ids whose id is not a node
   int64_t bytes_written = 0;
 };
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -234,13 +235,14 @@ TEST(PrepTest, RemapStringIdsWritesTheMapping) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("node_ids.txt:4: node id 'alice' is not after 'bob'"), std::string::npos)
       << bad.status().message();
-  // Node arrays need integer ids.
+  // Node arrays of string ids need --node-ids (the id of each row).
   std::vector<float> f(10);
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {5, 2}, f.data()).ok());
   in.features = dir + "/f.npy";
   auto refused = PrepareDataset(in, PrepOptions{}, dir + "/out2");
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("needs integer ids"), std::string::npos) << refused.status().message();
+  EXPECT_NE(refused.status().message().find("non-integer ids: node arrays then need --node-ids FILE"),
+            std::string::npos) << refused.status().message();
   EXPECT_FALSE(HasManifest(dir + "/out2"));
 }
 
@@ -308,6 +310,247 @@ TEST(PrepTest, RemapSparseIntegerIdsMapsNodeArrays) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("t.npy: element 1: node id 7 does not occur in the edge list"),
             std::string::npos) << bad.status().message();
+}
+
+// Oracle order of original ids (node_ids.h): canonical non-negative integers by value,
+// then every other token by bytes; written here from the rule, not from the code.
+bool IdBefore(const std::string& a, const std::string& b) {
+  auto integer = [](const std::string& s, uint64_t* v) {
+    if (s.empty() || s.size() > 18 || (s.size() > 1 && s[0] == '0')) return false;
+    for (char c : s) {
+      if (c < '0' || c > '9') return false;
+    }
+    *v = std::stoull(s);
+    return true;
+  };
+  uint64_t va = 0, vb = 0;
+  const bool ia = integer(a, &va), ib = integer(b, &vb);
+  if (ia != ib) return ia;
+  return ia ? va < vb : a < b;
+}
+
+// What a --node-ids prep must write, from a plain std::map of id -> row.
+struct NodeIdsOracle {
+  std::vector<std::string> nodes;            // node k = nodes[k]
+  std::map<std::string, int64_t> row_of_id;  // from the ids file
+  int64_t RowOfNode(size_t k) const { return row_of_id.at(nodes[k]); }
+  int64_t NodeOfRow(int64_t row) const {
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (row_of_id.at(nodes[k]) == row) return static_cast<int64_t>(k);
+    }
+    return -1;
+  }
+};
+
+NodeIdsOracle MakeNodeIdsOracle(const std::vector<std::pair<std::string, std::string>>& edges,
+                                const std::vector<std::string>& file_ids) {
+  NodeIdsOracle o;
+  for (auto& [s, d] : edges) o.nodes.insert(o.nodes.end(), {s, d});
+  std::sort(o.nodes.begin(), o.nodes.end(), IdBefore);
+  o.nodes.erase(std::unique(o.nodes.begin(), o.nodes.end()), o.nodes.end());
+  for (size_t r = 0; r < file_ids.size(); ++r) o.row_of_id[file_ids[r]] = static_cast<int64_t>(r);
+  return o;
+}
+
+std::string Lines(const std::vector<std::string>& ids) {
+  std::string text;
+  for (const std::string& id : ids) text += id + "\n";
+  return text;
+}
+
+// --node-ids: string ids, a file listing them in its own order plus two ids that are not
+// in the graph; features/labels are indexed by its lines, splits list its rows.
+TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
+  std::string dir = MakeTempDir();
+  const std::vector<std::pair<std::string, std::string>> edges = {
+      {"bob", "alice"}, {"10", "bob"}, {"carol", "10"}, {"9", "alice"}, {"bob", "9"}, {"007", "carol"}};
+  std::string text;
+  for (auto& [s, d] : edges) text += s + " " + d + "\n";
+  WriteText(dir + "/e.txt", text);
+  // Row order differs from id order; "zed" and "11" are not nodes; blanks are trimmed.
+  const std::vector<std::string> file_ids = {"carol", "zed", "9", "alice", "007", "11", "10", "bob"};
+  WriteText(dir + "/ids.txt", "carol\n  zed\t\n9\r\nalice\n007\n11\n10\nbob");  // no final newline
+  const int64_t rows = 8, f = 3;
+  std::vector<float> features(rows * f);
+  for (size_t i = 0; i < features.size(); ++i) features[i] = 0.5f * static_cast<float>(i);
+  std::vector<int64_t> labels = {0, 1, 2, 3, 4, 5, 6, -1};
+  std::vector<int64_t> train = {7, 0}, valid = {4};  // bob, carol; 007
+  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {rows, f}, features.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {rows}, labels.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/v.npy", "<i8", {1}, valid.data()).ok());
+  PrepInputs in;
+  in.edges = dir + "/e.txt";
+  in.remap_ids = true;
+  in.node_ids = dir + "/ids.txt";
+  in.features = dir + "/f.npy";
+  in.labels = dir + "/l.npy";
+  in.train = dir + "/t.npy";
+  in.valid = dir + "/v.npy";
+  auto summary = PrepareDataset(in, PrepOptions{}, dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  const NodeIdsOracle o = MakeNodeIdsOracle(edges, file_ids);
+  ASSERT_EQ(summary->csc.num_nodes, static_cast<int64_t>(o.nodes.size()));
+  EXPECT_EQ(summary->node_ids_not_in_graph, 2);
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/out/node_ids.txt"), Lines(o.nodes));
+  auto got_features = ReadArray<float>(dir + "/out/features.bin");
+  auto got_labels = ReadArray<int32_t>(dir + "/out/labels.bin");
+  for (size_t k = 0; k < o.nodes.size(); ++k) {
+    for (int64_t j = 0; j < f; ++j) {
+      EXPECT_EQ(got_features[k * f + j], features[o.RowOfNode(k) * f + j]) << o.nodes[k];
+    }
+    EXPECT_EQ(got_labels[k], labels[o.RowOfNode(k)]) << o.nodes[k];
+  }
+  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/train.bin"), (std::vector<int64_t>{o.NodeOfRow(7), o.NodeOfRow(0)}));
+  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/valid.bin"), (std::vector<int64_t>{o.NodeOfRow(4)}));
+  EXPECT_EQ(summary->num_labeled, static_cast<int64_t>(o.nodes.size()) - 1);  // bob's row is -1
+  ASSERT_TRUE(CheckDataset(dir + "/out", DatasetCheckOptions{true}).ok());
+  // The work directories are gone.
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/out")) {
+    EXPECT_EQ(entry.path().filename().string().rfind(".seer-", 0), std::string::npos) << entry.path();
+  }
+}
+
+// Integer ids with --node-ids: the file, not "row r = id r", gives the rows.
+TEST(PrepTest, NodeIdsFileOverridesRowEqualsIdForIntegerIds) {
+  std::string dir = MakeTempDir();
+  WriteText(dir + "/e.txt", "10 20\n20 30\n");
+  WriteText(dir + "/ids.txt", "30\n10\n20\n");
+  std::vector<int64_t> labels = {3, 1, 2};  // by row: id 30 -> 3, 10 -> 1, 20 -> 2
+  std::vector<int64_t> train = {0};         // row 0 = id 30 = node 2
+  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {3}, labels.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {1}, train.data()).ok());
+  PrepInputs in;
+  in.edges = dir + "/e.txt";
+  in.remap_ids = true;
+  in.node_ids = dir + "/ids.txt";
+  in.labels = dir + "/l.npy";
+  in.train = dir + "/t.npy";
+  auto summary = PrepareDataset(in, PrepOptions{}, dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(ReadArray<int32_t>(dir + "/out/labels.bin"), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/train.bin"), (std::vector<int64_t>{2}));
+  EXPECT_EQ(summary->node_ids_not_in_graph, 0);
+}
+
+// Thousands of mixed ids through a budget that makes both the renumbering and the join
+// spill several sorted runs (2 MiB budget: runs of 1 MiB, a quarter of it for records =
+// ~10900 records each; 30000 id lines, 40000 endpoints); float64 features take the
+// converting read path.
+// Oracle: a std::map of id -> row.
+TEST(PrepTest, NodeIdsJoinWithATinyBudgetMatchesAMapOracle) {
+  std::string dir = MakeTempDir();
+  const uint64_t seed = 11;
+  std::mt19937_64 rng(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  const int kIds = 30000;
+  std::vector<std::string> universe;
+  for (int i = 0; i < kIds; ++i) {
+    universe.push_back(i % 4 == 0 ? std::to_string(static_cast<int64_t>(i) * 7919) : "user-" + std::to_string(rng() % 1000000000));
+  }
+  std::sort(universe.begin(), universe.end());
+  universe.erase(std::unique(universe.begin(), universe.end()), universe.end());
+  std::vector<std::pair<std::string, std::string>> edges;
+  std::string text;
+  for (int e = 0; e < 20000; ++e) {
+    // Endpoints from the first 90% of the (byte-sorted) universe: the rest are only in the file.
+    const std::string& s = universe[rng() % (universe.size() * 9 / 10)];
+    const std::string& d = universe[rng() % (universe.size() * 9 / 10)];
+    edges.emplace_back(s, d);
+    text += s + "," + d + "\n";
+  }
+  WriteText(dir + "/e.txt", text);
+  std::vector<std::string> file_ids = universe;
+  std::shuffle(file_ids.begin(), file_ids.end(), rng);
+  WriteText(dir + "/ids.txt", Lines(file_ids));
+  const NodeIdsOracle o = MakeNodeIdsOracle(edges, file_ids);
+  const int64_t rows = static_cast<int64_t>(file_ids.size()), f = 5;
+  std::vector<double> features(static_cast<size_t>(rows * f));
+  for (size_t i = 0; i < features.size(); ++i) features[i] = static_cast<double>(i) / 4;
+  std::vector<int32_t> labels(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) labels[r] = static_cast<int32_t>(r % 9);
+  std::vector<int64_t> test;  // rows of nodes, in file order
+  for (int64_t r = 0; r < rows && test.size() < 500; ++r) {
+    if (std::binary_search(o.nodes.begin(), o.nodes.end(), file_ids[r], IdBefore)) test.push_back(r);
+  }
+  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f8", {rows, f}, features.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i4", {rows}, labels.data()).ok());
+  ASSERT_TRUE(WriteNpy(dir + "/test.npy", "<i8", {static_cast<int64_t>(test.size())}, test.data()).ok());
+  PrepInputs in;
+  in.edges = dir + "/e.txt";
+  in.remap_ids = true;
+  in.node_ids = dir + "/ids.txt";
+  in.features = dir + "/f.npy";
+  in.labels = dir + "/l.npy";
+  in.test = dir + "/test.npy";
+  PrepOptions options;
+  options.memory_budget_bytes = 2 << 20;
+  auto summary = PrepareDataset(in, options, dir + "/out");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_EQ(summary->csc.num_nodes, static_cast<int64_t>(o.nodes.size()));
+  EXPECT_EQ(summary->node_ids_not_in_graph, rows - static_cast<int64_t>(o.nodes.size()));
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/out/node_ids.txt"), Lines(o.nodes));
+  auto got_features = ReadArray<float>(dir + "/out/features.bin");
+  auto got_labels = ReadArray<int32_t>(dir + "/out/labels.bin");
+  for (size_t k = 0; k < o.nodes.size(); ++k) {
+    const int64_t row = o.RowOfNode(k);
+    ASSERT_EQ(got_features[k * f + 4], static_cast<float>(features[row * f + 4])) << o.nodes[k];
+    ASSERT_EQ(got_labels[k], labels[row]) << o.nodes[k];
+  }
+  std::map<int64_t, int64_t> node_of_row;
+  for (size_t k = 0; k < o.nodes.size(); ++k) node_of_row[o.RowOfNode(k)] = static_cast<int64_t>(k);
+  auto got_test = ReadArray<int64_t>(dir + "/out/test.bin");
+  ASSERT_EQ(got_test.size(), test.size());
+  for (size_t i = 0; i < test.size(); ++i) ASSERT_EQ(got_test[i], node_of_row.at(test[i])) << i;
+  ASSERT_TRUE(CheckDataset(dir + "/out", DatasetCheckOptions{true}).ok());
+}
+
+// Every --node-ids input error is one line naming the file (and the line or element), and
+// no dataset.json is written.
+TEST(PrepTest, NodeIdsErrorsAreOneLineNamingTheFile) {
+  std::string dir = MakeTempDir();
+  WriteText(dir + "/e.txt", "bob alice\ncarol bob\n");
+  std::vector<float> features(4 * 2, 1.0f);
+  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {4, 2}, features.data()).ok());
+  PrepInputs base;
+  base.edges = dir + "/e.txt";
+  base.remap_ids = true;
+  base.node_ids = dir + "/ids.txt";
+  base.features = dir + "/f.npy";
+  int run = 0;
+  auto expect_error = [&](const PrepInputs& in, const std::string& expected) {
+    const std::string out = dir + "/out" + std::to_string(run++);
+    auto result = PrepareDataset(in, PrepOptions{}, out);
+    ASSERT_FALSE(result.ok()) << expected;
+    const std::string& message = result.status().message();
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_FALSE(HasManifest(out));
+  };
+  const std::string ids = dir + "/ids.txt";
+  WriteText(ids, "alice\ncarol\nzed\ndave\n");
+  expect_error(base, ids + ": no line for node id 'bob' of the edge list");
+  WriteText(ids, "alice\nbob\ncarol\nbob\n");
+  expect_error(base, ids + ":4: node id 'bob' repeats line 2");
+  WriteText(ids, "alice\nbob\n\ncarol\n");
+  expect_error(base, ids + ":3: empty node id");
+  WriteText(ids, "alice\nbob\ncarol\n");
+  expect_error(base, dir + "/f.npy: 4 feature rows, but " + ids + " has 3 lines");
+  WriteText(ids, "alice\nbob\ncarol\nzed\n");
+  std::vector<int64_t> train = {0, 3};
+  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  PrepInputs with_split = base;
+  with_split.train = dir + "/t.npy";
+  expect_error(with_split, dir + "/t.npy: element 1: row 3 of " + ids + " (line 4) has an id that is not a node");
+  train = {4, 0};
+  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  expect_error(with_split, dir + "/t.npy: element 0: row 4 out of range [0, 4)");
+  PrepInputs not_remapped = base;
+  not_remapped.remap_ids = false;
+  expect_error(not_remapped, "--node-ids " + ids + " needs --remap-ids");
+  PrepInputs missing_file = base;
+  missing_file.node_ids = dir + "/nope.txt";
+  expect_error(missing_file, dir + "/nope.txt");
 }
 
 // Features stored as bfloat16: every value is the nearest bfloat16 of the float32 input.
