@@ -36,8 +36,9 @@ Result<std::unique_ptr<IdRemap>> IdRemap::Build(const std::string& text_path, co
       SEER_RETURN_IF_ERROR(by_id.Add(IdSortKey(src), 2 * static_cast<uint64_t>(e)));
       SEER_RETURN_IF_ERROR(by_id.Add(IdSortKey(dst), 2 * static_cast<uint64_t>(e) + 1));
       ++remap->num_edges_;
-      if ((e & 0xffff) == 0) progress.Add(0x10000);
+      if ((e & 0xffff) == 0) progress.Set(e + 1);
     }
+    progress.Set(remap->num_edges_);
     progress.Finish();
   }
   // Merge 1: distinct ids in order -> dense numbers, the mapping file, (position, dense).

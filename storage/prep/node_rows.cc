@@ -124,8 +124,9 @@ Result<std::unique_ptr<NodeRowJoin>> NodeRowJoin::Start(const std::string& ids_p
                              ": empty node id (--node-ids: line r+1 holds the id of row r of the node arrays)");
     }
     SEER_RETURN_IF_ERROR(join->by_id_.Add(IdSortKey(id), static_cast<uint64_t>(r.num_rows_)));
-    if ((++r.num_rows_ & 0xffff) == 0) progress.Add(0x10000);
+    if ((++r.num_rows_ & 0xffff) == 0) progress.Set(r.num_rows_);
   }
+  progress.Set(r.num_rows_);
   progress.Finish();
   SEER_RETURN_IF_ERROR(join->by_id_.StartMerge());
   SEER_RETURN_IF_ERROR(join->Advance());
