@@ -58,6 +58,11 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   cmd->add_option("--dst-col", in.columns.dst, "CSV/TSV edge list: the destination column, by header name or index");
   cmd->add_flag("--remap-ids", in.remap_ids,
                 "Ids are any tokens (strings, sparse integers): renumber them 0..N-1 (sorted) and write node_ids.txt");
+  cmd->add_option("--node-ids", in.node_ids,
+                  "With --remap-ids: text file, line r+1 = the original id of row r of --features/--labels "
+                  "(exactly that many rows; every node needs a line, others are skipped and counted); "
+                  "--train/--valid/--test then hold rows. Empty: row r = integer id r")
+      ->capture_default_str();
   cmd->add_option("--num-nodes", in.num_nodes,
                   "Node count (-1: feature rows, else labels, else 1 + largest id)")->capture_default_str();
   cmd->add_option("--features", in.features, "Features .npy, shape (N, F), float16/32/64")->capture_default_str();
@@ -102,14 +107,18 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     fmt::print(
         "seer prep: wrote {}: {} nodes, {} edges ({}; {} read, {} self-loops and {} duplicates dropped), {} "
         "features x {}, {} classes ({} labeled), train/valid/test {}/{}/{}, {} in {:.1f} s ({:.2f}M edges/s), "
-        "peak memory {} ({} above the {} the program takes at start; budget {}, {} partitions){}\n",
+        "peak memory {} ({} above the {} the program takes at start; budget {}, {} partitions){}{}\n",
         flags->out, s.csc.num_nodes, s.csc.num_edges, IndexDtypeName(s.csc.index_dtype), s.csc.input_edges,
         s.csc.self_loops_dropped, s.csc.duplicates_dropped, s.feature_dim, FeatureDtypeName(s.feature_dtype),
         s.num_classes, s.num_labeled, s.num_train, s.num_valid, s.num_test, FormatBytes(s.bytes_written),
         clock.ElapsedSeconds(), static_cast<double>(s.csc.input_edges) / 1e6 / std::max(1e-9, clock.ElapsedSeconds()),
         FormatBytes(PeakRssBytes()), FormatBytes(std::max<int64_t>(0, PeakRssBytes() - start_rss)),
         FormatBytes(start_rss), FormatBytes(options.memory_budget_bytes), s.csc.num_partitions,
-        flags->in.remap_ids ? fmt::format(", original ids in {}/node_ids.txt", flags->out) : std::string());
+        flags->in.remap_ids ? fmt::format(", original ids in {}/node_ids.txt", flags->out) : std::string(),
+        flags->in.node_ids.empty()
+            ? std::string()
+            : fmt::format("; {} ids of {} are not nodes of the graph (their rows skipped)", s.node_ids_not_in_graph,
+                          flags->in.node_ids));
     return 0;
   };
 }

@@ -11,11 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "storage/prep/npy.h"
 #include "support/test_support.h"
 
 namespace {
@@ -271,7 +274,7 @@ TEST(DataCliTest, HelpListsEveryFlagWithDefaults) {
   CommandRun prep = Seer("prep --help");
   for (const char* flag : {"--edges", "--edges-format", "--features", "--labels", "--train", "--ogb",
                            "--undirected", "--dedup", "--drop-self-loops", "--index-dtype", "--memory-budget",
-                           "--threads", "--src-col", "--dst-col", "--remap-ids", "bfloat16"}) {
+                           "--threads", "--src-col", "--dst-col", "--remap-ids", "--node-ids", "bfloat16"}) {
     EXPECT_NE(prep.output.find(flag), std::string::npos) << flag;
   }
 }
@@ -407,6 +410,63 @@ TEST(DataCliTest, PrepCsvColumnsWithStringIds) {
                           "/ds2 --quiet"),
                      "prep", "e.csv:1: no column 'from' in the header (weight, source, target)");
   EXPECT_FALSE(Exists(dir + "/ds2/dataset.json"));
+}
+
+// --node-ids through the CLI: string ids from CSV columns, an ids file in its own order
+// with one id that is not a node, features/labels/train indexed by its rows. Oracle: a
+// std::map of id -> row applied to the node_ids.txt seer wrote; the summary counts the
+// skipped id; errors are one line naming the file, with no dataset.json.
+TEST(DataCliTest, PrepStringIdsWithNodeIdsFile) {
+  std::string dir = MakeTempDir();
+  WriteText(dir + "/e.csv", "w,source,target\n1,paris,rome\n1,rome,oslo\n1,42,paris\n1,oslo,42\n1,7,rome\n");
+  const std::vector<std::string> file_ids = {"rome", "42", "madrid", "oslo", "7", "paris"};
+  std::string ids_text;
+  for (const std::string& id : file_ids) ids_text += id + "\n";
+  WriteText(dir + "/ids.txt", ids_text);
+  std::vector<float> features;
+  std::vector<int64_t> labels;
+  for (int64_t r = 0; r < 6; ++r) {
+    features.insert(features.end(), {static_cast<float>(r), static_cast<float>(10 * r)});
+    labels.push_back(r % 3);
+  }
+  const std::vector<int64_t> train = {5, 0};  // paris, rome
+  ASSERT_TRUE(seer::WriteNpy(dir + "/f.npy", "<f4", {6, 2}, features.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/l.npy", "<i8", {6}, labels.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  const std::string inputs = "--edges " + dir + "/e.csv --src-col source --dst-col target --features " + dir +
+                             "/f.npy --labels " + dir + "/l.npy --train " + dir + "/t.npy --quiet";
+  CommandRun prep = Seer("prep " + inputs + " --remap-ids --node-ids " + dir + "/ids.txt --out " + dir + "/ds");
+  ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  EXPECT_NE(prep.output.find("5 nodes, 5 edges"), std::string::npos) << prep.output;
+  EXPECT_NE(prep.output.find("1 ids of " + dir + "/ids.txt are not nodes of the graph"), std::string::npos)
+      << prep.output;
+  CommandRun check = Seer("check " + dir + "/ds --deep --quiet");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  std::map<std::string, int64_t> row_of;
+  for (size_t r = 0; r < file_ids.size(); ++r) row_of[file_ids[r]] = static_cast<int64_t>(r);
+  std::istringstream mapping(ReadBytes(dir + "/ds/node_ids.txt"));
+  std::vector<std::string> nodes;
+  for (std::string id; std::getline(mapping, id);) nodes.push_back(id);
+  ASSERT_EQ(nodes, (std::vector<std::string>{"7", "42", "oslo", "paris", "rome"}));
+  const auto got_features = seer::testing::ReadArray<float>(dir + "/ds/features.bin");
+  const auto got_labels = seer::testing::ReadArray<int32_t>(dir + "/ds/labels.bin");
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const int64_t row = row_of.at(nodes[k]);
+    EXPECT_EQ(got_features[2 * k + 1], features[2 * row + 1]) << nodes[k];
+    EXPECT_EQ(got_labels[k], labels[row]) << nodes[k];
+  }
+  EXPECT_EQ(seer::testing::ReadArray<int64_t>(dir + "/ds/train.bin"), (std::vector<int64_t>{3, 4}));
+  ExpectOneLineError(Seer("prep " + inputs + " --node-ids " + dir + "/ids.txt --out " + dir + "/ds2"), "prep",
+                     "--node-ids " + dir + "/ids.txt needs --remap-ids");
+  EXPECT_FALSE(Exists(dir + "/ds2/dataset.json"));
+  WriteText(dir + "/ids2.txt", "rome\n42\nparis\noslo\n7\nparis\n");
+  ExpectOneLineError(Seer("prep " + inputs + " --remap-ids --node-ids " + dir + "/ids2.txt --out " + dir + "/ds3"),
+                     "prep", dir + "/ids2.txt:6: node id 'paris' repeats line 3");
+  EXPECT_FALSE(Exists(dir + "/ds3/dataset.json"));
+  WriteText(dir + "/ids2.txt", "rome\n42\nmadrid\nparis\n7\nlisbon\n");
+  ExpectOneLineError(Seer("prep " + inputs + " --remap-ids --node-ids " + dir + "/ids2.txt --out " + dir + "/ds4"),
+                     "prep", dir + "/ids2.txt: no line for node id 'oslo' of the edge list");
+  EXPECT_FALSE(Exists(dir + "/ds4/dataset.json"));
 }
 
 }  // namespace
