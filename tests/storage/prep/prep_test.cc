@@ -352,6 +352,15 @@ NodeIdsOracle MakeNodeIdsOracle(const std::vector<std::pair<std::string, std::st
   return o;
 }
 
+// A --remap-ids prep of dir/e.txt with --node-ids dir/ids.txt (node arrays added by the caller).
+PrepInputs NodeIdsInputs(const std::string& dir) {
+  PrepInputs in;
+  in.edges = dir + "/e.txt";
+  in.remap_ids = true;
+  in.node_ids = dir + "/ids.txt";
+  return in;
+}
+
 std::string Lines(const std::vector<std::string>& ids) {
   std::string text;
   for (const std::string& id : ids) text += id + "\n";
@@ -379,10 +388,7 @@ TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
   ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {rows}, labels.data()).ok());
   ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
   ASSERT_TRUE(WriteNpy(dir + "/v.npy", "<i8", {1}, valid.data()).ok());
-  PrepInputs in;
-  in.edges = dir + "/e.txt";
-  in.remap_ids = true;
-  in.node_ids = dir + "/ids.txt";
+  PrepInputs in = NodeIdsInputs(dir);
   in.features = dir + "/f.npy";
   in.labels = dir + "/l.npy";
   in.train = dir + "/t.npy";
@@ -420,10 +426,7 @@ TEST(PrepTest, NodeIdsFileOverridesRowEqualsIdForIntegerIds) {
   std::vector<int64_t> train = {0};         // row 0 = id 30 = node 2
   ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {3}, labels.data()).ok());
   ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {1}, train.data()).ok());
-  PrepInputs in;
-  in.edges = dir + "/e.txt";
-  in.remap_ids = true;
-  in.node_ids = dir + "/ids.txt";
+  PrepInputs in = NodeIdsInputs(dir);
   in.labels = dir + "/l.npy";
   in.train = dir + "/t.npy";
   auto summary = PrepareDataset(in, PrepOptions{}, dir + "/out");
@@ -476,10 +479,7 @@ TEST(PrepTest, NodeIdsJoinWithATinyBudgetMatchesAMapOracle) {
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f8", {rows, f}, features.data()).ok());
   ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i4", {rows}, labels.data()).ok());
   ASSERT_TRUE(WriteNpy(dir + "/test.npy", "<i8", {static_cast<int64_t>(test.size())}, test.data()).ok());
-  PrepInputs in;
-  in.edges = dir + "/e.txt";
-  in.remap_ids = true;
-  in.node_ids = dir + "/ids.txt";
+  PrepInputs in = NodeIdsInputs(dir);
   in.features = dir + "/f.npy";
   in.labels = dir + "/l.npy";
   in.test = dir + "/test.npy";
@@ -512,10 +512,7 @@ TEST(PrepTest, NodeIdsErrorsAreOneLineNamingTheFile) {
   WriteText(dir + "/e.txt", "bob alice\ncarol bob\n");
   std::vector<float> features(4 * 2, 1.0f);
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {4, 2}, features.data()).ok());
-  PrepInputs base;
-  base.edges = dir + "/e.txt";
-  base.remap_ids = true;
-  base.node_ids = dir + "/ids.txt";
+  PrepInputs base = NodeIdsInputs(dir);
   base.features = dir + "/f.npy";
   int run = 0;
   auto expect_error = [&](const PrepInputs& in, const std::string& expected) {
