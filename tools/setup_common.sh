@@ -6,7 +6,7 @@ set -euo pipefail
 SEER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SEER_BUILD="${SEER_BUILD:-$SEER_ROOT/build}"
 SEER_PACKAGES=(build-essential cmake pkg-config liburing-dev libtbb-dev libfmt-dev
-               libcli11-dev libtorch-dev libgtest-dev libbenchmark-dev python3
+               libcli11-dev libtorch-dev libgtest-dev libbenchmark-dev python3 python3-numpy
                nlohmann-json3-dev libxxhash-dev zlib1g-dev libthrust-dev libgloo-dev)
 
 seer_as_root() {
