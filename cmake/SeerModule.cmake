@@ -46,6 +46,11 @@ function(seer_apply_build_options target)
     # A sanitizer report fails the test that triggered it (no recovery).
     target_link_options(${target} PUBLIC -fsanitize=${SEER_SANITIZE} -fno-sanitize-recover=all)
   endif()
+  if(SEER_ODR_CHECK)
+    # Fat LTO objects: ordinary links use the machine code, the ODR probe (top-level
+    # CMakeLists.txt) the bytecode.
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-flto=auto -ffat-lto-objects>)
+  endif()
   if(SEER_FUZZ)
     # Coverage instrumentation for libFuzzer (clang only); tests/fuzz links the fuzzer.
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link>)

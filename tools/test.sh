@@ -3,7 +3,8 @@
 # suite through ctest; then builds the libtorch-free part (storage, kernels, cache,
 # inspector, the `seer` CLI and their tests) again with -Werror and AddressSanitizer +
 # UndefinedBehaviorSanitizer into build-check/ and runs its tests (a sanitizer report
-# fails the test); then runs the storage, cache and inspector tests under
+# fails the test; SEER_ODR_CHECK links every library into an LTO probe, so two different
+# definitions of one class name fail that build); then runs the storage, cache and inspector tests under
 # ThreadSanitizer (the --tsan mode below, build-tsan/). Exits non-zero when any build or
 # test fails. Extra arguments go to both ctest runs (e.g. tools/test.sh -R DirectReader)
 # and skip the TSan stage. SEER_TEST_CHECKS=0 skips the second build (it takes ~6-9
@@ -79,7 +80,7 @@ if [ "${SEER_TEST_CHECKS:-1}" != "0" ]; then
   echo "seer: check build (no libtorch, -Werror, address+undefined sanitizers) in $check_build"
   if [ ! -f "$check_build/CMakeCache.txt" ]; then
     cmake -S "$SEER_ROOT" -B "$check_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DSEER_WITH_TORCH=OFF -DSEER_WERROR=ON -DSEER_SANITIZE=address,undefined \
+      -DSEER_WITH_TORCH=OFF -DSEER_WERROR=ON -DSEER_SANITIZE=address,undefined -DSEER_ODR_CHECK=ON \
       -DSEER_BUILD_BENCH=OFF
   fi
   cmake --build "$check_build" -j "$jobs"

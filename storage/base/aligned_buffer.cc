@@ -26,9 +26,17 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
   return *this;
 }
 
-void AlignedBuffer::EnsureCapacity(size_t size_bytes) {
-  if (size_bytes <= size_) return;
-  *this = AlignedBuffer(size_bytes, alignment_);
+void AlignedBuffer::Reserve(int64_t size_bytes) {
+  const size_t want = static_cast<size_t>(size_bytes < 1 ? 1 : size_bytes);
+  if (want <= size_) return;
+  Release();  // the old block goes first: peak memory is the new block alone
+  *this = AlignedBuffer(want, alignment_);
+}
+
+void AlignedBuffer::Release() {
+  std::free(data_);
+  data_ = nullptr;
+  size_ = 0;
 }
 
 }  // namespace seer

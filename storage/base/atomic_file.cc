@@ -1,6 +1,7 @@
 #include "storage/base/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -39,6 +40,9 @@ AtomicFileWriter::AtomicFileWriter(std::string final_path, std::string temp_path
 Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& final_path) {
   std::string temp = TempName(final_path);
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+  // Held until the descriptor closes: the start-up sweep (stale_temp.h) leaves a locked
+  // temporary alone even when its pid looks dead (another PID namespace or container).
+  (void)::flock(fd.get(), LOCK_EX | LOCK_NB);
   return AtomicFileWriter(final_path, std::move(temp), std::move(fd));
 }
 

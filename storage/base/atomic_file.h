@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/base/aligned_buffer.h"
 #include "storage/base/checksum.h"
 #include "storage/base/status.h"
 #include "storage/base/unique_fd.h"
@@ -34,7 +35,6 @@ class AtomicFileWriter {
   bool EnableDirect();
   bool direct() const { return direct_fd_.get() >= 0; }
   // Bytes AppendDirect's data, length and the file offset must be multiples of.
-  static constexpr int64_t kDirectAlign = 4096;
   // Appends like Append. With EnableDirect, a kDirectAlign-aligned `data`, a length that
   // is a multiple of it and an aligned file offset (bytes_written(), buffered bytes
   // included: they are flushed first), the bytes go to the file with O_DIRECT (the

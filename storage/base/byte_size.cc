@@ -1,5 +1,7 @@
 #include "storage/base/byte_size.h"
+#include "storage/base/parse_number.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -25,13 +27,10 @@ Result<int64_t> ParseBytes(const std::string& text) {
                            "' (expected e.g. 4096, 512K, 512M, 2G, 1.5GiB)");
   };
   if (text.empty()) return bad();
-  size_t pos = 0;
-  double value;
-  try {
-    value = std::stod(text, &pos);
-  } catch (...) {
-    return bad();
-  }
+  const size_t pos = std::min(text.find_first_not_of("0123456789."), text.size());
+  const std::optional<double> number = ParseNumber<double>(std::string_view(text).substr(0, pos));
+  if (!number) return bad();
+  const double value = *number;
   if (value < 0 || !std::isfinite(value)) return bad();
   std::string suffix = text.substr(pos);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

@@ -1,5 +1,7 @@
 #include "storage/base/progress.h"
 
+#include "storage/base/duration.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,12 +21,6 @@ std::string FormatCount(double v) {
   return fmt::format("{:.0f}", v);
 }
 
-std::string FormatDuration(double s) {
-  const int whole = static_cast<int>(s);
-  if (s < 60) return fmt::format("{:.0f}s", s);
-  if (s < 3600) return fmt::format("{}m{:02}s", whole / 60, whole % 60);
-  return fmt::format("{}h{:02}m", whole / 3600, (whole % 3600) / 60);
-}
 }  // namespace
 
 ProgressReporter::ProgressReporter(std::string label, int64_t total, std::string unit,

@@ -1,6 +1,9 @@
 #include "storage/base/stale_temp.h"
+#include "storage/base/parse_number.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,9 +16,13 @@
 #include <system_error>
 
 #include "storage/base/byte_size.h"
+#include "storage/base/scratch_dir.h"
+#include "storage/base/unique_fd.h"
 
 namespace seer {
 namespace {
+
+constexpr char kStagingPrefix[] = ".seer-prep-";  // DatasetWriter's --force staging (dataset.h)
 
 bool AllDigits(const std::string& s, size_t begin, size_t end) {
   if (begin >= end || end - begin > 10) return false;
@@ -27,7 +34,7 @@ bool AllDigits(const std::string& s, size_t begin, size_t end) {
 
 int64_t ParsePid(const std::string& s, size_t begin, size_t end) {
   if (!AllDigits(s, begin, end)) return -1;
-  return std::strtoll(s.substr(begin, end - begin).c_str(), nullptr, 10);
+  return ParseNumber<int64_t>(std::string_view(s).substr(begin, end - begin)).value_or(-1);
 }
 
 // "PREFIX<pid>-..." -> pid, else -1.
@@ -69,11 +76,15 @@ int64_t StaleTemporaryPid(const std::string& name) {
       if (pid > 0) return pid;
     }
   }
-  for (const char* prefix : {".seer-csc-spill-", ".seer-prep-", "seer-train-", "seer-trace-"}) {
-    const int64_t pid = PidAfterPrefix(name, prefix);
-    if (pid > 0) return pid;
-  }
-  return -1;
+  const int64_t staging = PidAfterPrefix(name, kStagingPrefix);
+  if (staging > 0) return staging;
+  return ScratchDirPid(name);
+}
+
+static bool FileIsLocked(const std::string& path) {
+  auto fd = UniqueFd::Open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (!fd.ok()) return true;  // cannot tell: keep
+  return ::flock(fd->get(), LOCK_EX | LOCK_NB) != 0;
 }
 
 bool ProcessIsAlive(int64_t pid) {
@@ -99,6 +110,15 @@ std::vector<StaleTemporary> SweepStaleTemporaries(const std::string& dir) {
     if (::lstat(path.c_str(), &st) != 0 || st.st_uid != me) continue;
     const bool is_dir = S_ISDIR(st.st_mode);
     if (!is_dir && !S_ISREG(st.st_mode)) continue;
+    if (name.rfind(kStagingPrefix, 0) == 0) {
+      if (!is_dir) continue;
+    } else if (name.rfind(".seer-", 0) == 0) {
+      // A scratch directory: only with its owner mark, and only when the mark's lock
+      // can be taken (the owner is gone, whatever its pid looks like from here).
+      if (!is_dir || !ScratchDirIsAbandoned(path)) continue;
+    } else if (is_dir || FileIsLocked(path)) {
+      continue;  // NAME.tmp.PID.N is a file, unlocked once its writer is gone
+    }
     StaleTemporary entry{path, pid, TreeBytes(path, is_dir)};
     std::error_code ec;
     if (is_dir) {

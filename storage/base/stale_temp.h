@@ -1,19 +1,23 @@
 // Sweep of temporaries left by Seer processes that died (kill -9, power loss, OOM)
 // before they could remove them. Every such name carries the pid of its writer:
 //
-//   NAME.tmp.PID.N           AtomicFileWriter's temporary (storage/base/atomic_file.h)
-//   .seer-csc-spill-PID-*    the CSC builder's partition directory (seer prep / gen)
-//   .seer-prep-PID-*         seer prep --force's staging directory beside the target
-//   seer-train-PID-*         seer train's runtime directory under $TMPDIR
-//   seer-trace-PID-*         a spilled trace or changeset file in a runtime directory
+//   NAME.tmp.PID.N             AtomicFileWriter's temporary (storage/base/atomic_file.h),
+//                              flock'ed by its writer while open
+//   .seer-PURPOSE-PID-XXXXXX/  a ScratchDir (storage/base/scratch_dir.h): prep's sort runs
+//                              (remap, rows), the CSC builder's partitions (csc-spill),
+//                              seer train's runtime directory (train); it holds the owner
+//                              mark `.seer-owner`, flock'ed by its owner while it lives
+//   .seer-prep-PID-NAME/       seer prep --force's staging directory beside the target
 //
-// An entry is removed only when its pid is not a live process (kill(pid, 0) fails with
-// ESRCH), it is not this process, and it belongs to this user (the effective uid).
-// Anything else, including such names whose pid is alive or reused by another live
-// process, is kept. Tools call SweepStaleTemporaries at start on the directories they
-// write (the dataset or output directory, $TMPDIR) and say on stderr what was removed.
-// Errors while sweeping (a vanished entry, a permission problem) are ignored: the sweep
-// is best effort and never stops a command.
+// An entry is removed only when it belongs to this user (the effective uid), it is not
+// this process's, its pid is not a live process here (kill(pid, 0) fails with ESRCH),
+// AND its writer's lock can be taken (the kernel drops the locks of a dead process, so a
+// live writer in another PID namespace or container keeps its files). A directory named
+// like a scratch directory without the owner mark is not Seer's and is kept; so is any
+// other name. Tools call SweepAtStart on the directories they write (the dataset or
+// output directory, $TMPDIR) and say on stderr what was removed. Errors while sweeping
+// (a vanished entry, a permission problem) are ignored: the sweep is best effort and
+// never stops a command.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Seer's on-disk dataset, format version 1 (see DESIGN.md "On-disk dataset format").
+// Seer's on-disk dataset, format version 1 (docs/formats.md "On-disk dataset format").
 //
 //   dataset.json  manifest, written last (a directory without it is not a dataset)
 //   indptr.bin    int64[num_nodes+1]   CSC: in-neighbors of v = indices[indptr[v]..indptr[v+1])

@@ -303,7 +303,7 @@ Status DirectReader::ReadShardWithUring(const internal::ReadPlan& plan, size_t b
       tr.buffers[s] = AlignedBuffer();
     }
     if (tr.buffers[s].empty()) tr.buffers[s] = AlignedBuffer(0, BufferAlignment());
-    tr.buffers[s].EnsureCapacity(static_cast<size_t>(plan.max_read_bytes));
+    tr.buffers[s].Reserve(plan.max_read_bytes);
   }
 
   struct Slot {
@@ -423,7 +423,7 @@ Status DirectReader::ReadWithPool(internal::ReadPlan& plan) {
     thread_local AlignedBuffer bounce;
     if (bounce.alignment() != BufferAlignment()) bounce = AlignedBuffer(0, BufferAlignment());
     const internal::DeviceRead& read = plan.reads[i];
-    bounce.EnsureCapacity(static_cast<size_t>(read.length_bytes));
+    bounce.Reserve(read.length_bytes);
     internal::ReadProgress progress;
     for (;;) {
       const int64_t done = progress.done_bytes;

@@ -7,7 +7,7 @@
 // sector size, else 4096). Requests are arbitrary byte ranges into arbitrary
 // destinations: the reader reads the aligned spans that cover them into its own aligned
 // bounce buffers and copies out; requests falling in the same aligned block are read
-// once. It keeps `queue_depth` reads in flight. Completion handling follows STYLE.md:
+// once. It keeps `queue_depth` reads in flight. Completion handling follows docs/contributing.md:
 // -EAGAIN/-EINTR resubmit, short reads resubmit the remainder, 0 = unexpected EOF,
 // other errors are remembered and reported after every in-flight read was reaped.
 //

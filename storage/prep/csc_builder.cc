@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include "storage/base/parallel.h"
 #include <tbb/task_arena.h>
@@ -24,6 +25,7 @@
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
 #include "storage/base/progress.h"
+#include "storage/base/scratch_dir.h"
 #include "storage/base/unique_fd.h"
 #include "storage/prep/direct_file.h"
 
@@ -34,34 +36,6 @@ constexpr int64_t kMinBatchEdges = 1024;
 constexpr int64_t kMaxBatchEdges = int64_t{1} << 20;  // 16 MiB of Edge per read
 constexpr int64_t kGrainEdges = 16384;
 constexpr int64_t kMaxPartitions = 1000;  // stays under the usual 1024 open-file limit
-
-// A private directory for partition files; removes them and itself when destroyed.
-class SpillDir {
- public:
-  static Result<std::unique_ptr<SpillDir>> Create(const std::string& parent) {
-    // The pid in the name lets a later run sweep it if this process dies (stale_temp.h).
-    std::string pattern = (parent.empty() ? std::string(".") : parent) + "/.seer-csc-spill-" +
-                          std::to_string(::getpid()) + "-XXXXXX";
-    std::vector<char> buf(pattern.begin(), pattern.end());
-    buf.push_back('\0');
-    if (::mkdtemp(buf.data()) == nullptr) return ErrnoStatus(errno, "mkdtemp", pattern);
-    return std::unique_ptr<SpillDir>(new SpillDir(buf.data()));
-  }
-  ~SpillDir() {
-    for (const auto& f : files_) ::unlink(f.c_str());
-    ::rmdir(path_.c_str());
-  }
-  std::string NewFile(int64_t index) { return NewFile("part-" + std::to_string(index) + ".bin"); }
-  std::string NewFile(const std::string& name) {
-    files_.push_back(path_ + "/" + name);
-    return files_.back();
-  }
-
- private:
-  explicit SpillDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-  std::vector<std::string> files_;
-};
 
 // One background writer: Start() hands it a job, Wait() returns the job's Status. At
 // most one job runs at a time, so writes keep their order; the destructor waits.
@@ -553,7 +527,7 @@ class CscBuild {
       SEER_RETURN_IF_ERROR(source_.Rewind());
       SEER_RETURN_IF_ERROR(BuildPartition(0, nullptr));
     } else {
-      SEER_ASSIGN_OR_RETURN(spill_dir_, SpillDir::Create(options_.spill_dir));
+      SEER_ASSIGN_OR_RETURN(spill_dir_, ScratchDir::Create(options_.spill_dir, "csc-spill"));
       SEER_RETURN_IF_ERROR(Spill(total_edges));
       ReturnFreedMemory();  // the scatter buffers, before the partitions' lists
       ProgressReporter progress("csc: sorting partitions", num_partitions, "partitions",
@@ -585,7 +559,7 @@ class CscBuild {
     const int64_t num_partitions = static_cast<int64_t>(bounds_.size()) - 1;
     std::vector<DirectAppendFile> files;
     for (int64_t p = 0; p < num_partitions; ++p) {
-      spill_paths_.push_back(spill_dir_->NewFile(p));
+      spill_paths_.push_back(spill_dir_.File(fmt::format("part-{}.bin", p)));
       SEER_ASSIGN_OR_RETURN(DirectAppendFile file, DirectAppendFile::Create(spill_paths_.back(), spill_direct_));
       stats_.spill_direct = stats_.spill_direct || file.direct();
       files.push_back(std::move(file));
@@ -919,7 +893,7 @@ class CscBuild {
       // goes buffered, and a later partition, now at an unaligned offset, buffered too).
       int64_t upto = write;
       if (indices_out_.direct() && seg_hi < hi) {
-        constexpr int64_t kBlock = AtomicFileWriter::kDirectAlign;
+        constexpr int64_t kBlock = kDirectAlign;
         upto = write * static_cast<int64_t>(sizeof(T)) / kBlock * kBlock / static_cast<int64_t>(sizeof(T));
       }
       if (upto > segment_first) {
@@ -962,11 +936,10 @@ class CscBuild {
   int64_t batch_edges_ = kMinBatchEdges;
   std::vector<int64_t> counts_;
   std::vector<int64_t> bounds_;
-  std::unique_ptr<SpillDir> spill_dir_;
+  ScratchDir spill_dir_;  // .seer-csc-spill-PID-*: the partition files
   std::vector<std::string> spill_paths_;
   // Partition buffers (aligned: whole blocks of sorted lists go to an O_DIRECT writer
   // straight from them).
-  static_assert(kDirectAlign % AtomicFileWriter::kDirectAlign == 0);
   AlignedBuffer lists_[2];
   bool overlap_indices_ = false;
   bool use_radix_ = false;     // long lists radix-sorted (the scratch fits the budget)
@@ -1001,12 +974,12 @@ Result<CscBuildStats> BuildCsc(EdgeSource& source, const CscBuildOptions& option
   int64_t total_edges = 0;
   SEER_RETURN_IF_ERROR(source.Rewind());
   // A source costly to read again (text) has its edges staged for the later passes.
-  std::unique_ptr<SpillDir> stage_dir;
+  ScratchDir stage_dir;
   std::unique_ptr<EdgeStager> stager;
   constexpr uint64_t kStagedIdLimit = uint64_t{1} << 32;
   if (source.CostlyToReread() && (!known || static_cast<uint64_t>(num_nodes) <= kStagedIdLimit)) {
-    SEER_ASSIGN_OR_RETURN(stage_dir, SpillDir::Create(options.spill_dir));
-    SEER_ASSIGN_OR_RETURN(stager, EdgeStager::Create(stage_dir->NewFile(std::string("staged-edges.bin"))));
+    SEER_ASSIGN_OR_RETURN(stage_dir, ScratchDir::Create(options.spill_dir, "csc-spill"));
+    SEER_ASSIGN_OR_RETURN(stager, EdgeStager::Create(stage_dir.File("staged-edges.bin")));
   }
   BackgroundWriter stage_writer;  // after the stager: joined before it goes
   {

@@ -1,4 +1,5 @@
 #include "storage/prep/dataset_prep.h"
+#include "storage/base/parse_number.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -52,15 +53,15 @@ std::string_view Trim(std::string_view s) {
 }
 
 bool ParseInt64(std::string_view token, int64_t* out) {
-  auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), *out);
-  return ec == std::errc() && ptr == token.data() + token.size();
+  const std::optional<int64_t> value = ParseNumber<int64_t>(token);
+  if (value) *out = *value;
+  return value.has_value();
 }
 
 bool ParseFloat(std::string_view token, float* out) {
-  std::string copy(token);
-  char* end = nullptr;
-  *out = std::strtof(copy.c_str(), &end);
-  return !copy.empty() && end == copy.c_str() + copy.size();
+  const std::optional<float> value = ParseNumber<float>(token);
+  if (value) *out = *value;
+  return value.has_value();
 }
 
 // Appends `count` feature values as `dtype` (float32 as is, float16/bfloat16 rounded);

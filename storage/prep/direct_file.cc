@@ -25,17 +25,6 @@ Status ClearDirect(int fd, const std::string& path) {
 
 }  // namespace
 
-void AlignedBuffer::Reserve(int64_t bytes) {
-  bytes = AlignUp(std::max<int64_t>(bytes, 1));
-  if (bytes <= capacity_) return;
-  data_.reset();
-  capacity_ = 0;
-  char* p = static_cast<char*>(std::aligned_alloc(kDirectAlign, static_cast<size_t>(bytes)));
-  if (p == nullptr) throw std::bad_alloc();
-  data_.reset(p);
-  capacity_ = bytes;
-}
-
 Result<DirectAppendFile> DirectAppendFile::Create(const std::string& path, bool try_direct) {
   if (try_direct) {
     auto direct = UniqueFd::Open(path, O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);

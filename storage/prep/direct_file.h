@@ -14,38 +14,11 @@
 #include <memory>
 #include <string>
 
+#include "storage/base/aligned_buffer.h"
 #include "storage/base/status.h"
 #include "storage/base/unique_fd.h"
 
 namespace seer {
-
-// O_DIRECT alignment of buffers, offsets and lengths (the largest usual logical block).
-inline constexpr int64_t kDirectAlign = 4096;
-
-inline int64_t AlignUp(int64_t bytes) { return (bytes + kDirectAlign - 1) / kDirectAlign * kDirectAlign; }
-inline int64_t AlignDown(int64_t bytes) { return bytes / kDirectAlign * kDirectAlign; }
-
-// A heap buffer aligned to kDirectAlign whose capacity is a multiple of it.
-class AlignedBuffer {
- public:
-  AlignedBuffer() = default;
-  // At least `bytes` (rounded up to kDirectAlign); the old contents are dropped when it
-  // grows. std::bad_alloc when the allocation fails.
-  void Reserve(int64_t bytes);
-  void Release() {
-    data_.reset();
-    capacity_ = 0;
-  }
-  char* data() const { return data_.get(); }
-  int64_t capacity() const { return capacity_; }
-
- private:
-  struct Free {
-    void operator()(char* p) const { std::free(p); }
-  };
-  std::unique_ptr<char, Free> data_;
-  int64_t capacity_ = 0;
-};
 
 // An append-only file (created or truncated).
 class DirectAppendFile {

@@ -1,4 +1,5 @@
 #include "storage/prep/edge_list.h"
+#include "storage/base/parse_number.h"
 
 #include <fcntl.h>
 
@@ -60,13 +61,7 @@ int Tokenize(std::string_view line, std::string_view tokens[3]) {
   return count;
 }
 
-std::optional<int64_t> ParseInt(std::string_view token) {
-  if (!token.empty() && token[0] == '+') token.remove_prefix(1);
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (ec != std::errc() || ptr != token.data() + token.size()) return std::nullopt;
-  return value;
-}
+std::optional<int64_t> ParseInt(std::string_view token) { return ParseNumber<int64_t>(token); }
 
 // One data line as the original sequential reader saw it: kSkip (blank or comment),
 // kEdge, kHeader (only possible while no data line was seen), or an error message
@@ -427,7 +422,7 @@ class TextEdgeSource : public EdgeSource {
     for (int k = 0; k < 2; ++k) {
       const std::string& want = wanted[k];
       if (IsIndex(want)) {
-        *index[k] = std::stoi(want.size() > 3 ? std::string("9999") : want);
+        *index[k] = ParseNumber<int>(want).value_or(64);
         if (*index[k] > 63) return InvalidArgument(where + ": column index " + want + " is beyond the 64 fields read");
         continue;
       }
@@ -710,7 +705,7 @@ Result<bool> TextPairReader::Next(std::string_view* src, std::string_view* dst) 
       bool named = false;
       for (int k = 0; k < 2; ++k) {
         if (IsIndex(wanted[k])) {
-          *index[k] = wanted[k].size() > 2 ? 64 : std::stoi(wanted[k]);
+          *index[k] = ParseNumber<int>(wanted[k]).value_or(64);
           if (*index[k] > 63) return InvalidArgument(Where() + ": column index " + wanted[k] + " is beyond the 64 fields read");
           continue;
         }

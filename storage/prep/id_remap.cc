@@ -11,21 +11,17 @@
 
 namespace seer {
 
-IdRemap::~IdRemap() {
-  if (!edges_path_.empty()) ::unlink(edges_path_.c_str());
-  if (!original_ids_path_.empty()) ::unlink(original_ids_path_.c_str());
-  if (!dir_.empty()) ::rmdir(dir_.c_str());
-}
+IdRemap::~IdRemap() = default;  // the scratch directory takes its files with it
 
 Result<std::unique_ptr<IdRemap>> IdRemap::Build(const std::string& text_path, const TextColumns& columns,
                                                 int64_t memory_budget_bytes, const std::string& work_dir,
                                                 AtomicFileWriter& node_ids, bool show_progress,
                                                 const NodeVisitor& on_node) {
   std::unique_ptr<IdRemap> remap(new IdRemap());
-  SEER_ASSIGN_OR_RETURN(remap->dir_, MakeWorkDirectory(work_dir, ".seer-remap-"));
+  SEER_ASSIGN_OR_RETURN(remap->scratch_, ScratchDir::Create(work_dir, "remap"));
   // Half the budget for the run being sorted; the rest covers the readers and buffers.
   const int64_t sort_bytes = std::max<int64_t>(memory_budget_bytes / 2, 256 << 10);
-  RecordSorter by_id(remap->dir_, "ids", sort_bytes);
+  RecordSorter by_id(remap->scratch_.path(), "ids", sort_bytes);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<TextPairReader> reader, TextPairReader::Open(text_path, columns));
   {
     ProgressReporter progress("remap: reading ids", -1, "edges", show_progress);
@@ -42,8 +38,8 @@ Result<std::unique_ptr<IdRemap>> IdRemap::Build(const std::string& text_path, co
     progress.Finish();
   }
   // Merge 1: distinct ids in order -> dense numbers, the mapping file, (position, dense).
-  RecordSorter by_position(remap->dir_, "positions", sort_bytes);
-  remap->original_ids_path_ = remap->dir_ + "/original_ids.bin";
+  RecordSorter by_position(remap->scratch_.path(), "positions", sort_bytes);
+  remap->original_ids_path_ = remap->scratch_.File("original_ids.bin");
   SEER_ASSIGN_OR_RETURN(SequentialWriter originals, SequentialWriter::Create(remap->original_ids_path_));
   std::string previous;
   bool any = false;
@@ -73,7 +69,7 @@ Result<std::unique_ptr<IdRemap>> IdRemap::Build(const std::string& text_path, co
   SEER_RETURN_IF_ERROR(originals.Close());
   remap->num_nodes_ = dense + 1;
   // Merge 2: dense ids back in edge order, as int64 pairs.
-  remap->edges_path_ = remap->dir_ + "/edges.bin64";
+  remap->edges_path_ = remap->scratch_.File("edges.bin64");
   SEER_ASSIGN_OR_RETURN(SequentialWriter edges, SequentialWriter::Create(remap->edges_path_));
   SEER_RETURN_IF_ERROR(by_position.Merge([&](std::string_view, uint64_t value) -> Status {
     const int64_t id = static_cast<int64_t>(value);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "storage/base/atomic_file.h"
+#include "storage/base/scratch_dir.h"
 #include "storage/base/status.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/prep/edge_list.h"
@@ -56,7 +57,7 @@ class IdRemap {
 
  private:
   IdRemap() = default;
-  std::string dir_;
+  ScratchDir scratch_;  // .seer-remap-PID-*: sort runs, the edges and ids files
   std::string edges_path_, original_ids_path_;
   int64_t num_nodes_ = 0, num_edges_ = 0;
   bool integer_ids_ = true;

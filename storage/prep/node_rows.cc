@@ -28,11 +28,7 @@ std::string RowWhere(const std::string& ids_path, int64_t row) {
 
 }  // namespace
 
-NodeRows::~NodeRows() {
-  if (!row_of_node_path_.empty()) ::unlink(row_of_node_path_.c_str());
-  if (!node_of_row_path_.empty()) ::unlink(node_of_row_path_.c_str());
-  if (!dir_.empty()) ::rmdir(dir_.c_str());
-}
+NodeRows::~NodeRows() = default;  // the scratch directory takes its files with it
 
 Result<std::unique_ptr<NodeRows>> NodeRows::ById(const std::string& original_ids_path, int64_t num_nodes) {
   std::unique_ptr<NodeRows> rows(new NodeRows());
@@ -98,7 +94,7 @@ Status NodeRows::CheckArrayRows(const std::string& path, int64_t rows, const cha
 }
 
 NodeRowJoin::NodeRowJoin(std::unique_ptr<NodeRows> rows, int64_t sort_bytes)
-    : rows_(std::move(rows)), sort_bytes_(sort_bytes), by_id_(rows_->dir_, "node-ids", sort_bytes) {}
+    : rows_(std::move(rows)), sort_bytes_(sort_bytes), by_id_(rows_->scratch_.path(), "node-ids", sort_bytes) {}
 
 NodeRowJoin::~NodeRowJoin() = default;
 
@@ -106,7 +102,7 @@ Result<std::unique_ptr<NodeRowJoin>> NodeRowJoin::Start(const std::string& ids_p
                                                         const std::string& work_dir, bool show_progress) {
   std::unique_ptr<NodeRows> rows(new NodeRows());
   rows->ids_path_ = ids_path;
-  SEER_ASSIGN_OR_RETURN(rows->dir_, MakeWorkDirectory(work_dir, ".seer-rows-"));
+  SEER_ASSIGN_OR_RETURN(rows->scratch_, ScratchDir::Create(work_dir, "rows"));
   // Half the budget for the run being sorted, as IdRemap: the two sorts never fill at
   // the same time (this one is merging, one record per run, while IdRemap sorts).
   const int64_t sort_bytes = std::max<int64_t>(memory_budget_bytes / 2, 256 << 10);
@@ -130,7 +126,7 @@ Result<std::unique_ptr<NodeRowJoin>> NodeRowJoin::Start(const std::string& ids_p
   progress.Finish();
   SEER_RETURN_IF_ERROR(join->by_id_.StartMerge());
   SEER_RETURN_IF_ERROR(join->Advance());
-  r.row_of_node_path_ = r.dir_ + "/row_of_node.bin";
+  r.row_of_node_path_ = r.scratch_.File("row_of_node.bin");
   SEER_ASSIGN_OR_RETURN(SequentialWriter out, SequentialWriter::Create(r.row_of_node_path_));
   join->row_of_node_ = std::make_unique<SequentialWriter>(std::move(out));
   return join;
@@ -185,7 +181,7 @@ Result<std::unique_ptr<NodeRows>> NodeRowJoin::Finish(int64_t num_nodes) {
   r.num_nodes_ = num_nodes;
   // node_of_row: (row, node) sorted back by row; rows without a node get -1.
   {
-    RecordSorter by_row(r.dir_, "rows", sort_bytes_);
+    RecordSorter by_row(r.scratch_.path(), "rows", sort_bytes_);
     SEER_ASSIGN_OR_RETURN(SequentialReader row_of_node, SequentialReader::Open(r.row_of_node_path_));
     char key[8];
     for (int64_t node = 0; node < num_nodes; ++node) {
@@ -195,7 +191,7 @@ Result<std::unique_ptr<NodeRows>> NodeRowJoin::Finish(int64_t num_nodes) {
       PutBigEndian(static_cast<uint64_t>(row), key);
       SEER_RETURN_IF_ERROR(by_row.Add(std::string_view(key, 8), static_cast<uint64_t>(node)));
     }
-    r.node_of_row_path_ = r.dir_ + "/node_of_row.bin";
+    r.node_of_row_path_ = r.scratch_.File("node_of_row.bin");
     SEER_ASSIGN_OR_RETURN(SequentialWriter out, SequentialWriter::Create(r.node_of_row_path_));
     int64_t next_row = 0;
     const int64_t none = -1;

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 
+#include "storage/base/scratch_dir.h"
 #include "storage/base/status.h"
 #include "storage/base/unique_fd.h"
 #include "storage/prep/record_sorter.h"
@@ -66,7 +67,8 @@ class NodeRows {
   // By file.
   std::string ids_path_;
   int64_t num_rows_ = 0, unmatched_rows_ = 0;
-  std::string dir_, row_of_node_path_, node_of_row_path_;
+  ScratchDir scratch_;  // by file: .seer-rows-PID-* with the sort runs and both tables
+  std::string row_of_node_path_, node_of_row_path_;
   UniqueFd row_of_node_, node_of_row_;
 };
 

@@ -20,14 +20,6 @@ constexpr size_t kIoBufferBytes = 64 << 10;
 
 }  // namespace
 
-Result<std::string> MakeWorkDirectory(const std::string& work_dir, const std::string& prefix) {
-  std::string pattern = (work_dir.empty() ? std::string(".") : work_dir) + "/" + prefix + "XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  if (::mkdtemp(buf.data()) == nullptr) return ErrnoStatus(errno, "mkdtemp", pattern);
-  return std::string(buf.data());
-}
-
 Result<SequentialWriter> SequentialWriter::Create(const std::string& path) {
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600));
   return SequentialWriter(path, std::move(fd));

@@ -18,10 +18,6 @@
 
 namespace seer {
 
-// A new private directory `work_dir`/`prefix`XXXXXX (mkdtemp; "" = the current
-// directory) for runs and temporary files; its owner removes it.
-Result<std::string> MakeWorkDirectory(const std::string& work_dir, const std::string& prefix);
-
 // Appends to a new file (created, truncated) through a 64 KiB buffer; Close() flushes.
 class SequentialWriter {
  public:

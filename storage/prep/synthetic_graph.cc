@@ -1,5 +1,7 @@
 #include "storage/prep/synthetic_graph.h"
 
+#include "storage/base/random.h"
+
 #include <sys/stat.h>
 
 #include <tbb/blocked_range.h>
@@ -33,35 +35,6 @@ constexpr int64_t kNodeChunk = 8192;
 constexpr int64_t kReservedBytes = int64_t{32} << 20;  // writer buffers, chunks, threads
 constexpr int kHomophilyAttempts = 64;
 
-uint64_t Mix(uint64_t z) {  // splitmix64 finaliser
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-class SplitMix {
- public:
-  explicit SplitMix(uint64_t state) : state_(state) {}
-  uint64_t Next() { return Mix(state_ += 0x9e3779b97f4a7c15ull); }
-  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-  // Uniform in [0, n) without modulo bias (Lemire's multiply-shift with rejection).
-  uint64_t Below(uint64_t n) {
-    for (;;) {
-      unsigned __int128 m = static_cast<unsigned __int128>(Next()) * n;
-      uint64_t low = static_cast<uint64_t>(m);
-      if (low >= n || low >= (0 - n) % n) return static_cast<uint64_t>(m >> 64);
-    }
-  }
-  // Standard normal (Box-Muller; one value per call keeps streams simple).
-  double Gaussian() {
-    double u1 = (static_cast<double>(Next() >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
-    double u2 = Uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-  }
-
- private:
-  uint64_t state_;
-};
 
 int CeilLog2(uint64_t n) {
   int bits = 0;
@@ -76,7 +49,7 @@ class FeistelPermutation {
   FeistelPermutation(int64_t n, uint64_t key) : n_(static_cast<uint64_t>(n)) {
     half_bits_ = std::max(1, (CeilLog2(n_) + 1) / 2);
     mask_ = (uint64_t{1} << half_bits_) - 1;
-    for (int i = 0; i < kRounds; ++i) keys_[i] = Mix(key + static_cast<uint64_t>(i) * 0x9e37ull);
+    for (int i = 0; i < kRounds; ++i) keys_[i] = SplitMixFinalize(key + static_cast<uint64_t>(i) * 0x9e37ull);
   }
   int64_t Forward(int64_t x) const {
     uint64_t y = static_cast<uint64_t>(x);
@@ -91,7 +64,7 @@ class FeistelPermutation {
 
  private:
   static constexpr int kRounds = 6;
-  uint64_t F(uint64_t half, int round) const { return Mix(half ^ keys_[round]) & mask_; }
+  uint64_t F(uint64_t half, int round) const { return SplitMixFinalize(half ^ keys_[round]) & mask_; }
   uint64_t Once(uint64_t x) const {
     uint64_t l = x >> half_bits_, r = x & mask_;
     for (int i = 0; i < kRounds; ++i) {
@@ -161,11 +134,11 @@ class SyntheticModel {
     for (int level = scale_ - 1; level >= 0; --level) {
       mass *= ((x >> level) & 1) ? 1 - dst_zero_ : dst_zero_;
     }
-    SplitMix rng(Mix(config_.seed ^ kDegreeSalt) ^ Mix(static_cast<uint64_t>(y)));
+    SplitMix64 rng(SplitMixFinalize(config_.seed ^ kDegreeSalt) ^ SplitMixFinalize(static_cast<uint64_t>(y)));
     return direct_base_degree_ + Poisson(direct_extra_edges_ * mass / direct_mass_, rng);
   }
   // One in-neighbor (R-MAT space, != x) of the node whose R-MAT-space id is x.
-  int64_t DirectSource(int64_t x, SplitMix& rng) const {
+  int64_t DirectSource(int64_t x, SplitMix64& rng) const {
     const uint32_t src_zero = t_ab_;  // P(u bit 0) = a + b
     for (int attempt = 0;; ++attempt) {
       uint64_t u = 0, bits = 0;
@@ -182,12 +155,7 @@ class SyntheticModel {
       int64_t src = static_cast<int64_t>(u);
       if (src >= n_) continue;
       if (classes_ > 1 && attempt < kHomophilyAttempts) {
-        int64_t dst_class = ClassOf(x);
-        int64_t target = rng.Uniform() < config_.homophily
-                             ? dst_class
-                             : (dst_class + 1 + static_cast<int64_t>(rng.Below(classes_ - 1))) % classes_;
-        int64_t block = src / classes_;
-        src = block * classes_ + ((target - Rotation(block)) % classes_ + classes_) % classes_;
+        src = HomophilousSource(src, x, rng);
         if (src >= n_) continue;
       }
       if (src == x) continue;
@@ -203,7 +171,7 @@ class SyntheticModel {
 
   // Edge number k, in final ids.
   Edge EdgeAt(int64_t k) const {
-    SplitMix rng(Mix(config_.seed ^ kEdgeSalt) ^ Mix(static_cast<uint64_t>(k)));
+    SplitMix64 rng(SplitMixFinalize(config_.seed ^ kEdgeSalt) ^ SplitMixFinalize(static_cast<uint64_t>(k)));
     for (int attempt = 0;; ++attempt) {
       uint64_t u = 0, v = 0, bits = 0;
       int left = 0;
@@ -223,12 +191,7 @@ class SyntheticModel {
       int64_t dst = k < forced_edges_ ? k % n_ : static_cast<int64_t>(v);
       if (src >= n_ || dst >= n_) continue;
       if (classes_ > 1 && attempt < kHomophilyAttempts) {
-        int64_t dst_class = ClassOf(dst);
-        int64_t target = rng.Uniform() < config_.homophily
-                             ? dst_class
-                             : (dst_class + 1 + static_cast<int64_t>(rng.Below(classes_ - 1))) % classes_;
-        int64_t block = src / classes_;
-        src = block * classes_ + ((target - Rotation(block)) % classes_ + classes_) % classes_;
+        src = HomophilousSource(src, dst, rng);
         if (src >= n_) continue;
       }
       if (src == dst) continue;
@@ -237,13 +200,25 @@ class SyntheticModel {
   }
 
  private:
+  // Homophily: with probability `homophily` the source moves to the destination's class
+  // within its block of `classes_` ids, else to another class (the result may be >= n_:
+  // the caller draws again).
+  int64_t HomophilousSource(int64_t src, int64_t dst, SplitMix64& rng) const {
+    const int64_t dst_class = ClassOf(dst);
+    const int64_t target = rng.Uniform() < config_.homophily
+                               ? dst_class
+                               : (dst_class + 1 + static_cast<int64_t>(rng.Below(classes_ - 1))) % classes_;
+    const int64_t block = src / classes_;
+    return block * classes_ + ((target - Rotation(block)) % classes_ + classes_) % classes_;
+  }
+
   int64_t Rotation(int64_t block) const {
-    return static_cast<int64_t>(Mix(config_.seed ^ kRotationSalt ^ Mix(static_cast<uint64_t>(block))) %
+    return static_cast<int64_t>(SplitMixFinalize(config_.seed ^ kRotationSalt ^ SplitMixFinalize(static_cast<uint64_t>(block))) %
                                 static_cast<uint64_t>(classes_));
   }
 
   // Poisson(lambda): Knuth's product method below 30, a rounded normal above.
-  static int64_t Poisson(double lambda, SplitMix& rng) {
+  static int64_t Poisson(double lambda, SplitMix64& rng) {
     if (!(lambda > 0)) return 0;
     if (lambda >= 30) {
       return std::max<int64_t>(0, std::llround(lambda + std::sqrt(lambda) * rng.Gaussian()));
@@ -277,7 +252,7 @@ Status WriteDirectTopology(const SyntheticModel& model, const SyntheticGraphConf
   std::vector<int64_t> offsets(static_cast<size_t>(block) + 1);
   std::vector<int64_t> global(static_cast<size_t>(block));
   std::vector<Index> lists;
-  const uint64_t source_key = Mix(config.seed ^ kSourceSalt);
+  const uint64_t source_key = SplitMixFinalize(config.seed ^ kSourceSalt);
   int64_t edges = 0;
   const int64_t zero = 0;
   SEER_RETURN_IF_ERROR(indptr.AppendValues(&zero, 1));
@@ -299,7 +274,7 @@ Status WriteDirectTopology(const SyntheticModel& model, const SyntheticGraphConf
     ParallelFor(tbb::blocked_range<int64_t>(0, count, 64), [&](const tbb::blocked_range<int64_t>& r) {
       for (int64_t i = r.begin(); i < r.end(); ++i) {
         const int64_t y = first + i;
-        SplitMix rng(source_key ^ Mix(static_cast<uint64_t>(y)));
+        SplitMix64 rng(source_key ^ SplitMixFinalize(static_cast<uint64_t>(y)));
         Index* list = lists.data() + offsets[i];
         const int64_t degree = offsets[i + 1] - offsets[i];
         for (int64_t j = 0; j < degree; ++j) {
@@ -437,7 +412,7 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
   const int64_t c = config.num_classes;
   std::vector<float> centroids(static_cast<size_t>(c * f));
   for (int64_t k = 0; k < c; ++k) {
-    SplitMix rng(Mix(config.seed ^ kCentroidSalt) ^ Mix(static_cast<uint64_t>(k)));
+    SplitMix64 rng(SplitMixFinalize(config.seed ^ kCentroidSalt) ^ SplitMixFinalize(static_cast<uint64_t>(k)));
     double scale = f > 0 ? config.feature_signal / std::sqrt(static_cast<double>(f)) : 0;
     for (int64_t j = 0; j < f; ++j) centroids[k * f + j] = static_cast<float>(scale * rng.Gaussian());
   }
@@ -458,9 +433,9 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
         const int64_t y = first + i;
         const int64_t cls = model.ClassOf(model.permutation().Inverse(y));
         chunk_labels[i] = static_cast<int32_t>(cls);
-        double u = SplitMix(Mix(config.seed ^ kSplitSalt) ^ Mix(static_cast<uint64_t>(y))).Uniform();
+        double u = SplitMix64(SplitMixFinalize(config.seed ^ kSplitSalt) ^ SplitMixFinalize(static_cast<uint64_t>(y))).Uniform();
         chunk_split[i] = u < t_train ? 1 : u < t_valid ? 2 : u < t_test ? 3 : 0;
-        SplitMix rng(Mix(config.seed ^ kNoiseSalt) ^ Mix(static_cast<uint64_t>(y)));
+        SplitMix64 rng(SplitMixFinalize(config.seed ^ kNoiseSalt) ^ SplitMixFinalize(static_cast<uint64_t>(y)));
         const float* centroid = centroids.data() + cls * f;
         for (int64_t j = 0; j < f; ++j) {
           float x = centroid[j] + static_cast<float>(config.feature_noise * rng.Gaussian());

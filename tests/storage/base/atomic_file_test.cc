@@ -91,7 +91,7 @@ TEST(AtomicFileWriterTest, AppendDirectMixedWithAppendWritesTheSameBytes) {
   dirs.push_back(std::string(SEER_IO_TEST_DIR) + "/atomic_direct_test");
   std::filesystem::create_directories(dirs.back());
 #endif
-  constexpr int64_t kBlock = AtomicFileWriter::kDirectAlign;
+  constexpr int64_t kBlock = kDirectAlign;
   // 6 blocks of page-aligned data with a recognisable pattern.
   std::unique_ptr<char, void (*)(void*)> buf(static_cast<char*>(std::aligned_alloc(kBlock, 6 * kBlock)), std::free);
   ASSERT_NE(buf.get(), nullptr);

@@ -70,7 +70,7 @@ TEST(DatasetTest, WriterAndReaderRoundTrip) {
   for (const auto& [name, entry] : m.files) {
     EXPECT_EQ(*FileXxh64(dir + "/" + name), entry.checksum) << name;
   }
-  // The raw layout is what DESIGN.md says: indices are little-endian uint32.
+  // The raw layout is what docs/formats.md says: indices are little-endian uint32.
   auto raw = ReadWholeFile(dir + "/indices.bin");
   ASSERT_TRUE(raw.ok());
   ASSERT_EQ(raw->size(), 16u);
