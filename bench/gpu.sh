@@ -148,8 +148,14 @@ build() {
   cmake --build "$BUILD" -j "$JOBS" --target seer_kernels_tests planner_bench > "$RES/build.log" 2>&1 ||
     { tail -30 "$RES/build.log"; say "build of the kernels tests / planner bench FAILED"; return 1; }
   if [[ $DRY == 1 ]]; then return; fi
-  cmake --build "$BUILD" -j "$JOBS" >> "$RES/build.log" 2>&1 ||
-    { tail -30 "$RES/build.log"; say "full build FAILED (the kernels tests and planner bench are built)"; }
+  # Keep going past a failing target: every other target is built and tested, and the
+  # log names each failure (make -k / ninja -k 0).
+  local keep_going=(-k)
+  [[ -f "$BUILD/build.ninja" ]] && keep_going=(-k 0)
+  cmake --build "$BUILD" -j "$JOBS" -- "${keep_going[@]}" >> "$RES/build.log" 2>&1 || {
+    grep -E "error:|Error [0-9]+|FAILED:" "$RES/build.log" | head -30
+    say "full build FAILED for some targets (listed above; the others are built and tested)"
+  }
   tail -3 "$RES/build.log"
 }
 

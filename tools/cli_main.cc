@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "storage/base/exception_status.h"
+
 namespace seer::cli {
 
 int ReportError(const std::string& command, const Status& status) {
@@ -22,14 +24,6 @@ int ReportError(const std::string& command, const std::string& message) {
 }
 
 namespace {
-
-// An exception's message as one line (libtorch's c10::Error carries a backtrace).
-std::string FirstLine(const char* what) {
-  std::string text = what == nullptr ? "" : what;
-  const size_t newline = text.find('\n');
-  if (newline != std::string::npos) text.resize(newline);
-  return text.empty() ? "unknown error" : text;
-}
 
 std::string Trim(const std::string& text) {
   const size_t begin = text.find_first_not_of(" \t\r");
@@ -163,12 +157,9 @@ int RunCli(int argc, char** argv, const std::vector<Registrar>& registrars,
       return it->second();
     } catch (const seer::StatusError& e) {
       return ReportError(sub->get_name(), e.status());
-    } catch (const std::bad_alloc& e) {
-      return ReportError(sub->get_name(), std::string("out of memory (") + e.what() + ")");
-    } catch (const std::exception& e) {
-      return ReportError(sub->get_name(), FirstLine(e.what()));
     } catch (...) {
-      return ReportError(sub->get_name(), "unknown exception");
+      // The one exception -> Status rule (storage/base/exception_status.h).
+      return ReportError(sub->get_name(), StatusFromCurrentException(""));
     }
   }
   return ReportError("", "this subcommand is not part of this executable");

@@ -5,7 +5,8 @@
 //   std::invalid_argument, std::out_of_range
 //                        kInvalidArgument   "CONTEXT: WHAT"   (a bad value reached a check)
 //   any other exception  kInternal          "CONTEXT failed: WHAT" (a broken contract)
-// WHAT is the exception's first line (libtorch appends a C++ backtrace after it).
+// WHAT is the exception's first line (libtorch appends a C++ backtrace after it). An
+// empty CONTEXT adds no prefix.
 // Thread-safe; never throws except std::bad_alloc while building the message.
 #pragma once
 
