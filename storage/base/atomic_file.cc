@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <utility>
@@ -37,13 +39,56 @@ AtomicFileWriter::AtomicFileWriter(std::string final_path, std::string temp_path
   buffer_.reserve(kBufferBytes);
 }
 
+Result<OutputTarget> ResolveOutputPath(const std::string& path) {
+  if (path.empty()) return Status(StatusCode::kInvalidArgument, "empty output path");
+  OutputTarget target;
+  target.path = path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    // A link is followed, never replaced: the file it names is the output.
+    char* real = ::realpath(path.c_str(), nullptr);
+    if (real == nullptr) {
+      return Status(StatusCode::kInvalidArgument,
+                    path + " is a symbolic link to a missing file: refusing to replace the link");
+    }
+    target.path = real;
+    std::free(real);
+  }
+  if (::stat(target.path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return Status(StatusCode::kInvalidArgument, path + " is a directory, not a file");
+    // A device, FIFO or socket is written through (e.g. /dev/null, a pipe), never replaced.
+    target.write_through = !S_ISREG(st.st_mode);
+    if (target.write_through) return target;
+  } else if (errno != ENOENT) {
+    return ErrnoStatus(errno, "stat", path);
+  }
+  const std::string dir = DirName(target.path);
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status(StatusCode::kNotFound, "cannot write " + path + ": the folder " + dir + " does not exist");
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    return Status(StatusCode::kIoError, "cannot write " + path + ": the folder " + dir + " is not writable", errno);
+  }
+  return target;
+}
+
+Status CheckOutputPath(const std::string& path) { return ResolveOutputPath(path).status(); }
+
 Result<AtomicFileWriter> AtomicFileWriter::Create(const std::string& final_path) {
-  std::string temp = TempName(final_path);
+  SEER_ASSIGN_OR_RETURN(OutputTarget target, ResolveOutputPath(final_path));
+  if (target.write_through) {
+    // O_NONBLOCK: a FIFO without a reader is an error now (ENXIO), not a wait forever.
+    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(target.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    const int flags = ::fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) < 0) return ErrnoStatus(errno, "fcntl", final_path);
+    return AtomicFileWriter(target.path, std::string(), std::move(fd));
+  }
+  std::string temp = TempName(target.path);
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(temp, O_WRONLY | O_CREAT | O_TRUNC, 0644));
   // Held until the descriptor closes: the start-up sweep (stale_temp.h) leaves a locked
   // temporary alone even when its pid looks dead (another PID namespace or container).
   (void)::flock(fd.get(), LOCK_EX | LOCK_NB);
-  return AtomicFileWriter(final_path, std::move(temp), std::move(fd));
+  return AtomicFileWriter(target.path, std::move(temp), std::move(fd));
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -83,7 +128,7 @@ Status AtomicFileWriter::Append(const void* data, int64_t length_bytes) {
 }
 
 bool AtomicFileWriter::EnableDirect() {
-  if (closed_ || direct()) return direct();
+  if (closed_ || direct() || temp_path_.empty()) return direct();
   auto fd = UniqueFd::Open(temp_path_, O_WRONLY | O_DIRECT);
   if (!fd.ok()) return false;  // EINVAL where O_DIRECT is not supported: stay buffered
   direct_fd_ = std::move(fd).value();
@@ -115,6 +160,11 @@ Status AtomicFileWriter::PadTo(int64_t alignment) {
 Status AtomicFileWriter::Close() {
   if (closed_) throw std::logic_error("AtomicFileWriter::Close twice");
   Status st = Flush();
+  if (temp_path_.empty()) {  // written through (a device or FIFO): nothing to rename
+    if (st.ok()) st = fd_.Close(final_path_);
+    closed_ = true;
+    return st;
+  }
   // fsync through either descriptor flushes the file's data, the O_DIRECT writes included.
   if (st.ok() && direct()) st = direct_fd_.Close(temp_path_);
   if (st.ok() && ::fsync(fd_.get()) != 0) st = ErrnoStatus(errno, "fsync", temp_path_);

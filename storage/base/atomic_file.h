@@ -2,6 +2,11 @@
 // on Close(), fsyncs it, renames it over the final name and fsyncs the directory.
 // Destroying a writer that was not closed removes the temporary file, so a crash or
 // an error never leaves a half-written file under the final name.
+// Only a regular file (or a new name) is replaced: a symbolic link is followed (the
+// file it names is written atomically, the link stays); a device, FIFO or socket is
+// written through in place (no temporary, no rename); a directory or a link to a
+// missing file is refused. A missing or read-only folder is an error naming the
+// user's path, found at Create (CheckOutputPath finds it before any work).
 // Sequential, buffered (1 MiB) writes; the bytes are hashed (xxh64) as they pass.
 // Not thread-safe.
 #pragma once
@@ -16,6 +21,15 @@
 #include "storage/base/unique_fd.h"
 
 namespace seer {
+
+// Where an output path really writes (see above).
+struct OutputTarget {
+  std::string path;            // the file written: `path`, or what its symlink names
+  bool write_through = false;  // a device, FIFO or socket: written in place
+};
+Result<OutputTarget> ResolveOutputPath(const std::string& path);
+// ResolveOutputPath's verdict alone: tools call it on every output flag before any work.
+Status CheckOutputPath(const std::string& path);
 
 class AtomicFileWriter {
  public:

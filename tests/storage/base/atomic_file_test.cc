@@ -2,6 +2,10 @@
 // appears under the final name before Close, and nothing is left behind otherwise.
 #include "storage/base/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -143,6 +147,56 @@ TEST(AtomicFileWriterTest, AppendDirectMixedWithAppendWritesTheSameBytes) {
     ASSERT_TRUE(writer->Close().ok());
     EXPECT_EQ(testing::ReadFileBytes(path), std::string(buf.get(), static_cast<size_t>(5 * kBlock + 10)));
   }
+}
+
+// Outputs replace only regular files: a link is followed (the link stays), a FIFO is
+// written through (no temporary, no rename), a folder or a dangling link is refused, and
+// a missing folder is found at Create with the user's path in the message.
+TEST(AtomicFileWriterTest, ReplacesOnlyRegularFiles) {
+  namespace fs = std::filesystem;
+  const std::string dir = testing::MakeTempDir("atomic_targets");
+  // A symlink to a regular file: the file gets the bytes, the link is still a link.
+  ASSERT_TRUE(WriteFileAtomically(dir + "/real.txt", "old").ok());
+  fs::create_symlink(dir + "/real.txt", dir + "/link.txt");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/link.txt", "new").ok());
+  EXPECT_TRUE(fs::is_symlink(dir + "/link.txt"));
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/real.txt"), "new");
+  // A dangling link and a folder are refused; nothing is created.
+  fs::create_symlink(dir + "/missing.txt", dir + "/dangling.txt");
+  const Status dangling = WriteFileAtomically(dir + "/dangling.txt", "x");
+  EXPECT_EQ(dangling.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(dangling.message().find(dir + "/dangling.txt"), std::string::npos) << dangling.ToString();
+  EXPECT_FALSE(fs::exists(dir + "/missing.txt"));
+  fs::create_directory(dir + "/folder");
+  EXPECT_EQ(WriteFileAtomically(dir + "/folder", "x").code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(fs::is_directory(dir + "/folder"));
+  // A missing folder: the error names the user's path and the folder, not a temporary.
+  const Status missing = CheckOutputPath(dir + "/nope/m.pt");
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.message(), "cannot write " + dir + "/nope/m.pt: the folder " + dir + "/nope does not exist");
+  EXPECT_EQ(AtomicFileWriter::Create(dir + "/nope/m.pt").status().message(), missing.message());
+  EXPECT_TRUE(CheckOutputPath(dir + "/new.txt").ok());
+}
+
+TEST(AtomicFileWriterTest, FifoIsWrittenThroughAndOneWithoutReaderIsAnError) {
+  const std::string dir = testing::MakeTempDir("atomic_fifo");
+  const std::string fifo = dir + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // No reader: an error at once, not a wait.
+  EXPECT_FALSE(AtomicFileWriter::Create(fifo).ok());
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  auto writer = AtomicFileWriter::Create(fifo);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE(writer->Append("hello", 5).ok());
+  ASSERT_TRUE(writer->Close().ok());
+  char buf[16] = {};
+  EXPECT_EQ(::read(reader, buf, sizeof(buf)), 5);
+  EXPECT_EQ(std::string(buf, 5), "hello");
+  ::close(reader);
+  struct stat st;
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));  // still the FIFO, not a regular file
 }
 
 }  // namespace
