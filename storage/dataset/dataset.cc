@@ -300,8 +300,9 @@ DatasetWriter::Staging::~Staging() {
 
 Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) {
   SEER_RETURN_IF_ERROR(MakeDirectories(dir));
+  SEER_ASSIGN_OR_RETURN(OutputLock lock, OutputLock::Acquire(dir, "writing the dataset " + dir));
   std::string manifest_path = dir + "/" + dataset_files::kManifest;
-  if (::access(manifest_path.c_str(), F_OK) != 0) return DatasetWriter(dir, dir, nullptr);
+  if (::access(manifest_path.c_str(), F_OK) != 0) return DatasetWriter(std::move(lock), dir, dir, nullptr);
   if (!force) {
     return Status(StatusCode::kAlreadyExists,
                   dir + " already holds a dataset (" + manifest_path + "); pass --force to overwrite it");
@@ -323,7 +324,7 @@ Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) 
   std::filesystem::remove_all(staging->path, ec);  // a leftover of this pid (reused)
   if (::mkdir(staging->path.c_str(), 0755) != 0) return ErrnoStatus(errno, "mkdir", staging->path);
   std::string path = staging->path;
-  return DatasetWriter(path, dir, std::move(staging));
+  return DatasetWriter(std::move(lock), path, dir, std::move(staging));
 }
 
 Result<AtomicFileWriter*> DatasetWriter::OpenFile(const std::string& name) {

@@ -23,6 +23,7 @@
 
 #include "storage/base/atomic_file.h"
 #include "storage/base/name_table.h"
+#include "storage/base/output_lock.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -127,7 +128,9 @@ class Dataset {
 // until Commit(): then its manifest is removed, the new files are renamed over the old
 // ones (old files the new manifest does not list are removed) and the new manifest is
 // renamed in last. A writer destroyed without Commit() removes the staging directory,
-// so a failed conversion leaves the old dataset as it was.
+// so a failed conversion leaves the old dataset as it was. The writer holds an
+// OutputLock on `dir` (storage/base/output_lock.h) for its whole life: a second writer
+// of the same dataset is refused (kAlreadyExists naming the first one).
 class DatasetWriter {
  public:
   static Result<DatasetWriter> Create(const std::string& dir, bool force);
@@ -152,9 +155,10 @@ class DatasetWriter {
     bool keep = false;
     ~Staging();
   };
-  DatasetWriter(std::string dir, std::string target, std::unique_ptr<Staging> staging)
-      : dir_(std::move(dir)), target_(std::move(target)), staging_(std::move(staging)) {}
+  DatasetWriter(OutputLock lock, std::string dir, std::string target, std::unique_ptr<Staging> staging)
+      : lock_(std::move(lock)), dir_(std::move(dir)), target_(std::move(target)), staging_(std::move(staging)) {}
   Status SwapIntoTarget(const DatasetManifest& manifest);
+  OutputLock lock_;  // first: released after everything else is gone
   std::string dir_;
   std::string target_;
   std::unique_ptr<Staging> staging_;  // before files_: destroyed after their temporaries

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <tbb/task_arena.h>
 
 #include "storage/base/byte_size.h"
@@ -273,14 +274,7 @@ class Prep {
         return Status(StatusCode::kUnsupported, in_.features + ": Fortran-order features are not supported "
                                                                "(save with numpy.ascontiguousarray)");
       }
-      if (h.shape[0] > kMaxNodeId + 1) {
-        return InvalidArgument(in_.features + ": " + std::to_string(h.shape[0]) +
-                               " rows, above the largest supported node count 2^40");
-      }
-      if (num_nodes_ < 0) {
-        num_nodes_ = h.shape[0];
-        rows_give_num_nodes_ = true;
-      }
+      SEER_RETURN_IF_ERROR(TakeRowCount(in_.features, h.shape[0]));
       features_ = std::make_unique<NpyFile>(std::move(f));
     }
     if (!in_.labels.empty()) {
@@ -289,14 +283,7 @@ class Prep {
       if (h.shape.size() < 1 || h.shape.size() > 2 || (h.shape.size() == 2 && h.shape[1] != 1)) {
         return InvalidArgument(in_.labels + ": labels must have shape (N,) or (N, 1), got " + h.ShapeString());
       }
-      if (h.shape[0] > kMaxNodeId + 1) {
-        return InvalidArgument(in_.labels + ": " + std::to_string(h.shape[0]) +
-                               " rows, above the largest supported node count 2^40");
-      }
-      if (num_nodes_ < 0) {
-        num_nodes_ = h.shape[0];
-        rows_give_num_nodes_ = true;
-      }
+      SEER_RETURN_IF_ERROR(TakeRowCount(in_.labels, h.shape[0]));
       labels_ = std::make_unique<NpyFile>(std::move(f));
     }
     if (num_nodes_ < 0) num_nodes_ = ogb_num_nodes_;
@@ -343,6 +330,19 @@ class Prep {
                                "the id of row r); without it row r belongs to integer id r");
       }
       SEER_ASSIGN_OR_RETURN(node_rows_, NodeRows::ById(remap_->original_ids_path(), num_nodes_));
+    }
+    return Status::Ok();
+  }
+
+  // A node array's row count: within the id range, and the node count when nothing
+  // else gave one.
+  Status TakeRowCount(const std::string& path, int64_t rows) {
+    if (rows > kMaxNodeId + 1) {
+      return InvalidArgument(fmt::format("{}: {} rows, above the largest supported node count 2^40", path, rows));
+    }
+    if (num_nodes_ < 0) {
+      num_nodes_ = rows;
+      rows_give_num_nodes_ = true;
     }
     return Status::Ok();
   }

@@ -138,73 +138,63 @@ static long long Decide(int op, const char* what, size_t n) {
   return -1;
 }
 
+/* The shapes every wrapper below shares. FdFails/PathFails: whether this call fails now
+ * (errno set). Transfer: Decide for a matching descriptor (else n unchanged). */
+static int FdFails(int fd, int op, const char* what) {
+  if (g_active == 0 || !FdMatches(fd) || !Fire(op, what)) return 0;
+  errno = g_errno;
+  return 1;
+}
+static int PathFails(const char* path, int op, const char* what) {
+  Init();
+  if (!g_active || !PathMatches(path) || !Fire(op, what)) return 0;
+  errno = g_errno;
+  return 1;
+}
+static long long Transfer(int fd, int op, const char* what, size_t n) {
+  return g_active != 0 && FdMatches(fd) ? Decide(op, what, n) : (long long)n;
+}
+/* The mode argument of open/openat (present only with O_CREAT or O_TMPFILE). */
+#define OPEN_MODE(flags, last, mode)             \
+  mode_t mode = 0;                                \
+  if ((flags) & (O_CREAT | O_TMPFILE)) {          \
+    va_list ap;                                   \
+    va_start(ap, last);                           \
+    mode = va_arg(ap, mode_t);                    \
+    va_end(ap);                                   \
+  }
+
 /* ---- open / close ----------------------------------------------------------------- */
 
 int open(const char* path, int flags, ...) {
   REAL(int, open, const char*, int, ...);
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = va_arg(ap, mode_t);
-    va_end(ap);
-  }
-  Init();
-  if (g_active && PathMatches(path) && Fire(kOpOpen, "open")) {
-    errno = g_errno;
-    return -1;
-  }
+  OPEN_MODE(flags, flags, mode)
+  if (PathFails(path, kOpOpen, "open")) return -1;
   int fd = real_open(path, flags, mode);
   if (g_active) Track(fd, path);
   return fd;
 }
 int open64(const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = va_arg(ap, mode_t);
-    va_end(ap);
-  }
+  OPEN_MODE(flags, flags, mode)
   return open(path, flags, mode);
 }
 int openat(int dirfd, const char* path, int flags, ...) {
   REAL(int, openat, int, const char*, int, ...);
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = va_arg(ap, mode_t);
-    va_end(ap);
-  }
-  Init();
-  if (g_active && PathMatches(path) && Fire(kOpOpen, "openat")) {
-    errno = g_errno;
-    return -1;
-  }
+  OPEN_MODE(flags, flags, mode)
+  if (PathFails(path, kOpOpen, "openat")) return -1;
   int fd = real_openat(dirfd, path, flags, mode);
   if (g_active) Track(fd, path);
   return fd;
 }
 int openat64(int dirfd, const char* path, int flags, ...) {
-  mode_t mode = 0;
-  if (flags & (O_CREAT | O_TMPFILE)) {
-    va_list ap;
-    va_start(ap, flags);
-    mode = va_arg(ap, mode_t);
-    va_end(ap);
-  }
+  OPEN_MODE(flags, flags, mode)
   return openat(dirfd, path, flags, mode);
 }
 int creat(const char* path, mode_t mode) { return open(path, O_CREAT | O_WRONLY | O_TRUNC, mode); }
 
 FILE* fopen(const char* path, const char* mode) {
   REAL(FILE*, fopen, const char*, const char*);
-  Init();
-  if (g_active && PathMatches(path) && Fire(kOpOpen, "fopen")) {
-    errno = g_errno;
-    return NULL;
-  }
+  if (PathFails(path, kOpOpen, "fopen")) return NULL;
   FILE* f = real_fopen(path, mode);
   if (g_active && f != NULL) Track(fileno(f), path);
   return f;
@@ -229,22 +219,16 @@ int fclose(FILE* f) {
 
 ssize_t read(int fd, void* buf, size_t n) {
   REAL(ssize_t, read, int, void*, size_t);
-  if (g_active != 0 && FdMatches(fd)) {
-    long long k = Decide(kOpRead, "read", n);
-    if (k == -1) return -1;
-    if (k == -2) return 0;
-    n = (size_t)k;
-  }
+  const long long k = Transfer(fd, kOpRead, "read", n);
+  if (k < 0) return k == -2 ? 0 : -1;
+  n = (size_t)k;
   return real_read(fd, buf, n);
 }
 ssize_t pread(int fd, void* buf, size_t n, off_t off) {
   REAL(ssize_t, pread, int, void*, size_t, off_t);
-  if (g_active != 0 && FdMatches(fd)) {
-    long long k = Decide(kOpRead, "pread", n);
-    if (k == -1) return -1;
-    if (k == -2) return 0;
-    n = (size_t)k;
-  }
+  const long long k = Transfer(fd, kOpRead, "pread", n);
+  if (k < 0) return k == -2 ? 0 : -1;
+  n = (size_t)k;
   return real_pread(fd, buf, n, off);
 }
 ssize_t pread64(int fd, void* buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
@@ -264,20 +248,16 @@ ssize_t preadv(int fd, const struct iovec* iov, int cnt, off_t off) {
 
 ssize_t write(int fd, const void* buf, size_t n) {
   REAL(ssize_t, write, int, const void*, size_t);
-  if (g_active != 0 && FdMatches(fd)) {
-    long long k = Decide(kOpWrite, "write", n);
-    if (k < 0) return -1;
-    n = (size_t)k;
-  }
+  const long long k = Transfer(fd, kOpWrite, "write", n);
+  if (k < 0) return -1;
+  n = (size_t)k;
   return real_write(fd, buf, n);
 }
 ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
   REAL(ssize_t, pwrite, int, const void*, size_t, off_t);
-  if (g_active != 0 && FdMatches(fd)) {
-    long long k = Decide(kOpWrite, "pwrite", n);
-    if (k < 0) return -1;
-    n = (size_t)k;
-  }
+  const long long k = Transfer(fd, kOpWrite, "pwrite", n);
+  if (k < 0) return -1;
+  n = (size_t)k;
   return real_pwrite(fd, buf, n, off);
 }
 ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) { return pwrite(fd, buf, n, off); }
@@ -325,35 +305,23 @@ int fflush(FILE* f) {
 
 int fsync(int fd) {
   REAL(int, fsync, int);
-  if (g_active != 0 && FdMatches(fd) && Fire(kOpFsync, "fsync")) {
-    errno = g_errno;
-    return -1;
-  }
+  if (FdFails(fd, kOpFsync, "fsync")) return -1;
   return real_fsync(fd);
 }
 int fdatasync(int fd) {
   REAL(int, fdatasync, int);
-  if (g_active != 0 && FdMatches(fd) && Fire(kOpFsync, "fdatasync")) {
-    errno = g_errno;
-    return -1;
-  }
+  if (FdFails(fd, kOpFsync, "fdatasync")) return -1;
   return real_fdatasync(fd);
 }
 int ftruncate(int fd, off_t len) {
   REAL(int, ftruncate, int, off_t);
-  if (g_active != 0 && FdMatches(fd) && Fire(kOpFtruncate, "ftruncate")) {
-    errno = g_errno;
-    return -1;
-  }
+  if (FdFails(fd, kOpFtruncate, "ftruncate")) return -1;
   return real_ftruncate(fd, len);
 }
 int ftruncate64(int fd, off_t len) { return ftruncate(fd, len); }
 int fallocate(int fd, int mode, off_t off, off_t len) {
   REAL(int, fallocate, int, int, off_t, off_t);
-  if (g_active != 0 && FdMatches(fd) && Fire(kOpFallocate, "fallocate")) {
-    errno = g_errno;
-    return -1;
-  }
+  if (FdFails(fd, kOpFallocate, "fallocate")) return -1;
   return real_fallocate(fd, mode, off, len);
 }
 int fallocate64(int fd, int mode, off_t off, off_t len) { return fallocate(fd, mode, off, len); }
@@ -364,10 +332,6 @@ int posix_fallocate(int fd, off_t off, off_t len) {
 }
 int rename(const char* from, const char* to) {
   REAL(int, rename, const char*, const char*);
-  Init();
-  if (g_active && PathMatches(to) && Fire(kOpRename, "rename")) {
-    errno = g_errno;
-    return -1;
-  }
+  if (PathFails(to, kOpRename, "rename")) return -1;
   return real_rename(from, to);
 }

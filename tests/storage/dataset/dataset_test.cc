@@ -89,6 +89,22 @@ TEST(DatasetTest, ExistingDatasetNeedsForce) {
   EXPECT_TRUE(Dataset::Open(dir).ok());
 }
 
+// Two writers of one dataset at a time: the second is refused at Create, naming the
+// first; once the first is gone the dataset can be written again.
+TEST(DatasetTest, SecondWriterOfOneDatasetIsRefused) {
+  const std::string dir = testing::MakeTempDir("dataset") + "/ds";
+  auto first = DatasetWriter::Create(dir, false);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = DatasetWriter::Create(dir, true);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(second.status().message().find("in use by another Seer run"), std::string::npos)
+      << second.status().ToString();
+  EXPECT_NE(second.status().message().find("writing the dataset " + dir), std::string::npos);
+  { DatasetWriter done = std::move(first).value(); }
+  EXPECT_TRUE(WriteTinyDataset(dir).ok());
+}
+
 // --force over a dataset: until Commit() the new files live in a staging directory beside
 // it, so a writer dropped midway (a failed conversion) leaves the old dataset intact. The
 // old code removed the old manifest first (old .bin files left without one).
