@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "storage/base/file_io.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
@@ -24,10 +26,8 @@ Status CountChunk(const Index* values, int64_t count, int64_t first_element,
   for (int64_t i = 0; i < count; ++i) {
     const uint64_t u = static_cast<uint64_t>(values[i]);
     if (u >= static_cast<uint64_t>(num_nodes)) {
-      return Corrupt(path + ": neighbor id " + std::to_string(static_cast<int64_t>(values[i])) +
-                     " at byte offset " +
-                     std::to_string((first_element + i) * static_cast<int64_t>(sizeof(Index))) +
-                     " is >= num_nodes " + std::to_string(num_nodes));
+      return NeighborIdOutOfRange(path, static_cast<int64_t>(values[i]),
+                                  (first_element + i) * static_cast<int64_t>(sizeof(Index)), num_nodes);
     }
     ++degrees[u];
   }
@@ -36,43 +36,88 @@ Status CountChunk(const Index* values, int64_t count, int64_t first_element,
 
 }  // namespace
 
-Result<std::vector<int64_t>> ComputeOutDegrees(const Dataset& dataset,
-                                               const DegreeScanOptions& options) {
+Status NeighborIdOutOfRange(const std::string& path, int64_t id, int64_t byte_offset, int64_t num_nodes) {
+  return Corrupt(fmt::format("{}: neighbor id {} at byte offset {} is >= num_nodes {}", path, id, byte_offset,
+                             num_nodes));
+}
+
+Status ScanIndices(const Dataset& dataset, int64_t chunk_bytes_hint, const IndicesChunkFn& visit) {
   const DatasetManifest& m = dataset.manifest();
   const std::string path = dataset.PathOf(dataset_files::kIndices);
   const int64_t index_bytes = m.index_bytes();
   const int64_t total_bytes = m.num_edges * index_bytes;
-  std::vector<int64_t> degrees(static_cast<size_t>(m.num_nodes), 0);
-  if (total_bytes == 0) return degrees;
-
+  if (total_bytes == 0) return Status::Ok();
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
   SEER_ASSIGN_OR_RETURN(int64_t file_bytes, FileSizeBytes(fd.get(), path));
   if (file_bytes < total_bytes) {
-    return Status(StatusCode::kUnexpectedEof,
-                  path + ": " + std::to_string(file_bytes) + " bytes, manifest needs " +
-                      std::to_string(total_bytes) + " (num_edges " +
-                      std::to_string(m.num_edges) + ")");
+    return Status(StatusCode::kUnexpectedEof, fmt::format("{}: {} bytes, manifest needs {} (num_edges {})", path,
+                                                          file_bytes, total_bytes, m.num_edges));
   }
   (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-
   // Chunks are a multiple of 8 bytes so an entry never straddles two chunks.
-  const int64_t chunk_bytes = std::max<int64_t>(8, options.chunk_bytes / 8 * 8);
+  const int64_t chunk_bytes = std::max<int64_t>(8, chunk_bytes_hint / 8 * 8);
   std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(chunk_bytes)]);
-  ProgressReporter progress("out-degrees " + path, m.num_edges, "edges", options.show_progress);
   for (int64_t offset = 0; offset < total_bytes; offset += chunk_bytes) {
     const int64_t length = std::min(chunk_bytes, total_bytes - offset);
     SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), length, offset, path));
-    const int64_t count = length / index_bytes;
-    const int64_t first = offset / index_bytes;
+    SEER_RETURN_IF_ERROR(visit(buffer.get(), length / index_bytes, offset / index_bytes));
+  }
+  return Status::Ok();
+}
+
+Status ScanOutDegreesByRange(const Dataset& dataset, const DegreeScanOptions& scan, const std::string& what,
+                             const OutDegreeRangeFn& on_range) {
+  const DatasetManifest& m = dataset.manifest();
+  const int64_t n = m.num_nodes;
+  const std::string path = dataset.PathOf(dataset_files::kIndices);
+  const bool narrow = m.index_bytes() == 4;
+  const int64_t range = std::max<int64_t>(1, std::min(n, std::max<int64_t>(4, scan.scan_memory_bytes) / 4));
+  const int64_t passes = (n + range - 1) / range;
+  std::vector<uint32_t> counts(static_cast<size_t>(range));
+  ProgressReporter progress(what + " " + path + (passes > 1 ? fmt::format(" ({} passes)", passes) : ""),
+                            passes * m.num_edges, "edges", scan.show_progress);
+  for (int64_t lo = 0; lo < n; lo += range) {
+    const uint64_t width = static_cast<uint64_t>(std::min(range, n - lo));
+    std::fill(counts.begin(), counts.end(), 0u);
+    SEER_RETURN_IF_ERROR(ScanIndices(dataset, scan.chunk_bytes, [&](const void* entries, int64_t count,
+                                                                    int64_t first) -> Status {
+      for (int64_t i = 0; i < count; ++i) {
+        const uint64_t u = narrow ? static_cast<const uint32_t*>(entries)[i]
+                                  : static_cast<uint64_t>(static_cast<const int64_t*>(entries)[i]);
+        if (u >= static_cast<uint64_t>(n)) {
+          return NeighborIdOutOfRange(path, static_cast<int64_t>(u), (first + i) * m.index_bytes(), n);
+        }
+        const uint64_t k = u - static_cast<uint64_t>(lo);
+        if (k < width && counts[k] != UINT32_MAX) ++counts[k];
+      }
+      progress.Add(count);
+      return Status::Ok();
+    }));
+    SEER_RETURN_IF_ERROR(on_range(lo, lo + static_cast<int64_t>(width), counts.data()));
+  }
+  progress.Finish();
+  return Status::Ok();
+}
+
+Result<std::vector<int64_t>> ComputeOutDegrees(const Dataset& dataset,
+                                               const DegreeScanOptions& options) {
+  const DatasetManifest& m = dataset.manifest();
+  const std::string path = dataset.PathOf(dataset_files::kIndices);
+  std::vector<int64_t> degrees(static_cast<size_t>(m.num_nodes), 0);
+  if (m.num_edges * m.index_bytes() == 0) return degrees;
+  ProgressReporter progress("out-degrees " + path, m.num_edges, "edges", options.show_progress);
+  SEER_RETURN_IF_ERROR(ScanIndices(dataset, options.chunk_bytes, [&](const void* entries, int64_t count,
+                                                                     int64_t first) -> Status {
     if (m.index_dtype == IndexDtype::kUint32) {
-      SEER_RETURN_IF_ERROR(CountChunk(reinterpret_cast<const uint32_t*>(buffer.get()), count,
-                                      first, m.num_nodes, path, &degrees));
+      SEER_RETURN_IF_ERROR(CountChunk(static_cast<const uint32_t*>(entries), count, first, m.num_nodes, path,
+                                      &degrees));
     } else {
-      SEER_RETURN_IF_ERROR(CountChunk(reinterpret_cast<const int64_t*>(buffer.get()), count,
-                                      first, m.num_nodes, path, &degrees));
+      SEER_RETURN_IF_ERROR(CountChunk(static_cast<const int64_t*>(entries), count, first, m.num_nodes, path,
+                                      &degrees));
     }
     progress.Add(count);
-  }
+    return Status::Ok();
+  }));
   progress.Finish();
   return degrees;
 }
@@ -102,83 +147,30 @@ uint8_t DegreeBucket(int64_t degree) {
   return static_cast<uint8_t>(std::min<int64_t>(255, 32 + 4 * (top - 5) + mantissa));
 }
 
-NodeScoreFn NodeScoresFromBuckets(std::vector<uint8_t> buckets) {
-  auto table = std::make_shared<const std::vector<uint8_t>>(std::move(buckets));
-  return [table](const int64_t* ids, int64_t n, uint32_t* out) {
-    const uint8_t* t = table->data();
-    const uint64_t size = table->size();
-    for (int64_t k = 0; k < n; ++k) {
-      const uint64_t v = static_cast<uint64_t>(ids[k]);
-      out[k] = v < size ? t[v] : 0u;
-    }
-  };
-}
-
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options) {
   return MakeBeladyNodeScores(dataset, max_capacity_rows, options, DegreeScanOptions{});
 }
 
 Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, PolicyOptions* options,
                             const DegreeScanOptions& scan) {
-  const DatasetManifest& m = dataset.manifest();
-  const int64_t n = m.num_nodes;
-  const std::string path = dataset.PathOf(dataset_files::kIndices);
-  const int64_t index_bytes = m.index_bytes();
-  const int64_t total_bytes = m.num_edges * index_bytes;
+  const int64_t n = dataset.manifest().num_nodes;
   std::vector<uint8_t> buckets(static_cast<size_t>(n), 0);
   constexpr int64_t kExact = 32;  // DegreeBucket(d) == d below this
   std::vector<int64_t> per_degree(kExact, 0);    // nodes of each degree < 32
   std::vector<std::pair<int64_t, int64_t>> high;  // (degree, node) for degree >= 32
-  if (total_bytes > 0) {
-    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
-    SEER_ASSIGN_OR_RETURN(int64_t file_bytes, FileSizeBytes(fd.get(), path));
-    if (file_bytes < total_bytes) {
-      return Status(StatusCode::kUnexpectedEof, path + ": " + std::to_string(file_bytes) +
-                                                    " bytes, manifest needs " + std::to_string(total_bytes) +
-                                                    " (num_edges " + std::to_string(m.num_edges) + ")");
-    }
-    (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-    const int64_t chunk_bytes = std::max<int64_t>(8, scan.chunk_bytes / 8 * 8);
-    std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(chunk_bytes)]);
-    const int64_t range = std::max<int64_t>(1, std::min(n, std::max<int64_t>(4, scan.scan_memory_bytes) / 4));
-    const int64_t passes = (n + range - 1) / range;
-    std::vector<uint32_t> counts(static_cast<size_t>(range));
-    ProgressReporter progress("out-degrees " + path + (passes > 1 ? " (" + std::to_string(passes) + " passes)" : ""),
-                              passes * m.num_edges, "edges", scan.show_progress);
-    for (int64_t lo = 0; lo < n; lo += range) {
-      const uint64_t width = static_cast<uint64_t>(std::min(range, n - lo));
-      std::fill(counts.begin(), counts.end(), 0u);
-      for (int64_t offset = 0; offset < total_bytes; offset += chunk_bytes) {
-        const int64_t length = std::min(chunk_bytes, total_bytes - offset);
-        SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), length, offset, path));
-        const int64_t count = length / index_bytes;
-        for (int64_t i = 0; i < count; ++i) {
-          const uint64_t u = index_bytes == 4 ? reinterpret_cast<const uint32_t*>(buffer.get())[i]
-                                              : static_cast<uint64_t>(reinterpret_cast<const int64_t*>(buffer.get())[i]);
-          if (u >= static_cast<uint64_t>(n)) {
-            return Corrupt(path + ": neighbor id " + std::to_string(static_cast<int64_t>(u)) + " at byte offset " +
-                           std::to_string(offset + i * index_bytes) + " is >= num_nodes " + std::to_string(n));
-          }
-          const uint64_t k = u - static_cast<uint64_t>(lo);
-          if (k < width && counts[k] != UINT32_MAX) ++counts[k];
-        }
-        progress.Add(count);
-      }
-      for (uint64_t k = 0; k < width; ++k) {
-        const int64_t v = lo + static_cast<int64_t>(k);
-        const int64_t d = counts[k];
-        buckets[static_cast<size_t>(v)] = DegreeBucket(d);
-        if (d < kExact) {
-          ++per_degree[static_cast<size_t>(d)];
-        } else {
-          high.emplace_back(d, v);
-        }
+  SEER_RETURN_IF_ERROR(ScanOutDegreesByRange(dataset, scan, "out-degrees", [&](int64_t lo, int64_t hi,
+                                                                               const uint32_t* counts) {
+    for (int64_t v = lo; v < hi; ++v) {
+      const int64_t d = counts[v - lo];
+      buckets[static_cast<size_t>(v)] = DegreeBucket(d);
+      if (d < kExact) {
+        ++per_degree[static_cast<size_t>(d)];
+      } else {
+        high.emplace_back(d, v);
       }
     }
-    progress.Finish();
-  } else {
-    per_degree[0] = n;
-  }
+    return Status::Ok();
+  }));
   // The ranking: degree descending, ties by lower id (RankNodesByScore's order).
   const int64_t limit = std::clamp<int64_t>(max_capacity_rows, 0, n);
   std::sort(high.begin(), high.end(), [](const auto& a, const auto& b) {

@@ -1,5 +1,5 @@
 // FeatureCache: the direct-addressed feature cache every policy goes through
-// (DESIGN.md "Feature cache and policies").
+// (docs/design.md "Feature cache and policies").
 //
 //   slots:      capacity_rows × row_bytes in host memory (one allocation; the caller may
 //               pass an allocator hook, e.g. cudaHostAlloc for pinned memory)

@@ -2,7 +2,7 @@
 // ids) under a cache policy, applying its changesets through a FeatureCache without row
 // data (row_bytes 0), and counts what a real run would read from features.bin.
 //
-// Counting (DESIGN.md "Fair comparison"): the policy's initial content is loaded first
+// Counting (docs/design.md "Fair comparison"): the policy's initial content is loaded first
 // as one bulk sorted read (fill_rows / fill_blocks / fill_bytes); accesses and misses are
 // counted after it. For every batch, the rows of its misses are mapped to the aligned
 // blocks of features.bin that hold them (row v spans bytes [v*row_bytes,

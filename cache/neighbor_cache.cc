@@ -5,21 +5,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <memory>
-#include <system_error>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "cache/degrees.h"
-#include "storage/base/atomic_file.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
-#include "storage/base/checksum.h"
-#include "storage/base/json_file.h"
+#include "storage/base/parse_number.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 
@@ -27,25 +24,31 @@ namespace seer {
 
 namespace {
 
-// The ncache.json fields that mirror NeighborCacheStats one to one.
-constexpr std::pair<const char*, int64_t NeighborCacheStats::*> kStatsFields[] = {
-    {"budget_bytes", &NeighborCacheStats::budget_bytes},
-    {"bytes", &NeighborCacheStats::bytes},
-    {"table_bytes", &NeighborCacheStats::table_bytes},
-    {"lists_bytes", &NeighborCacheStats::lists_bytes},
-    {"num_nodes", &NeighborCacheStats::num_nodes},
-    {"num_edges", &NeighborCacheStats::num_edges},
-    {"nodes_cached", &NeighborCacheStats::nodes_cached},
-    {"edges_cached", &NeighborCacheStats::edges_cached},
-};
+// A non-zero budget must hold the per-node table: kResourceExhausted naming both otherwise.
+Status CheckBudgetHoldsTable(int64_t budget_bytes, int64_t num_nodes) {
+  const int64_t table_bytes = NeighborCache::TableBytes(num_nodes);
+  if (budget_bytes >= table_bytes) return Status::Ok();
+  return Status(StatusCode::kResourceExhausted,
+                fmt::format("neighbor cache budget {} bytes cannot hold its per-node table (2 "
+                            "bits x {} nodes = {} bytes); use 0 to disable the cache",
+                            budget_bytes, num_nodes, table_bytes));
+}
 
-size_t WordsFor(int64_t num_nodes) { return static_cast<size_t>((num_nodes + 63) / 64); }
+// The sizes of a built cache from its nodes_cached / edges_cached.
+void CompleteStats(NeighborCacheStats* s, int64_t budget_bytes, const DatasetManifest& m) {
+  s->budget_bytes = budget_bytes;
+  s->table_bytes = NeighborCache::TableBytes(m.num_nodes) + 8 * s->nodes_cached;
+  s->lists_bytes = s->edges_cached * m.index_bytes();
+  s->bytes = s->table_bytes + s->lists_bytes;
+  s->num_nodes = m.num_nodes;
+  s->num_edges = m.num_edges;
+}
 
-// Ginex §3.2: score = out_degree / in_degree, compared exactly as out_a*in_b vs out_b*in_a.
-bool RanksBefore(int64_t a, int64_t b, const std::vector<int64_t>& out,
-                 const std::vector<int64_t>& in) {
-  const __int128 lhs = static_cast<__int128>(out[a]) * in[b];
-  const __int128 rhs = static_cast<__int128>(out[b]) * in[a];
+// Ginex §3.2: node a (out-degree out_a, in-degree in_a) ranks before node b when
+// out_a / in_a > out_b / in_b, compared exactly as out_a*in_b vs out_b*in_a; ties: lower id.
+bool OutInRanksBefore(int64_t out_a, int64_t in_a, int64_t a, int64_t out_b, int64_t in_b, int64_t b) {
+  const __int128 lhs = static_cast<__int128>(out_a) * in_b;
+  const __int128 rhs = static_cast<__int128>(out_b) * in_a;
   if (lhs != rhs) return lhs > rhs;
   return a < b;
 }
@@ -59,7 +62,7 @@ std::vector<int64_t> RankByScore(const std::vector<int64_t>& out_degrees,
     if (in_degrees[v] > 0) ranked.push_back(v);
   }
   std::sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
-    return RanksBefore(a, b, out_degrees, in_degrees);
+    return OutInRanksBefore(out_degrees[a], in_degrees[a], a, out_degrees[b], in_degrees[b], b);
   });
   return ranked;
 }
@@ -78,56 +81,34 @@ std::vector<int64_t> RankByDoubleScore(const std::vector<double>& scores, const 
   return ranked;
 }
 
-// One sequential pass over indices.bin: visit(w, u) for every in-neighbor u of every node
-// w, in file order. Ids >= num_nodes are kCorrupt naming the byte offset.
+// One sequential pass over indices.bin (ScanIndices): visit(w, u) for every in-neighbor u
+// of every node w, in file order. Ids >= num_nodes are kCorrupt naming the byte offset.
 template <typename Visit>
-Status ScanInNeighbors(const Dataset& dataset, const CompactIndptr& indptr, int64_t chunk_bytes_hint,
+Status ScanInNeighbors(const Dataset& dataset, const CompactIndptr& indptr, int64_t chunk_bytes,
                        const std::string& what, bool show_progress, Visit&& visit) {
   const DatasetManifest& m = dataset.manifest();
   const std::string path = dataset.PathOf(dataset_files::kIndices);
-  const int64_t index_bytes = m.index_bytes();
-  const int64_t total_bytes = m.num_edges * index_bytes;
-  if (total_bytes == 0) return Status::Ok();
-  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
-  (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  const int64_t chunk_bytes = std::max<int64_t>(8, chunk_bytes_hint / 8 * 8);
-  std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(chunk_bytes)]);
+  if (m.num_edges * m.index_bytes() == 0) return Status::Ok();
   ProgressReporter progress(what + " " + path, m.num_edges, "edges", show_progress);
   int64_t w = 0;
-  for (int64_t offset = 0; offset < total_bytes; offset += chunk_bytes) {
-    const int64_t length = std::min(chunk_bytes, total_bytes - offset);
-    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), length, offset, path));
-    const int64_t first = offset / index_bytes;
-    const int64_t count = length / index_bytes;
+  SEER_RETURN_IF_ERROR(ScanIndices(dataset, chunk_bytes, [&](const void* entries, int64_t count,
+                                                             int64_t first) -> Status {
     for (int64_t i = 0; i < count; ++i) {
       const int64_t e = first + i;
       while (indptr[static_cast<size_t>(w) + 1] <= e) ++w;
       const uint64_t u = m.index_dtype == IndexDtype::kUint32
-                             ? reinterpret_cast<const uint32_t*>(buffer.get())[i]
-                             : static_cast<uint64_t>(reinterpret_cast<const int64_t*>(buffer.get())[i]);
+                             ? static_cast<const uint32_t*>(entries)[i]
+                             : static_cast<uint64_t>(static_cast<const int64_t*>(entries)[i]);
       if (u >= static_cast<uint64_t>(m.num_nodes)) {
-        return Corrupt(fmt::format("{}: neighbor id {} at byte offset {} is >= num_nodes {}", path,
-                                   static_cast<int64_t>(u), e * index_bytes, m.num_nodes));
+        return NeighborIdOutOfRange(path, static_cast<int64_t>(u), e * m.index_bytes(), m.num_nodes);
       }
       visit(w, static_cast<int64_t>(u));
     }
     progress.Add(count);
-  }
+    return Status::Ok();
+  }));
   progress.Finish();
   return Status::Ok();
-}
-
-template <typename T>
-Status ReadArrayFile(const std::string& path, int64_t count, std::vector<T>* out) {
-  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
-  SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
-  const int64_t want = count * static_cast<int64_t>(sizeof(T));
-  if (size != want) {
-    return Corrupt(fmt::format("{}: {} bytes, the manifest needs {}", path, size, want));
-  }
-  (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  out->resize(static_cast<size_t>(count));
-  return PreadFull(fd.get(), out->data(), want, 0, path);
 }
 
 // Whether a selected node's list overlaps the edges [e0, e1), where `first` is the first
@@ -176,7 +157,7 @@ Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, cons
       pick[static_cast<size_t>(w)] = p[static_cast<size_t>(w)] * take;
     }
     std::fill(log_miss.begin(), log_miss.end(), 0.0);
-    SEER_RETURN_IF_ERROR(ScanInNeighbors(dataset, indptr, options.chunk_bytes, "lookup scores hop " + std::to_string(hop + 2),
+    SEER_RETURN_IF_ERROR(ScanInNeighbors(dataset, indptr, options.chunk_bytes, fmt::format("lookup scores hop {}", hop + 2),
                                          options.show_progress, [&](int64_t w, int64_t u) {
                                            log_miss[static_cast<size_t>(u)] += std::log1p(-pick[static_cast<size_t>(w)]);
                                          }));
@@ -263,17 +244,10 @@ Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const C
   const int64_t num_nodes = m.num_nodes;
   const int64_t index_bytes = m.index_bytes();
   const int64_t table_bytes = TableBytes(num_nodes);
-  if (budget_bytes < table_bytes) {
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("neighbor cache budget {} bytes cannot hold its per-node table (2 "
-                              "bits x {} nodes = {} bytes); use 0 to disable the cache",
-                              budget_bytes, num_nodes, table_bytes));
-  }
+  SEER_RETURN_IF_ERROR(CheckBudgetHoldsTable(budget_bytes, num_nodes));
   const std::vector<int64_t> in_degrees = InDegreesFromIndptr(indptr);
 
-  NeighborCache cache;
-  cache.index_dtype_ = m.index_dtype;
-  cache.dataset_identity_ = m.Identity();
+  NeighborCache cache = Disabled(m);
   cache.score_rule_ = NeighborCacheScoreRule(rule);
   if (rule == NeighborCacheScore::kExpectedLookups) {
     cache.ranked_fanouts_ = options.fanouts;
@@ -291,13 +265,7 @@ Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const C
         "{}: neighbor id {} >= num_nodes {} (found while filling the neighbor cache)",
         dataset.PathOf(dataset_files::kIndices), cache.NeighborAt(0, bad), num_nodes));
   }
-  NeighborCacheStats& s = cache.stats_;
-  s.budget_bytes = budget_bytes;
-  s.table_bytes = table_bytes + 8 * s.nodes_cached;
-  s.lists_bytes = s.edges_cached * index_bytes;
-  s.bytes = s.table_bytes + s.lists_bytes;
-  s.num_nodes = num_nodes;
-  s.num_edges = m.num_edges;
+  CompleteStats(&cache.stats_, budget_bytes, m);
   return cache;
 }
 
@@ -315,10 +283,7 @@ struct OutInCandidate {
 
 // a ranks before b (Ginex's out/in, exact by cross-multiplication; ties: lower id).
 bool CandidateRanksBefore(const OutInCandidate& a, const OutInCandidate& b) {
-  const __int128 lhs = static_cast<__int128>(a.out) * b.in;
-  const __int128 rhs = static_cast<__int128>(b.out) * a.in;
-  if (lhs != rhs) return lhs > rhs;
-  return a.node < b.node;
+  return OutInRanksBefore(a.out, a.in, a.node, b.out, b.in, b.node);
 }
 
 // Reads `count` int64 of `path` from element `first` on, in chunks, calling visit(v, n, first).
@@ -344,12 +309,7 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
   const int64_t num_nodes = m.num_nodes;
   const int64_t index_bytes = m.index_bytes();
   const int64_t table_bytes = TableBytes(num_nodes);
-  if (budget_bytes < table_bytes) {
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("neighbor cache budget {} bytes cannot hold its per-node table (2 "
-                              "bits x {} nodes = {} bytes); use 0 to disable the cache",
-                              budget_bytes, num_nodes, table_bytes));
-  }
+  SEER_RETURN_IF_ERROR(CheckBudgetHoldsTable(budget_bytes, num_nodes));
   const std::string indices_path = dataset.PathOf(dataset_files::kIndices);
   const std::string indptr_path = dataset.PathOf(dataset_files::kIndptr);
   SEER_ASSIGN_OR_RETURN(UniqueFd indices_fd, UniqueFd::Open(indices_path, O_RDONLY | O_CLOEXEC));
@@ -360,12 +320,7 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
   }
   (void)posix_fadvise(indices_fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   (void)posix_fadvise(indptr_fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  const int64_t range_nodes =
-      std::max<int64_t>(1, std::min(num_nodes, std::max<int64_t>(4, options.scan_memory_bytes) / 4));
-  const int64_t passes = num_nodes == 0 ? 0 : (num_nodes + range_nodes - 1) / range_nodes;
   const int64_t chunk_elements = std::max<int64_t>(1, options.chunk_bytes / 8);
-  std::unique_ptr<char[]> chunk(new char[static_cast<size_t>(chunk_elements * index_bytes)]);
-  std::vector<uint32_t> out(static_cast<size_t>(range_nodes));
   std::vector<int64_t> indptr_chunk;
 
   // The longest prefix of the ranking seen so far that fits (heap: worst on top).
@@ -376,26 +331,13 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
   OutInCandidate blocker{0, 0, 0, 0};
   bool has_blocker = false;
   auto worse_on_top = [](const OutInCandidate& a, const OutInCandidate& b) { return CandidateRanksBefore(a, b); };
-  ProgressReporter progress(fmt::format("ncache out/in {} ({} pass{})", indices_path, passes, passes == 1 ? "" : "es"),
-                            passes * m.num_edges, "edges", options.show_progress);
-  for (int64_t lo = 0; lo < num_nodes; lo += range_nodes) {
-    const int64_t hi = std::min(num_nodes, lo + range_nodes);
-    std::fill(out.begin(), out.end(), 0u);
-    for (int64_t e0 = 0; e0 < m.num_edges; e0 += chunk_elements) {
-      const int64_t n = std::min(chunk_elements, m.num_edges - e0);
-      SEER_RETURN_IF_ERROR(PreadFull(indices_fd.get(), chunk.get(), n * index_bytes, e0 * index_bytes, indices_path));
-      for (int64_t i = 0; i < n; ++i) {
-        const uint64_t u = index_bytes == 4 ? reinterpret_cast<const uint32_t*>(chunk.get())[i]
-                                            : static_cast<uint64_t>(reinterpret_cast<const int64_t*>(chunk.get())[i]);
-        if (u >= static_cast<uint64_t>(num_nodes)) {
-          return Corrupt(fmt::format("{}: neighbor id {} at byte offset {} is >= num_nodes {}", indices_path,
-                                     static_cast<int64_t>(u), (e0 + i) * index_bytes, num_nodes));
-        }
-        const uint64_t k = u - static_cast<uint64_t>(lo);
-        if (k < static_cast<uint64_t>(hi - lo) && out[k] != UINT32_MAX) ++out[k];
-      }
-      progress.Add(n);
-    }
+  // Out-degrees range by range (ScanOutDegreesByRange); after each range's count, its
+  // in-degrees are streamed from indptr and its candidates offered to `kept`.
+  DegreeScanOptions scan;
+  scan.chunk_bytes = options.chunk_bytes;
+  scan.scan_memory_bytes = options.scan_memory_bytes;
+  scan.show_progress = options.show_progress;
+  auto on_range = [&](int64_t lo, int64_t hi, const uint32_t* out) -> Status {
     int64_t previous = -1;
     SEER_RETURN_IF_ERROR(StreamInt64(
         indptr_fd.get(), indptr_path, lo, hi - lo + 1, chunk_elements, &indptr_chunk,
@@ -408,7 +350,7 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
                 return Corrupt(fmt::format("{}: indptr[{}] = {} after {}", indptr_path, node + 1, v[i], previous));
               }
               const int64_t cost = NodeBytes(in, index_bytes);
-              const OutInCandidate c{static_cast<int64_t>(out[static_cast<size_t>(node - lo)]), in, node, previous};
+              const OutInCandidate c{static_cast<int64_t>(out[node - lo]), in, node, previous};
               if (in > 0 && cost > bytes_left) {
                 if (!has_blocker || CandidateRanksBefore(c, blocker)) blocker = c;
                 has_blocker = true;
@@ -429,9 +371,9 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
           }
           return Status::Ok();
         }));
-  }
-  progress.Finish();
-  std::vector<uint32_t>().swap(out);
+    return Status::Ok();
+  };
+  SEER_RETURN_IF_ERROR(ScanOutDegreesByRange(dataset, scan, "ncache out/in", on_range));
   // The in-RAM build's rule: the first node that does not fit ends the fill, so nothing
   // ranked after the blocker is cached (kept is the longest fitting prefix of the other
   // nodes' ranking; cut it at the blocker).
@@ -442,11 +384,9 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
   }
   std::sort(kept.begin(), kept.end(), [](const OutInCandidate& a, const OutInCandidate& b) { return a.node < b.node; });
 
-  NeighborCache cache;
-  cache.index_dtype_ = m.index_dtype;
-  cache.dataset_identity_ = m.Identity();
+  NeighborCache cache = Disabled(m);
   cache.score_rule_ = NeighborCacheScoreRule(NeighborCacheScore::kOutInDegree);
-  cache.bits_.assign(WordsFor(num_nodes), 0);
+  cache.bits_.assign(Words(num_nodes), 0);
   cache.offsets_.reserve(kept.size());
   int64_t next = 0;
   for (const OutInCandidate& c : kept) {
@@ -469,6 +409,7 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
   ProgressReporter fill("ncache fill " + indices_path, static_cast<int64_t>(kept.size()), "lists",
                         options.show_progress);
   const int64_t chunk_index_elements = chunk_elements;  // what `chunk` holds
+  std::unique_ptr<char[]> chunk(new char[static_cast<size_t>(chunk_elements * index_bytes)]);
   for (size_t i = 0; i < kept.size();) {
     const int64_t e0 = kept[i].start;
     size_t j = i;
@@ -492,20 +433,14 @@ Result<NeighborCache> NeighborCache::BuildOutInStreaming(const Dataset& dataset,
     i = j;
   }
   fill.Finish();
-  NeighborCacheStats& s = cache.stats_;
-  s.budget_bytes = budget_bytes;
-  s.table_bytes = table_bytes + 8 * s.nodes_cached;
-  s.lists_bytes = s.edges_cached * index_bytes;
-  s.bytes = s.table_bytes + s.lists_bytes;
-  s.num_nodes = num_nodes;
-  s.num_edges = m.num_edges;
+  CompleteStats(&cache.stats_, budget_bytes, m);
   return cache;
 }
 
 void NeighborCache::SelectPrefix(const std::vector<int64_t>& ranked,
                                  const std::vector<int64_t>& in_degrees, int64_t bytes_left,
                                  int64_t index_bytes) {
-  bits_.assign(WordsFor(static_cast<int64_t>(in_degrees.size())), 0);
+  bits_.assign(Words(static_cast<int64_t>(in_degrees.size())), 0);
   for (int64_t v : ranked) {
     const int64_t cost = NodeBytes(in_degrees[v], index_bytes);
     if (cost > bytes_left) break;  // a prefix of the ranking
@@ -612,214 +547,13 @@ Status NeighborCache::Validate(const CompactIndptr& indptr) const {
   return Status::Ok();
 }
 
-// ---- Save and Load ----------------------------------------------------------------------
-
-Status NeighborCache::Save(const std::string& dir, bool force) const {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return ErrnoStatus(ec.value(), "create directory", dir);
-  const std::string manifest_path = dir + "/" + kManifestName;
-  SEER_RETURN_IF_ERROR(RemoveManifestBeforeRewrite(manifest_path, force, "the neighbor cache"));
-  std::string table_xxh64, lists_xxh64;
-  {
-    SEER_ASSIGN_OR_RETURN(AtomicFileWriter table, AtomicFileWriter::Create(dir + "/" + kTableName));
-    SEER_RETURN_IF_ERROR(table.AppendValues(bits_.data(), static_cast<int64_t>(bits_.size())));
-    SEER_RETURN_IF_ERROR(table.AppendValues(offsets_.data(), static_cast<int64_t>(offsets_.size())));
-    table_xxh64 = Xxh64::ToHex(table.xxh64());
-    SEER_RETURN_IF_ERROR(table.Close());
-  }
-  {
-    SEER_ASSIGN_OR_RETURN(AtomicFileWriter lists, AtomicFileWriter::Create(dir + "/" + kListsName));
-    if (index_dtype_ == IndexDtype::kUint32) {
-      SEER_RETURN_IF_ERROR(lists.AppendValues(lists32_.data(), static_cast<int64_t>(lists32_.size())));
-    } else {
-      SEER_RETURN_IF_ERROR(lists.AppendValues(lists64_.data(), static_cast<int64_t>(lists64_.size())));
-    }
-    lists_xxh64 = Xxh64::ToHex(lists.xxh64());
-    SEER_RETURN_IF_ERROR(lists.Close());
-  }
-  Json root = Json::object();
-  root["format"] = "seer-ncache";
-  root["version"] = 2;
-  for (const auto& [key, member] : kStatsFields) root[key] = stats_.*member;
-  root["index_dtype"] = IndexDtypeName(index_dtype_);
-  root["score_rule"] = score_rule_;
-  root["dataset_identity"] = dataset_identity_;
-  if (!ranked_fanouts_.empty()) {
-    root["fanouts"] = ranked_fanouts_;
-    root["batch_size"] = ranked_batch_size_;
-  }
-  root["table_xxh64"] = table_xxh64;
-  root["lists_xxh64"] = lists_xxh64;
-  return WriteJsonFileAtomically(manifest_path, root);
-}
-
-Result<NeighborCache> NeighborCache::Load(const std::string& dir, const Dataset& dataset) {
-  const std::string path = dir + "/" + kManifestName;
-  NeighborCache cache;
-  SEER_ASSIGN_OR_RETURN(const int64_t version, cache.ReadManifest(path));
-  const NeighborCacheStats& s = cache.stats_;
-  const DatasetManifest& m = dataset.manifest();
-  if (!cache.dataset_identity_.empty() && cache.dataset_identity_ != m.Identity()) {
-    return Corrupt(fmt::format("{}: built for dataset {}, but {} is dataset {} (a cache of another dataset or of "
-                               "an earlier version of this one; rebuild it with seer ncache build)",
-                               path, cache.dataset_identity_, dataset.dir(), m.Identity()));
-  }
-  if (s.num_nodes != m.num_nodes || s.num_edges != m.num_edges ||
-      cache.index_dtype_ != m.index_dtype) {
-    return Corrupt(fmt::format("{}: built for {} nodes / {} edges / {}, but dataset {} has {} / {} / {}",
-                               path, s.num_nodes, s.num_edges, IndexDtypeName(cache.index_dtype_),
-                               dataset.dir(), m.num_nodes, m.num_edges,
-                               IndexDtypeName(m.index_dtype)));
-  }
-  if (s.budget_bytes == 0) return Disabled(m);  // a saved disabled cache
-  if (s.nodes_cached < 0 || s.nodes_cached > s.num_nodes || s.edges_cached < 0 ||
-      s.edges_cached > s.num_edges) {
-    return Corrupt(path + ": nodes_cached / edges_cached out of range");
-  }
-  const std::string table_path = dir + "/" + kTableName;
-  SEER_RETURN_IF_ERROR(version == 1 ? cache.ReadVersion1Table(table_path)
-                                    : cache.ReadTable(table_path));
-  if (!cache.table_xxh64_.empty()) {
-    Xxh64 hash;
-    hash.Update(cache.bits_.data(), cache.bits_.size() * 8);
-    hash.Update(cache.offsets_.data(), cache.offsets_.size() * 8);
-    if (Xxh64::ToHex(hash.Digest()) != cache.table_xxh64_) {
-      return Corrupt(fmt::format("{}: xxh64 {} does not match {}'s {} (the file changed after it was built)",
-                                 table_path, Xxh64::ToHex(hash.Digest()), path, cache.table_xxh64_));
-    }
-  }
-  SEER_RETURN_IF_ERROR(cache.CheckTable(table_path));
-  cache.BuildRanks();
-  SEER_RETURN_IF_ERROR(cache.ReadLists(dir + "/" + kListsName));
-  SEER_RETURN_IF_ERROR(cache.CheckListsChecksum(dir + "/" + kListsName, path));
-  return cache;
-}
-
-Status NeighborCache::CheckListsChecksum(const std::string& lists_path, const std::string& manifest_path) const {
-  if (lists_xxh64_.empty()) return Status::Ok();
-  const uint64_t digest = index_dtype_ == IndexDtype::kUint32 ? Xxh64::Hash(lists32_.data(), lists32_.size() * 4)
-                                                               : Xxh64::Hash(lists64_.data(), lists64_.size() * 8);
-  if (Xxh64::ToHex(digest) != lists_xxh64_) {
-    return Corrupt(fmt::format("{}: xxh64 {} does not match {}'s {} (the file changed after it was built)",
-                               lists_path, Xxh64::ToHex(digest), manifest_path, lists_xxh64_));
-  }
-  return Status::Ok();
-}
-
-Result<int64_t> NeighborCache::ReadManifest(const std::string& path) {
-  SEER_ASSIGN_OR_RETURN(const Json root, ReadJsonFile(path));
-  SEER_ASSIGN_OR_RETURN(const std::string format, JsonString(root, "format", path));
-  if (format != "seer-ncache") return Corrupt(path + ": not a seer-ncache manifest");
-  SEER_ASSIGN_OR_RETURN(const int64_t version, JsonInt(root, "version", path));
-  if (version != 1 && version != 2) {
-    return Corrupt(path + ": unsupported version " + std::to_string(version));
-  }
-  for (const auto& [key, member] : kStatsFields) {
-    SEER_ASSIGN_OR_RETURN(stats_.*member, JsonInt(root, key, path));
-  }
-  SEER_ASSIGN_OR_RETURN(const std::string dtype_name, JsonString(root, "index_dtype", path));
-  Result<IndexDtype> dtype = ParseIndexDtype(dtype_name);
-  if (!dtype.ok()) return dtype.status().WithContext(path + ": field 'index_dtype'");
-  index_dtype_ = *dtype;
-  if (root.contains("score_rule")) {
-    SEER_ASSIGN_OR_RETURN(score_rule_, JsonString(root, "score_rule", path));
-  }
-  // Caches saved before these fields existed have none of them.
-  SEER_ASSIGN_OR_RETURN(dataset_identity_, JsonOptionalString(root, "dataset_identity", "", path));
-  SEER_ASSIGN_OR_RETURN(table_xxh64_, JsonOptionalString(root, "table_xxh64", "", path));
-  SEER_ASSIGN_OR_RETURN(lists_xxh64_, JsonOptionalString(root, "lists_xxh64", "", path));
-  if (root.contains("batch_size")) {
-    SEER_ASSIGN_OR_RETURN(ranked_batch_size_, JsonInt(root, "batch_size", path));
-  }
-  if (root.contains("fanouts")) {
-    const Json& fanouts = root["fanouts"];
-    if (!fanouts.is_array()) return Corrupt(path + ": field 'fanouts' must be an array of integers");
-    for (const Json& f : fanouts) {
-      if (!f.is_number_integer()) return Corrupt(path + ": field 'fanouts' must be an array of integers");
-      ranked_fanouts_.push_back(f.get<int>());
-    }
-  }
-  return version;
-}
-
-// Version 2: the rank bitmap's words, then one int64 offset per cached node.
-Status NeighborCache::ReadTable(const std::string& table_path) {
-  const size_t words = WordsFor(stats_.num_nodes);
-  std::vector<uint64_t> table;
-  SEER_RETURN_IF_ERROR(
-      ReadArrayFile(table_path, static_cast<int64_t>(words) + stats_.nodes_cached, &table));
-  bits_.assign(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(words));
-  offsets_.resize(static_cast<size_t>(stats_.nodes_cached));
-  std::memcpy(offsets_.data(), table.data() + words, static_cast<size_t>(stats_.nodes_cached) * 8);
-  return Status::Ok();
-}
-
-// Version 1: an int64 offset per node, -1 = not cached; converted to the rank bitmap.
-Status NeighborCache::ReadVersion1Table(const std::string& table_path) {
-  NeighborCacheStats& s = stats_;
-  std::vector<int64_t> direct;
-  SEER_RETURN_IF_ERROR(ReadArrayFile(table_path, s.num_nodes, &direct));
-  bits_.assign(WordsFor(s.num_nodes), 0);
-  for (int64_t v = 0; v < s.num_nodes; ++v) {
-    if (direct[static_cast<size_t>(v)] == -1) continue;
-    if (static_cast<int64_t>(offsets_.size()) == s.nodes_cached) {
-      return Corrupt(table_path + ": more cached nodes than the manifest's " +
-                     std::to_string(s.nodes_cached));
-    }
-    bits_[static_cast<size_t>(v) >> 6] |= uint64_t{1} << (v & 63);
-    offsets_.push_back(direct[static_cast<size_t>(v)]);
-  }
-  s.table_bytes = TableBytes(s.num_nodes) + 8 * s.nodes_cached;
-  s.bytes = s.table_bytes + s.lists_bytes;
-  return Status::Ok();
-}
-
-Status NeighborCache::CheckTable(const std::string& table_path) const {
-  const NeighborCacheStats& s = stats_;
-  int64_t bits_set = 0;
-  for (uint64_t w : bits_) bits_set += __builtin_popcountll(w);
-  if (!bits_.empty() && (s.num_nodes & 63) != 0 && (bits_.back() >> (s.num_nodes & 63)) != 0) {
-    return Corrupt(table_path + ": bits set past node " + std::to_string(s.num_nodes - 1));
-  }
-  if (bits_set != s.nodes_cached || static_cast<int64_t>(offsets_.size()) != s.nodes_cached) {
-    return Corrupt(fmt::format("{}: {} cached nodes, the manifest says {}", table_path, bits_set,
-                               s.nodes_cached));
-  }
-  for (int64_t off : offsets_) {
-    if (off < 0 || off > s.edges_cached) {
-      return Corrupt(fmt::format("{}: list offset {} outside the {} cached edges", table_path, off,
-                                 s.edges_cached));
-    }
-  }
-  return Status::Ok();
-}
-
-Status NeighborCache::ReadLists(const std::string& lists_path) {
-  if (index_dtype_ == IndexDtype::kUint32) {
-    SEER_RETURN_IF_ERROR(ReadArrayFile(lists_path, stats_.edges_cached, &lists32_));
-  } else {
-    SEER_RETURN_IF_ERROR(ReadArrayFile(lists_path, stats_.edges_cached, &lists64_));
-  }
-  const int64_t bad = FirstNeighborOutsideGraph(stats_.num_nodes);
-  if (bad >= 0) {
-    return Corrupt(fmt::format("{}: neighbor id {} at byte offset {} is >= num_nodes {}",
-                               lists_path, NeighborAt(0, bad),
-                               bad * IndexDtypeBytes(index_dtype_), stats_.num_nodes));
-  }
-  return Status::Ok();
-}
-
 Result<int64_t> ParseNeighborCacheBudget(const std::string& text,
                                          const DatasetManifest& manifest) {
   if (!text.empty() && text.back() == '%') {
-    const std::string number = text.substr(0, text.size() - 1);
-    char* end = nullptr;
-    const double percent = std::strtod(number.c_str(), &end);
-    if (number.empty() || end != number.c_str() + number.size() || !(percent >= 0) ||
-        percent > 100) {
-      return InvalidArgument("bad neighbor cache budget '" + text +
-                             "': a percentage must be within 0%..100%");
+    const std::optional<double> parsed = ParseNumber<double>(std::string_view(text).substr(0, text.size() - 1));
+    const double percent = parsed.value_or(-1);
+    if (!(percent >= 0) || percent > 100) {
+      return InvalidArgument(fmt::format("bad neighbor cache budget '{}': a percentage must be within 0%..100%", text));
     }
     if (percent == 0) return int64_t{0};
     const int64_t lists = manifest.num_edges * manifest.index_bytes() + 8 * manifest.num_nodes;

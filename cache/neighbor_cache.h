@@ -1,4 +1,4 @@
-// NeighborCache: Ginex's static neighbor cache (Ginex §3.2, DESIGN.md "Inspector").
+// NeighborCache: Ginex's static neighbor cache (Ginex §3.2, docs/design.md "Inspector").
 //
 // The in-neighbor lists of the most "important" nodes, kept in RAM so that sampling
 // them needs no I/O. Two scores (NeighborCacheScore):
@@ -39,6 +39,8 @@
 // before these fields existed load with only the size checks.
 // Loading is one sequential read of each file (rank_ is rebuilt, one pass over bits).
 //
+// Build is cache/neighbor_cache.cc (its out-degree and indices.bin scans are
+// cache/degrees.h's), Save and Load cache/neighbor_cache_file.cc.
 // Build and Load block on sequential reads; a bad or mismatched ncache.json (a field
 // missing or of the wrong type, another dataset) is kCorrupt naming the file and field.
 // The cache is a value that owns its arrays; once built or loaded it is immutable, so
@@ -187,6 +189,8 @@ class NeighborCache {
 
  private:
   static NeighborCache Disabled(const DatasetManifest& manifest);
+  // Words of the rank bitmap for num_nodes nodes.
+  static size_t Words(int64_t num_nodes) { return static_cast<size_t>((num_nodes + 63) / 64); }
   bool BitSet(int64_t node) const {
     return ((bits_[static_cast<size_t>(node) >> 6] >> (node & 63)) & 1u) != 0;
   }

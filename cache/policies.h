@@ -1,4 +1,4 @@
-// Feature-cache policies behind one interface (DESIGN.md "Feature cache and policies").
+// Feature-cache policies behind one interface (docs/design.md "Feature cache and policies").
 // Every policy expresses its decisions as Changesets (cache/belady_planner.h) so the
 // executor and the hit simulator apply all of them through the same FeatureCache path.
 //
@@ -37,6 +37,10 @@ inline constexpr NameValue<PolicyKind> kPolicyKindNames[] = {
 Result<PolicyKind> ParsePolicyKind(const std::string& text);
 const char* PolicyKindName(PolicyKind kind);
 std::vector<PolicyKind> AllPolicyKinds();
+
+// LRU reads a superbatch's ids into RAM to plan it: 8 B per access plus its recency
+// bookkeeping; what the memory split charges per access.
+inline constexpr int64_t kLruPlannerBytesPerAccess = 16;
 
 class CachePolicy {
  public:

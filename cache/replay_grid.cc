@@ -5,14 +5,15 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "cache/degrees.h"
 #include "storage/base/byte_size.h"
+#include "storage/base/parse_number.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 #include "storage/io/direct_reader.h"
@@ -60,17 +61,16 @@ Result<CacheCapacity> ParseCacheCapacity(const std::string& text) {
   CacheCapacity c;
   c.text = text;
   if (text.back() == '%') {
-    char* end = nullptr;
     c.unit = CacheCapacity::Unit::kPercentOfNodes;
-    c.percent = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() - 1 || !(c.percent >= 0) || c.percent > 100) {
+    c.percent = ParseNumber<double>(std::string_view(text).substr(0, text.size() - 1)).value_or(-1);
+    if (!(c.percent >= 0) || c.percent > 100) {
       return InvalidArgument(fmt::format("bad capacity '{}' (expected a percentage 0-100%)", text));
     }
     return c;
   }
   if (AllDigits(text)) {
     c.unit = CacheCapacity::Unit::kRows;
-    c.count = std::stoll(text);
+    SEER_ASSIGN_OR_RETURN(c.count, ParseNumberOr<int64_t>(text, "capacity", "a row count below 2^63"));
     return c;
   }
   std::string bytes_text = text;

@@ -3,8 +3,6 @@
 // the key (0, next use, v ∉ C_i, v) / (1, -score(v), v ∉ C_i, v) per iteration).
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -315,7 +313,8 @@ TEST(BeladyPlannerTest, StreamingMatchesInRamOnLargerTraces) {
 // Batches of thousands of ids, so the forward pass's large-input paths run (radix sorts
 // of the evicted slots and of the rows with no further use, the cut reaching the finite
 // miss groups or not), against the Thrust planner's host build: an independent
-// implementation (it re-sorts C_i ∪ ids_i every iteration) of the same rule.
+// implementation (the cache as one array sorted by key, each batch merged into it) of the
+// same rule.
 TEST(BeladyPlannerTest, MatchesThrustPlannerOnLargeBatches) {
   const uint64_t seed = std::random_device{}();
   std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
@@ -456,34 +455,6 @@ TEST(BeladyPlannerTest, InitialFillTakesEarliestFirstUse) {
   EXPECT_EQ(BeladyInitialFill(MakeIdSpans(batches), 7),
             std::vector<int64_t>({4, 9, 1, 7, 2, 8, kFreeSlot}));
   EXPECT_EQ(BeladyInitialFill(MakeIdSpans(batches), 0), std::vector<int64_t>());
-}
-
-TEST(ChangesetStoreTest, SpillsBeyondBudgetAndReadsBack) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
-  Batches batches = MakeBatches(rng, 60, 40, [](std::mt19937_64& r) { return static_cast<int64_t>(r() % 300); });
-  const std::string dir = testing::MakeTempDir("changeset_spill");
-  BeladyPlannerOptions ram;
-  ram.device = PlannerDevice::kCpu;
-  BeladyPlannerOptions spill = ram;
-  spill.changeset_budget_bytes = 2000;
-  spill.spill_dir = dir;
-  auto a = PlanBelady(EmptyCacheState(50), MakeIdSpans(batches), ram);
-  auto b = PlanBelady(EmptyCacheState(50), MakeIdSpans(batches), spill);
-  ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_EQ(a->changesets.num_spilled(), 0);
-  EXPECT_GT(b->changesets.num_spilled(), 0);
-  EXPECT_LE(b->changesets.ram_bytes(), 2000);
-  const std::string path = b->changesets.spill_path();
-  for (int64_t i = 0; i < a->changesets.size(); ++i) {
-    auto x = a->changesets.Get(i);
-    auto y = b->changesets.Get(i);
-    ASSERT_TRUE(x.ok() && y.ok()) << y.status().ToString();
-    EXPECT_TRUE(*x == *y) << "iteration " << i;
-  }
-  b = Status(StatusCode::kNotFound, "dropped");  // destroys the store
-  EXPECT_NE(access(path.c_str(), F_OK), 0) << "spill file left behind: " << path;
 }
 
 }  // namespace

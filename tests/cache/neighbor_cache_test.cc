@@ -438,6 +438,14 @@ TEST(NeighborCacheTest, PercentBudgets) {
   EXPECT_EQ(*ParseNeighborCacheBudget("2K", m), 2048);
   EXPECT_FALSE(ParseNeighborCacheBudget("101%", m).ok());
   EXPECT_FALSE(ParseNeighborCacheBudget("x%", m).ok());
+  EXPECT_EQ(*ParseNeighborCacheBudget("12.5%", m), 32 + (4000 + 800) / 8);
+  // The whole text must be the number (strict parsing, storage/base/parse_number.h).
+  for (const char* bad : {"%", " 5%", "5 %", "5x%", "-1%", "nan%"}) {
+    auto got = ParseNeighborCacheBudget(bad, m);
+    ASSERT_FALSE(got.ok()) << bad;
+    EXPECT_EQ(got.status().code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(got.status().message().find(std::string("'") + bad + "'"), std::string::npos) << got.status().ToString();
+  }
 }
 
 }  // namespace

@@ -29,7 +29,9 @@ TEST(ReplayGridTest, CapacitiesArePercentRowsOrBytes) {
   EXPECT_EQ(rows("400"), 400);
   EXPECT_EQ(rows("64K"), 65536 / 188);
   EXPECT_EQ(rows("4096B"), 4096 / 188);
-  for (const char* bad : {"150%", "-1%", "x%", "lots", ""}) {
+  EXPECT_EQ(rows("2.5%"), 102);
+  // Strict numbers: a row count beyond int64 and spaces inside a percentage are errors.
+  for (const char* bad : {"150%", "-1%", "x%", "lots", "", "99999999999999999999", " 5%", "5 %"}) {
     auto c = ParseCacheCapacity(bad);
     ASSERT_FALSE(c.ok()) << bad;
     EXPECT_NE(c.status().message().find(bad), std::string::npos) << c.status().ToString();
