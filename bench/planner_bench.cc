@@ -35,6 +35,7 @@
 #include "cache/belady_planner.h"
 #include "kernels/belady_gpu.h"
 #include "inspector/superbatch_driver.h"
+#include "inspector/topology.h"
 #include "kernels/device.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/process_memory.h"

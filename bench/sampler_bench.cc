@@ -28,6 +28,7 @@
 #include "cache/degrees.h"
 #include "cache/neighbor_cache.h"
 #include "inspector/superbatch_driver.h"
+#include "inspector/topology.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
 #include "storage/dataset/dataset.h"

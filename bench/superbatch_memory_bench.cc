@@ -27,6 +27,7 @@
 #include "cache/degrees.h"
 #include "cache/policies.h"
 #include "inspector/superbatch_driver.h"
+#include "inspector/topology.h"
 #include "inspector/trace_stream.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "inspector/topology.h"
+#include "inspector/trace_directory.h"
 #include "storage/base/json_file.h"
 #include "storage/dataset/dataset.h"
 

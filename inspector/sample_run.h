@@ -1,7 +1,8 @@
 // RunSampling: the inspector on its own, as `seer sample` runs it. Samples `epochs`
 // epochs of superbatches of one split of a dataset (SuperbatchSampler, same traces for
-// any thread count) and writes them to a trace directory (TraceDirectoryWriter, the
-// input of `seer stats`); optionally one JSON line per superbatch to `jsonl_path`.
+// any thread count) and writes them to a trace directory (TraceDirectoryWriter in
+// inspector/trace_directory.h, the input of `seer stats`); optionally one JSON line per
+// superbatch to `jsonl_path`.
 //
 // Memory: each superbatch streams batch by batch into its .sbt file in the output
 // directory (SuperbatchSampler::SampleToFile: a temporary name, synced, then renamed),
@@ -18,7 +19,6 @@
 
 #include "cache/neighbor_cache.h"
 #include "inspector/superbatch_driver.h"
-#include "inspector/trace_store.h"
 #include "storage/base/status.h"
 #include "storage/io/block_reader.h"
 
@@ -61,11 +61,20 @@ struct SampleRunPlan {
   std::string runtime_dir;
 };
 
+// The trace files written. Nothing spills (traces stream straight into the output
+// directory): spilled and spilled_bytes stay 0 and remain for the summary line.
+struct SampleTraceStats {
+  int64_t pushed = 0;          // superbatch files written
+  int64_t spilled = 0;
+  int64_t spilled_bytes = 0;
+  int64_t peak_ram_bytes = 0;  // the write buffer (kTraceIoBufferBytes)
+};
+
 struct SampleRunSummary {
   int64_t superbatches = 0;
   SampleStats total;
   double seconds = 0;
-  TraceStoreStats traces;  // pushed = superbatches written; peak_ram_bytes = the write buffer; never spills
+  SampleTraceStats traces;
 };
 
 struct SampleRunObserver {

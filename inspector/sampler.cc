@@ -1,10 +1,17 @@
 #include "inspector/sampler.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "storage/base/parse_number.h"
+#include "storage/base/random.h"
 
 namespace seer {
 
@@ -27,19 +34,13 @@ Result<std::vector<int>> ParseFanouts(const std::string& text) {
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(start, comma - start);
-    size_t used = 0;
-    long value = 0;
-    try {
-      value = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || value == 0 || value < -1 || value > (1L << 30)) {
+    const std::string_view item = std::string_view(text).substr(start, comma - start);
+    const std::optional<int64_t> value = ParseNumber<int64_t>(item);
+    if (!value || *value == 0 || *value < -1 || *value > (int64_t{1} << 30)) {
       return InvalidArgument("bad fan-out list '" + text +
                              "': expected comma-separated integers > 0 (or -1 = all), e.g. 10,10,10");
     }
-    fanouts.push_back(static_cast<int>(value));
+    fanouts.push_back(static_cast<int>(*value));
     start = comma + 1;
   }
   return fanouts;
@@ -49,13 +50,6 @@ Result<std::vector<int>> ParseFanouts(const std::string& text) {
 
 namespace {
 
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 }  // namespace
@@ -64,11 +58,11 @@ SamplerRng::SamplerRng(uint64_t seed, uint64_t stream_a, uint64_t stream_b) {
   // Hash the three words into one SplitMix64 state (each step is a bijection mixed
   // with the next word), then expand it into the xoshiro state, as its authors advise.
   uint64_t h = seed;
-  uint64_t k = SplitMix64(&h);
+  uint64_t k = SplitMixNext(&h);
   h = k ^ stream_a;
-  k = SplitMix64(&h);
+  k = SplitMixNext(&h);
   h = k ^ stream_b;
-  for (uint64_t& word : s_) word = SplitMix64(&h);
+  for (uint64_t& word : s_) word = SplitMixNext(&h);
 }
 
 SamplerRng SamplerRng::ForNode(uint64_t seed, int64_t epoch, int64_t node, int hop) {
@@ -257,7 +251,10 @@ Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int
                        " is >= num_nodes " + std::to_string(num_nodes));
       }
       const int64_t next = static_cast<int64_t>(trace->node_ids.size());
-      if (next > INT32_MAX) throw std::length_error("SampleBatch: more than 2^31 nodes in a batch");
+      if (next > INT32_MAX) {
+        return InvalidArgument(
+            fmt::format("sampling epoch {} batch {}: more than 2^31 nodes in a batch", epoch, batch_index));
+      }
       auto it = local.emplace(u, static_cast<int32_t>(next));
       if (it.second) trace->node_ids.push_back(u);
       block.col_idx[j] = it.first->second;

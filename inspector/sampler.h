@@ -1,7 +1,7 @@
 // NeighborSampler: GraphSAGE uniform neighbor sampling without replacement over a
 // CSC topology whose indptr is in RAM and whose indices are read through a BlockReader
 // (O_DIRECT io_uring in production, storage/io/direct_reader.h), with an optional static
-// NeighborCache in front of it (cache/neighbor_cache.h). DESIGN.md "Inspector".
+// NeighborCache in front of it (cache/neighbor_cache.h). docs/design.md "Inspector".
 //
 // Per batch and per layer (hop 1 = the seeds' neighbors = the output layer):
 //   1. for every destination node (each unique node once per layer), pick neighbor
@@ -82,7 +82,8 @@ class NeighborSampler {
   // Samples one batch: trace->node_ids starts with `seeds` (which must be distinct and
   // < num_nodes; violations throw std::invalid_argument). I/O errors come back as a
   // Status naming the file and offset; out-of-range ids read from indices.bin are
-  // kCorrupt. On error *trace is unspecified. `stats` (optional) is added to.
+  // kCorrupt; a batch of more than 2^31 nodes is kInvalidArgument. On error *trace is
+  // unspecified. `stats` (optional) is added to.
   Status SampleBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
                      int64_t batch_index, BatchTrace* trace, SampleStats* stats) const;
 

@@ -1,7 +1,5 @@
-// The inspector's superbatch driver (Ginex §3.1 "superbatch sample", DESIGN.md).
-//
-// Topology: owns what sampling reads — indptr in RAM, the indices.bin BlockReader, and
-// an optional neighbor cache (built in memory for a budget, or loaded from DIR/ncache).
+// The inspector's superbatch driver (Ginex §3.1 "superbatch sample", docs/design.md "Inspector").
+// What it samples from is a TopologyView, usually of a Topology (inspector/topology.h).
 //
 // SuperbatchSampler: per epoch, shuffles the seed ids (training ids) with a generator
 // seeded by (seed, epoch), cuts them into batches of batch_size and superbatches of S
@@ -14,7 +12,8 @@
 // until every batch of the superbatch is done; errors from workers come back as the
 // Status of the lowest failing batch (naming file and offset), and no partial trace is
 // returned. One Sample() at a time per SuperbatchSampler (calls are serialized by an
-// internal mutex); the Topology must outlive the sampler.
+// internal mutex); the Topology (or whatever the TopologyView points into) must outlive
+// the sampler.
 #pragma once
 
 #include <cstdint>
@@ -23,50 +22,12 @@
 #include <string>
 #include <vector>
 
-#include "cache/neighbor_cache.h"
 #include "inspector/sampler.h"
 #include "inspector/trace.h"
 #include "inspector/trace_stream.h"
 #include "storage/base/status.h"
-#include "storage/dataset/dataset.h"
-#include "storage/io/block_reader.h"
-#include "storage/io/direct_reader.h"
 
 namespace seer {
-
-struct TopologyOptions {
-  DirectReaderOptions reader;
-  // Neighbor cache: when ncache_dir is non-empty it is loaded from there; otherwise one
-  // is built in memory for ncache_budget_bytes (0 = none).
-  std::string ncache_dir;
-  int64_t ncache_budget_bytes = 0;
-  // The built cache's ranking (expected list reads): the run's fan-outs and batch size
-  // (empty / 0 = NeighborCacheBuildOptions' defaults).
-  std::vector<int> ncache_fanouts;
-  int64_t ncache_batch_size = 0;
-  bool show_progress = false;
-};
-
-class Topology {
- public:
-  static Result<std::unique_ptr<Topology>> Open(const Dataset& dataset,
-                                                const TopologyOptions& options);
-  // For tests and benchmarks: a topology over any reader (e.g. an in-RAM one).
-  Topology(CompactIndptr indptr, std::unique_ptr<BlockReader> indices,
-           IndexDtype index_dtype, NeighborCache ncache);
-
-  TopologyView view() const;
-  const CompactIndptr& indptr() const { return indptr_; }
-  const NeighborCache& ncache() const { return ncache_; }
-  BlockReader& indices() const { return *indices_; }
-  int64_t num_nodes() const { return static_cast<int64_t>(indptr_.size()) - 1; }
-
- private:
-  CompactIndptr indptr_;
-  std::unique_ptr<BlockReader> indices_;
-  IndexDtype index_dtype_;
-  NeighborCache ncache_;
-};
 
 struct SuperbatchOptions {
   int64_t batch_size = 1000;

@@ -1,4 +1,4 @@
-// The inspector's output for one mini-batch (DESIGN.md "Trace"), and for a superbatch.
+// The inspector's output for one mini-batch (docs/design.md "Inspector"), and for a superbatch.
 //
 // node_ids: the batch's unique sampled node ids, seeds first (node_ids[0..num_seeds)
 // are the seeds in batch order), then every other node in first-seen order while
@@ -10,7 +10,7 @@
 // col_idx[row_ptr[d] .. row_ptr[d+1]), each a local id < num_src. Destinations are
 // node_ids[0..num_dst) and num_dst <= num_src, so a block's dst are a prefix of its src.
 //
-// Plain values; no I/O here (see trace_store.h for files).
+// Plain values; no I/O here (on disk: inspector/trace_format.h, docs/formats.md "Trace files").
 #pragma once
 
 #include <cstddef>

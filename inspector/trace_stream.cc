@@ -1,6 +1,7 @@
 #include "inspector/trace_stream.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,8 +12,7 @@
 #include <thread>
 #include <utility>
 
-#include "inspector/trace_record_format.h"
-#include "inspector/trace_store.h"
+#include "inspector/trace_format.h"
 #include "storage/base/file_io.h"
 
 namespace seer {
@@ -40,103 +40,6 @@ StreamingInspectorParts StreamingInspectorPartsFor(int64_t batch_trace_bytes, in
 
 int64_t StreamingInspectorBytes(int64_t batch_trace_bytes, int num_threads) {
   return StreamingInspectorPartsFor(batch_trace_bytes, num_threads).total();
-}
-
-int64_t TraceRecordBytes(const BatchTrace& batch) { return trace_format::RecordBytes(batch); }
-
-// ---- Parsing one record -----------------------------------------------------------------
-
-namespace {
-
-// One record's bytes as little-endian words, and kCorrupt naming the file and the
-// absolute byte offset of what is wrong.
-struct RecordBytes {
-  const char* data;
-  int64_t file_offset;
-  const std::string& path;
-  int64_t word(int64_t at) const {
-    int64_t v;
-    std::memcpy(&v, data + at, 8);
-    return v;
-  }
-  Status corrupt(int64_t local, const std::string& what) const {
-    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(file_offset + local) + ": " +
-                   what);
-  }
-};
-
-// Checks a record header only (what the index and NextIds need): sizes consistent with
-// the layer counts. Returns the record's size and its node count.
-Status CheckRecordHeader(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
-                         int64_t* record_bytes, int64_t* num_nodes_out) {
-  const RecordBytes r{data, file_offset, path};
-  if (avail < 8 * kTraceRecordHeaderWords) return r.corrupt(0, "truncated record");
-  const int64_t bytes = r.word(0);
-  const int64_t num_seeds = r.word(24);
-  const int64_t num_nodes = r.word(32);
-  const int64_t num_layers = r.word(40);
-  if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || num_nodes < 0 || num_nodes > bytes / 8 ||
-      num_layers < 0 || num_layers > bytes / 24 || num_seeds < 0 || num_seeds > num_nodes) {
-    return r.corrupt(0, "bad batch record header");
-  }
-  if (8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes > bytes) {
-    return r.corrupt(0, "record size does not match its counts");
-  }
-  *record_bytes = bytes;
-  *num_nodes_out = num_nodes;
-  return Status::Ok();
-}
-
-}  // namespace
-
-Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
-                        BatchTrace* out, int64_t* record_bytes_out) {
-  const RecordBytes r{data, file_offset, path};
-  int64_t record_bytes = 0, num_nodes = 0;
-  SEER_RETURN_IF_ERROR(CheckRecordHeader(data, avail, file_offset, path, &record_bytes, &num_nodes));
-  BatchTrace& b = *out;
-  b.epoch = r.word(8);
-  b.batch_index = r.word(16);
-  b.num_seeds = r.word(24);
-  const int64_t num_layers = r.word(40);
-  int64_t pos = 8 * kTraceRecordHeaderWords;
-  b.blocks.resize(static_cast<size_t>(num_layers));
-  int64_t need = 8 * (kTraceRecordHeaderWords + 3 * num_layers) + 8 * num_nodes;
-  for (LayerBlock& l : b.blocks) {
-    l.num_dst = r.word(pos);
-    l.num_src = r.word(pos + 8);
-    const int64_t num_edges = r.word(pos + 16);
-    if (l.num_dst < 0 || l.num_src < l.num_dst || l.num_src > num_nodes || num_edges < 0 ||
-        num_edges > record_bytes) {
-      return r.corrupt(pos, "bad layer header");
-    }
-    l.col_idx.resize(static_cast<size_t>(num_edges));
-    need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
-    pos += 24;
-  }
-  if (need != record_bytes) return r.corrupt(0, "record size does not match its counts");
-  b.node_ids.resize(static_cast<size_t>(num_nodes));
-  if (num_nodes > 0) std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * num_nodes));
-  pos += 8 * num_nodes;
-  for (LayerBlock& l : b.blocks) {
-    l.row_ptr.resize(static_cast<size_t>(l.num_dst + 1));
-    std::memcpy(l.row_ptr.data(), data + pos, static_cast<size_t>(8 * (l.num_dst + 1)));
-    const int64_t row_ptr_at = pos;
-    pos += 8 * (l.num_dst + 1);
-    if (!l.col_idx.empty()) std::memcpy(l.col_idx.data(), data + pos, 4 * l.col_idx.size());
-    if (l.row_ptr[0] != 0 || l.row_ptr.back() != static_cast<int64_t>(l.col_idx.size())) {
-      return r.corrupt(row_ptr_at, "row_ptr does not span col_idx");
-    }
-    for (size_t d = 0; d + 1 < l.row_ptr.size(); ++d) {
-      if (l.row_ptr[d] > l.row_ptr[d + 1]) return r.corrupt(row_ptr_at, "row_ptr decreases");
-    }
-    for (int32_t c : l.col_idx) {
-      if (c < 0 || c >= l.num_src) return r.corrupt(pos, "col_idx entry outside [0, num_src)");
-    }
-    pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
-  }
-  *record_bytes_out = record_bytes;
-  return Status::Ok();
 }
 
 // ---- TraceFile -----------------------------------------------------------------------------
@@ -177,37 +80,29 @@ Result<TraceFile> TraceFile::Open(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, "open trace file", path);
   SEER_ASSIGN_OR_RETURN(const int64_t size, FileSizeBytes(fd.get(), path));
-  auto corrupt = [&](int64_t offset, const std::string& what) {
-    return Corrupt(path + ": trace file corrupt at byte offset " + std::to_string(offset) + ": " + what);
-  };
-  int64_t header[kTraceFileHeaderWords] = {};
-  if (size < 8 * kTraceFileHeaderWords) return corrupt(0, "shorter than the file header");
-  SEER_RETURN_IF_ERROR(PreadFull(fd.get(), header, sizeof(header), 0, path));
-  if (static_cast<uint64_t>(header[0]) != kTraceFileMagic) return corrupt(0, "bad magic");
-  if (header[1] != kTraceFileVersion) return corrupt(8, "unsupported version " + std::to_string(header[1]));
-  if (header[5] != size) {
-    return corrupt(40, "header says " + std::to_string(header[5]) + " bytes, file has " + std::to_string(size));
-  }
-  const int64_t num_batches = header[4];
-  if (num_batches < 0 || num_batches > size / 8) return corrupt(32, "bad batch count");
+  char header_bytes[kTraceFileHeaderBytes] = {};
+  SEER_RETURN_IF_ERROR(PreadFull(fd.get(), header_bytes, std::min(size, kTraceFileHeaderBytes), 0, path));
+  SEER_ASSIGN_OR_RETURN(const TraceFileHeader header, DecodeTraceFileHeader(header_bytes, size, path));
   TraceFile file;
   file.path_ = path;
-  file.epoch_ = header[2];
-  file.superbatch_index_ = header[3];
-  file.offsets_.reserve(static_cast<size_t>(num_batches) + 1);
-  int64_t pos = 8 * kTraceFileHeaderWords;
-  for (int64_t i = 0; i < num_batches; ++i) {
-    int64_t head[kTraceRecordHeaderWords] = {};
+  file.epoch_ = header.epoch;
+  file.superbatch_index_ = header.superbatch_index;
+  file.offsets_.reserve(static_cast<size_t>(header.num_batches) + 1);
+  // The index: each record's size word (the records are checked as they are read).
+  int64_t pos = kTraceFileHeaderBytes;
+  for (int64_t i = 0; i < header.num_batches; ++i) {
     const int64_t avail = size - pos;
-    if (avail < 8 * kTraceRecordHeaderWords) return corrupt(pos, "truncated record");
-    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), head, sizeof(head), pos, path));
-    const int64_t bytes = head[0];
-    if (bytes <= 0 || bytes % 8 != 0 || bytes > avail) return corrupt(pos, "bad batch record header");
+    if (avail < kTraceRecordHeaderBytes) return TraceCorrupt(path, pos, "truncated record");
+    int64_t bytes = 0;
+    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), &bytes, sizeof(bytes), pos, path));
+    if (bytes <= 0 || bytes % 8 != 0 || bytes > avail) {
+      return TraceCorrupt(path, pos, "bad batch record header");
+    }
     file.offsets_.push_back(pos);
     file.largest_record_ = std::max(file.largest_record_, bytes);
     pos += bytes;
   }
-  if (pos != size) return corrupt(pos, "trailing bytes after the last record");
+  if (pos != size) return TraceCorrupt(path, pos, "trailing bytes after the last record");
   file.offsets_.push_back(pos);
   return file;
 }
@@ -215,9 +110,9 @@ Result<TraceFile> TraceFile::Open(const std::string& path) {
 // ---- TraceFileWriter ---------------------------------------------------------------------
 
 namespace {
-constexpr int64_t kDirectAlignment = 4096;
+constexpr int64_t kDirectAlignment = kDirectAlign;
 
-// Word/Bytes/PadTo8 onto the writer (trace_record_format.h's sink), stopping at the first error.
+// Word/Bytes/PadTo8 onto the writer (EncodeTraceRecord's sink), stopping at the first error.
 class WriterSink {
  public:
   explicit WriterSink(std::function<Status(const void*, int64_t)> put) : put_(std::move(put)) {}
@@ -239,19 +134,6 @@ class WriterSink {
   int64_t pos_ = 0;
 };
 
-// Header words into a fixed byte array.
-class HeaderSink {
- public:
-  explicit HeaderSink(char* out) : out_(out) {}
-  void Word(int64_t v) {
-    std::memcpy(out_ + pos_, &v, 8);
-    pos_ += 8;
-  }
-
- private:
-  char* out_;
-  int64_t pos_ = 0;
-};
 }  // namespace
 
 // A positioned write; a file system that accepted O_DIRECT at open but refuses the write
@@ -284,14 +166,16 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, int64_t
   }
   if (fd < 0) return ErrnoStatus(errno, "create trace file", path);
   w.fd_ = UniqueFd(fd);
+  // Held until Finish closes the file, like AtomicFileWriter's temporaries: the start-up
+  // sweep (storage/base/stale_temp.h) leaves a locked NAME.tmp.PID.N alone even when its
+  // pid looks dead (another PID namespace) — seer sample's files are named so.
+  (void)::flock(fd, LOCK_EX | LOCK_NB);
   w.finished_ = false;
   w.buffer_ = AlignedBuffer(static_cast<size_t>(kTraceIoBufferBytes), kDirectAlignment);
-  char header[8 * kTraceFileHeaderWords] = {};
-  HeaderSink sink(header);
-  trace_format::WriteFileHeader(sink, epoch, superbatch_index, 0, 0);  // patched by Finish
-  std::memcpy(w.buffer_.data(), header, sizeof(header));
-  w.used_ = sizeof(header);
-  w.size_ = sizeof(header);
+  const auto header = EncodeTraceFileHeader({epoch, superbatch_index, 0, 0});  // patched by Finish
+  std::memcpy(w.buffer_.data(), header.data(), kTraceFileHeaderBytes);
+  w.used_ = kTraceFileHeaderBytes;
+  w.size_ = kTraceFileHeaderBytes;
   return w;
 }
 
@@ -332,7 +216,7 @@ Status TraceFileWriter::Append(const BatchTrace& batch) {
   if (finished_) throw std::logic_error("TraceFileWriter::Append after Finish");
   const int64_t start = size_;
   WriterSink sink([this](const void* d, int64_t n) { return Put(d, n); });
-  trace_format::WriteRecord(sink, batch);
+  EncodeTraceRecord(sink, batch);
   SEER_RETURN_IF_ERROR(sink.status());
   offsets_.push_back(start);
   largest_record_ = std::max(largest_record_, size_ - start);
@@ -341,20 +225,19 @@ Status TraceFileWriter::Append(const BatchTrace& batch) {
 
 Result<TraceFile> TraceFileWriter::Finish(bool sync) {
   if (finished_) throw std::logic_error("TraceFileWriter::Finish twice");
-  char header[8 * kTraceFileHeaderWords] = {};
-  HeaderSink sink(header);
-  trace_format::WriteFileHeader(sink, epoch_, superbatch_index_, static_cast<int64_t>(offsets_.size()), size_);
-  if (flushed_ == 0) std::memcpy(buffer_.data(), header, sizeof(header));
+  const auto header =
+      EncodeTraceFileHeader({epoch_, superbatch_index_, static_cast<int64_t>(offsets_.size()), size_});
+  if (flushed_ == 0) std::memcpy(buffer_.data(), header.data(), kTraceFileHeaderBytes);
   // The tail: O_DIRECT writes whole aligned blocks (zero padding, truncated below).
   const int64_t tail = direct_ ? AlignUp(used_, kDirectAlignment) : used_;
   std::memset(buffer_.data() + used_, 0, static_cast<size_t>(tail - used_));
   if (tail > 0) SEER_RETURN_IF_ERROR(WriteAt(buffer_.data(), tail, flushed_));
   if (flushed_ > 0) {
     if (direct_) {
-      std::memcpy(first_block_.data(), header, sizeof(header));
+      std::memcpy(first_block_.data(), header.data(), kTraceFileHeaderBytes);
       SEER_RETURN_IF_ERROR(WriteAt(first_block_.data(), kDirectAlignment, 0));
     } else {
-      SEER_RETURN_IF_ERROR(WriteAt(header, sizeof(header), 0));
+      SEER_RETURN_IF_ERROR(WriteAt(header.data(), kTraceFileHeaderBytes, 0));
     }
   }
   if (::ftruncate(fd_.get(), size_) != 0) return ErrnoStatus(errno, "truncate trace file", path_, size_);
@@ -393,7 +276,7 @@ Result<const char*> TraceRecordReader::Load() {
   if (begin < window_begin_ || end > window_end_) {
     // Refill from the record's start: the read-ahead, or the record when it is larger.
     const int64_t want = std::min(std::max(read_ahead_, end - begin), file_->file_bytes() - begin);
-    buffer_.EnsureCapacity(static_cast<size_t>(want));
+    buffer_.Reserve(want);
     SEER_RETURN_IF_ERROR(PreadFull(fd_.get(), buffer_.data(), want, begin, file_->path()));
     window_begin_ = begin;
     window_end_ = begin + want;
@@ -411,8 +294,7 @@ Status TraceRecordReader::Next(BatchTrace* out) {
   int64_t bytes = 0;
   SEER_RETURN_IF_ERROR(ParseTraceRecord(data, expected, begin, file_->path(), out, &bytes));
   if (bytes != expected) {
-    return Corrupt(file_->path() + ": trace file corrupt at byte offset " + std::to_string(begin) +
-                   ": record size differs from the index");
+    return TraceCorrupt(file_->path(), begin, "record size differs from the index");
   }
   ++next_;
   return Status::Ok();
@@ -422,17 +304,14 @@ Result<const int64_t*> TraceRecordReader::NextIds(int64_t* num_ids) {
   SEER_ASSIGN_OR_RETURN(const char* data, Load());
   const int64_t begin = file_->record_offset(next_);
   const int64_t expected = file_->record_offset(next_ + 1) - begin;
-  int64_t bytes = 0, num_nodes = 0;
-  SEER_RETURN_IF_ERROR(CheckRecordHeader(data, expected, begin, file_->path(), &bytes, &num_nodes));
-  if (bytes != expected) {
-    return Corrupt(file_->path() + ": trace file corrupt at byte offset " + std::to_string(begin) +
-                   ": record size differs from the index");
+  SEER_ASSIGN_OR_RETURN(const TraceRecordHeader h,
+                        DecodeTraceRecordHeader(data, expected, begin, file_->path()));
+  if (h.record_bytes != expected) {
+    return TraceCorrupt(file_->path(), begin, "record size differs from the index");
   }
-  int64_t num_layers;
-  std::memcpy(&num_layers, data + 40, 8);
   ++next_;
-  *num_ids = num_nodes;
-  return reinterpret_cast<const int64_t*>(data + 8 * (kTraceRecordHeaderWords + 3 * num_layers));
+  *num_ids = h.num_nodes;
+  return reinterpret_cast<const int64_t*>(data + h.node_ids_offset());
 }
 
 // ---- TraceIdSource ---------------------------------------------------------------------

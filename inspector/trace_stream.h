@@ -1,12 +1,14 @@
 // Streaming superbatch traces (issue 12 "memory independent of S"): a superbatch's
-// trace lives in one .sbt file (format in inspector/README.md, the same bytes as
-// SerializeTrace) on the runtime directory while it waits, and is written and read one
-// batch record at a time, so the inspector's RAM does not grow with the superbatch size S.
+// trace lives in one .sbt file on the runtime directory while it waits, and is written
+// and read one batch record at a time, so the inspector's RAM does not grow with the
+// superbatch size S. The bytes are the format's (inspector/trace_format.h, docs/formats.md
+// "Trace files"): the same as SerializeTrace of the whole superbatch.
 //
 //   TraceFileWriter  appends batch records through one aligned buffer of
 //                    kTraceIoBufferBytes, written with large sequential O_DIRECT writes
-//                    (buffered when the file system refuses O_DIRECT); Finish() patches
-//                    the file header, truncates the padding and hands back a TraceFile.
+//                    (buffered when the file system refuses O_DIRECT), holding a flock on
+//                    the file until Finish(), which patches the file header, truncates
+//                    the padding and hands back a TraceFile.
 //   TraceFile        the handle the pipeline passes instead of a SuperbatchTrace: path,
 //                    epoch, superbatch index and the byte offset of every record (8 B per
 //                    batch in RAM). An owned handle removes its file when destroyed (RAII:
@@ -182,12 +184,5 @@ class TraceIdSource : public BatchIdSource {
   explicit TraceIdSource(TraceRecordReader reader) : reader_(std::move(reader)) {}
   TraceRecordReader reader_;
 };
-
-// Parses one batch record at `data` (avail bytes resident), which starts at byte
-// `file_offset` of `path` (errors give absolute offsets). *record_bytes = its size.
-Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
-                        BatchTrace* out, int64_t* record_bytes);
-// The serialized size of one batch record.
-int64_t TraceRecordBytes(const BatchTrace& batch);
 
 }  // namespace seer

@@ -11,7 +11,7 @@
 
 #include "cache/hit_chart_svg.h"
 #include "cache/replay_grid.h"
-#include "inspector/trace_store.h"
+#include "inspector/trace_directory.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/json_file.h"
@@ -126,6 +126,10 @@ Status WriteResultsJson(const std::string& path, const StatsFiles& files, const 
 }
 
 Status RunStats(const StatsFiles& files, const ReplayGridOptions& o, const DeviceTierFlags& device) {
+  // Outputs are checked before the replay, not after it (storage/base/atomic_file.h).
+  for (const std::string& out : {files.json, files.svg}) {
+    if (!out.empty()) SEER_RETURN_IF_ERROR(CheckOutputPath(out));
+  }
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(files.dataset));
   SEER_RETURN_IF_ERROR(ValidateSmallFiles(dataset, true).status());
   const std::string trace_dir = files.trace.empty() ? files.dataset + "/trace" : files.trace;

@@ -4,7 +4,8 @@
 //   1  ParseTraceRecord: one batch record, as the gather stage reads them
 //   2  TraceDirectoryReader::Open: trace.json of a `seer sample --out` directory
 // An accepted trace must serialize back to the same bytes.
-#include "inspector/trace_store.h"
+#include "inspector/trace_directory.h"
+#include "inspector/trace_format.h"
 #include "inspector/trace_stream.h"
 #include "fuzz_support.h"
 

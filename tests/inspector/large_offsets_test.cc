@@ -11,6 +11,7 @@
 
 #include "inspector/sampler.h"
 #include "inspector/superbatch_driver.h"
+#include "inspector/topology.h"
 #include "storage/dataset/dataset.h"
 #include "support/sparse_graph.h"
 #include "support/test_support.h"

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "inspector/superbatch_driver.h"
+#include "inspector/topology.h"
 #include "storage/io/block_reader.h"
 #include "support/graph_writer.h"
 #include "support/temp_dir.h"

@@ -3,6 +3,9 @@
 // whatever the trace budget; the JSON lines and the observer see every superbatch; bad
 // options are errors naming what is wrong.
 #include "inspector/sample_run.h"
+#include "inspector/topology.h"
+#include "inspector/trace_directory.h"
+#include "inspector/trace_format.h"
 
 #include "storage/base/file_io.h"
 

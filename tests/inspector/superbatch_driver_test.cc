@@ -1,6 +1,6 @@
 // SuperbatchSampler (superbatch_driver.h): cutting epochs into batches, identical traces
-// across thread counts, neighbor cache and spilling, option checks, and read errors that
-// surface with path and offset and leave the sampler usable.
+// across thread counts, with the neighbor cache and through a trace file, option checks,
+// and read errors that surface with path and offset and leave the sampler usable.
 #include "inspector/superbatch_driver.h"
 
 #include <errno.h>
@@ -15,7 +15,8 @@
 
 #include <gtest/gtest.h>
 
-#include "inspector/trace_store.h"
+#include "inspector/trace_format.h"
+#include "inspector/trace_stream.h"
 #include "storage/base/file_io.h"
 #include "opened_graph.h"
 
@@ -95,7 +96,7 @@ TEST(SuperbatchSamplerTest, CutsEveryEpochIntoBatchesWithoutDroppingAny) {
   }
 }
 
-TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndSpill) {
+TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndFiles) {
   const uint64_t graph_seed = 77;
   std::printf("graph seed %llu\n", static_cast<unsigned long long>(graph_seed));
   const auto lists = testing::RandomLists(2500, graph_seed);
@@ -127,15 +128,23 @@ TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndSpill) {
       EXPECT_LT(stats.sample.ncache_hits, stats.sample.neighbor_lookups);
     }
   }
-  // RAM vs spilled: a zero budget spills everything, a large one nothing.
-  for (int64_t trace_budget : {int64_t{0}, int64_t{1} << 30}) {
-    TraceStore store(trace_budget, testing::MakeTempDir("spill"));
-    for (const SuperbatchTrace& t : reference) ASSERT_TRUE(store.Push(t).ok());
-    EXPECT_EQ(store.stats().spilled, trace_budget == 0 ? 10 : 0);
+  // Through a file and back: streamed (O_DIRECT and buffered) and read record by record.
+  const std::string files = testing::MakeTempDir("files");
+  for (bool direct : {true, false}) {
     for (const SuperbatchTrace& t : reference) {
-      auto back = store.Pop();
-      ASSERT_TRUE(back.ok()) << back.status().ToString();
-      EXPECT_EQ(SerializeTrace(*back), SerializeTrace(t));
+      auto writer = TraceFileWriter::Create(files + "/t.sbt", t.epoch, t.superbatch_index, direct);
+      ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+      for (const BatchTrace& b : t.batches) ASSERT_TRUE(writer->Append(b).ok());
+      auto file = writer->Finish();
+      ASSERT_TRUE(file.ok()) << file.status().ToString();
+      auto reader = TraceRecordReader::Open(*file);
+      ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+      SuperbatchTrace back;
+      back.epoch = file->epoch();
+      back.superbatch_index = file->superbatch_index();
+      back.batches.resize(static_cast<size_t>(file->num_batches()));
+      for (BatchTrace& b : back.batches) ASSERT_TRUE(reader->Next(&b).ok());
+      EXPECT_EQ(SerializeTrace(back), SerializeTrace(t)) << "direct=" << direct;
     }
   }
 }

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "inspector/trace_store.h"
+#include "inspector/trace_format.h"
 #include "support/temp_dir.h"
 
 namespace seer {

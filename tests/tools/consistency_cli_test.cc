@@ -25,7 +25,7 @@
 #include "cli_suite.h"
 
 #include "executor/train_loop.h"
-#include "inspector/trace_store.h"
+#include "inspector/trace_directory.h"
 #include "storage/base/json_file.h"
 
 namespace seer {

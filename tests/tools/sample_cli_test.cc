@@ -8,7 +8,7 @@
 #include "support/test_support.h"
 #include "cli_suite.h"
 
-#include "inspector/trace_store.h"
+#include "inspector/trace_directory.h"
 
 namespace {
 

@@ -1,0 +1,122 @@
+// The superbatch trace file format (".sbt", version 1; docs/formats.md "Trace files"):
+// its one home. Everything that knows where a word sits in a .sbt file is here — the
+// magic, version and header sizes, the file header, one batch record's layout, its size,
+// its encoding and its checked decoding — plus the whole-superbatch codec in RAM.
+//
+//   file header, 8 words: magic 0x3154425352454553 ("SEERSBT1"), version 1, epoch,
+//     superbatch_index, num_batches, file_bytes, 0, 0
+//   then num_batches batch records, each:
+//     6 words: record_bytes (this record, header included; a multiple of 8), epoch,
+//              batch_index, num_seeds, num_nodes, num_layers
+//     3 words per layer (input layer first): num_dst, num_src, num_edges
+//     int64 node_ids[num_nodes]                           (seeds first)
+//     per layer: int64 row_ptr[num_dst+1], int32 col_idx[num_edges], zero-padded to 8 bytes
+//
+// Every word is a little-endian int64, so numpy reads a file with np.fromfile(path, "<i8").
+// The streaming writer and readers (trace_stream.h) and the trace directory
+// (trace_directory.h) build on this file; it builds on nothing of theirs.
+//
+// Decoding never trusts the bytes: every error is kCorrupt "PATH: trace file corrupt at
+// byte offset N: WHAT", N the absolute offset of the first inconsistency. Plain
+// functions, no state: thread-safe.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "inspector/trace.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+inline constexpr uint64_t kTraceFileMagic = 0x3154425352454553ULL;  // "SEERSBT1" LE
+inline constexpr int64_t kTraceFileVersion = 1;
+inline constexpr int64_t kTraceFileHeaderWords = 8;
+inline constexpr int64_t kTraceFileHeaderBytes = 8 * kTraceFileHeaderWords;
+inline constexpr int64_t kTraceRecordHeaderWords = 6;
+inline constexpr int64_t kTraceRecordHeaderBytes = 8 * kTraceRecordHeaderWords;
+
+// kCorrupt "PATH: trace file corrupt at byte offset OFFSET: WHAT".
+Status TraceCorrupt(const std::string& path, int64_t offset, const std::string& what);
+
+// ---- File header ------------------------------------------------------------------------
+
+struct TraceFileHeader {
+  int64_t epoch = 0;
+  int64_t superbatch_index = 0;
+  int64_t num_batches = 0;
+  int64_t file_bytes = 0;  // the whole file, header included
+};
+
+std::array<int64_t, kTraceFileHeaderWords> EncodeTraceFileHeader(const TraceFileHeader& header);
+// Checks and decodes the header of a file of `file_size` bytes. `data` holds the file's
+// first min(file_size, kTraceFileHeaderBytes) bytes. Checks the size, magic, version,
+// file_bytes == file_size and a plausible batch count; the records are not looked at.
+Result<TraceFileHeader> DecodeTraceFileHeader(const char* data, int64_t file_size, const std::string& path);
+
+// ---- One batch record -------------------------------------------------------------------
+
+// The serialized size of one batch record.
+int64_t TraceRecordBytes(const BatchTrace& batch);
+
+// Writes one record through `sink`, which has Word(int64_t), Bytes(const void*, int64_t)
+// and PadTo8() (the in-RAM serializer and the streaming writer emit the same bytes).
+// Throws std::logic_error when a block's row_ptr is not num_dst + 1 long.
+template <typename Sink>
+void EncodeTraceRecord(Sink& w, const BatchTrace& b) {
+  w.Word(TraceRecordBytes(b));
+  w.Word(b.epoch);
+  w.Word(b.batch_index);
+  w.Word(b.num_seeds);
+  w.Word(static_cast<int64_t>(b.node_ids.size()));
+  w.Word(static_cast<int64_t>(b.blocks.size()));
+  for (const LayerBlock& l : b.blocks) {
+    w.Word(l.num_dst);
+    w.Word(l.num_src);
+    w.Word(static_cast<int64_t>(l.col_idx.size()));
+  }
+  w.Bytes(b.node_ids.data(), 8 * static_cast<int64_t>(b.node_ids.size()));
+  for (const LayerBlock& l : b.blocks) {
+    if (static_cast<int64_t>(l.row_ptr.size()) != l.num_dst + 1) {
+      throw std::logic_error("trace record: row_ptr size != num_dst + 1");
+    }
+    w.Bytes(l.row_ptr.data(), 8 * static_cast<int64_t>(l.row_ptr.size()));
+    w.Bytes(l.col_idx.data(), 4 * static_cast<int64_t>(l.col_idx.size()));
+    w.PadTo8();
+  }
+}
+
+// A record's header words, checked against each other (not its blocks).
+struct TraceRecordHeader {
+  int64_t record_bytes = 0;  // this record, header included
+  int64_t epoch = 0, batch_index = 0;
+  int64_t num_seeds = 0, num_nodes = 0, num_layers = 0;
+  // Byte offset of node_ids within the record.
+  int64_t node_ids_offset() const { return 8 * (kTraceRecordHeaderWords + 3 * num_layers); }
+};
+// Checks the record header at `data` (avail bytes resident; the record starts at byte
+// `file_offset` of `path`): sizes consistent with the counts and within avail.
+Result<TraceRecordHeader> DecodeTraceRecordHeader(const char* data, int64_t avail, int64_t file_offset,
+                                                  const std::string& path);
+// Parses and checks one whole batch record (avail bytes resident at `data`, which starts
+// at byte `file_offset` of `path`). *record_bytes = its size.
+Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
+                        BatchTrace* out, int64_t* record_bytes);
+
+// ---- A whole superbatch in RAM ----------------------------------------------------------
+
+// Serialized size in bytes of a superbatch trace file (header + records).
+int64_t SerializedTraceBytes(const SuperbatchTrace& trace);
+// Serializes into a byte string laid out as above.
+std::string SerializeTrace(const SuperbatchTrace& trace);
+// Parses bytes laid out as above; `path` only names the source in errors.
+Result<SuperbatchTrace> ParseTrace(const char* data, int64_t size_bytes, const std::string& path);
+
+// Writes a whole trace file atomically (AtomicFileWriter: temp + fsync + rename).
+Status WriteTraceFile(const std::string& path, const SuperbatchTrace& trace);
+// Reads and parses a whole trace file.
+Result<SuperbatchTrace> ReadTraceFile(const std::string& path);
+
+}  // namespace seer
