@@ -1,12 +1,13 @@
 #include "executor/checkpoint_file.h"
 
 #include <cerrno>
-#include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "storage/base/atomic_file.h"
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
+#include "storage/base/parse_number.h"
 
 namespace seer {
 namespace {
@@ -153,12 +154,9 @@ Result<TrainPosition> TrainPositionFromJson(const Json& j, const std::string& pa
     return Corrupt(path + ": position fields 'epoch', 'next_superbatch' and 'global_step' must be >= 0");
   }
   SEER_ASSIGN_OR_RETURN(std::string seed, JsonString(j, "seed", path));
-  char* end = nullptr;
-  errno = 0;
-  p.seed = std::strtoull(seed.c_str(), &end, 10);
-  if (seed.empty() || seed[0] == '-' || *end != '\0' || errno != 0) {
-    return Corrupt(path + ": field 'seed' is not a decimal uint64: '" + seed + "'");
-  }
+  const std::optional<uint64_t> parsed_seed = ParseNumber<uint64_t>(seed);
+  if (!parsed_seed) return Corrupt(path + ": field 'seed' is not a decimal uint64: '" + seed + "'");
+  p.seed = *parsed_seed;
   if (j.contains("run")) {
     SEER_ASSIGN_OR_RETURN(const Json* run, JsonMember(j, "run", path));
     if (!run->is_object()) return Corrupt(path + ": field 'run' is not an object");

@@ -23,7 +23,8 @@
 #include <map>
 #include <string>
 
-#include "executor/model_runner.h"
+#include "executor/model_config.h"
+#include "executor/train_position.h"
 #include "storage/base/json_file.h"
 #include "storage/base/status.h"
 

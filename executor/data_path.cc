@@ -1,5 +1,7 @@
 #include "executor/data_path.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -12,14 +14,21 @@
 #include "storage/io/mmap_reader.h"
 
 namespace seer {
+
+void KeepLargeAllocationsMapped() {
+#ifdef M_MMAP_THRESHOLD
+  mallopt(M_MMAP_THRESHOLD, 256 << 10);
+#endif
+}
+
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 Result<std::unique_ptr<BlockReader>> OpenBlockReader(const Dataset& ds, const char* name, const DataIoOptions& io) {
-  if (io.mmap) return OpenMmapReader(ds.PathOf(name));
+  if (io.mode == DataIoMode::kMmap) return OpenMmapReader(ds.PathOf(name));
   DirectReaderOptions reader;
-  reader.mode = io.mode;
+  reader.mode = DirectReaderMode(io.mode);
   reader.queue_depth = io.queue_depth;
   reader.direct = io.direct;
   reader.quiet = io.quiet;

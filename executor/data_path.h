@@ -22,9 +22,11 @@
 #include <vector>
 
 #include "cache/feature_cache.h"
+#include "executor/data_io_mode.h"
 #include "executor/feature_gather.h"
 #include "executor/memory_budget.h"
 #include "inspector/superbatch_driver.h"
+#include "inspector/topology.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
 #include "storage/io/direct_reader.h"
@@ -32,11 +34,10 @@
 namespace seer {
 
 struct DataIoOptions {
-  IoMode mode = IoMode::kAuto;
+  DataIoMode mode = DataIoMode::kAuto;  // kMmap: the page cache through mmap, not the direct reader
   int queue_depth = 64;
   bool direct = true;
   bool quiet = false;
-  bool mmap = false;  // page cache through mmap instead of the direct reader
   // Training on a CUDA device: the feature cache's slots in page-locked memory
   // (kernels::CudaAllocPinned), falling back to ordinary memory when pinning fails.
   bool pin_feature_cache = false;
@@ -72,6 +73,13 @@ Status MeasurePilotBatches(const Dataset& dataset, const CompactIndptr& indptr, 
 // it leaves unused goes to the feature cache when that one is automatic.
 void RecordNeighborCacheInUse(int64_t bytes, const std::string& source, double edge_fraction,
                               const MemoryBudgetRequest& request, MemoryBudgetSplit* split);
+
+// For the run loops, before opening the data path: batch buffers, traces and plans are
+// large, short-lived allocations made on several threads. glibc's dynamic mmap threshold
+// would move them onto arena heaps after the first free, where freed pages stay
+// resident; a fixed threshold keeps them mmapped so peak RSS tracks the memory budget
+// (measured: ~10 MiB less on a 32 MiB budget). Process-wide (mallopt).
+void KeepLargeAllocationsMapped();
 
 class DataPath {
  public:

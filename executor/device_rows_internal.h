@@ -1,4 +1,4 @@
-// DeviceRows (executor/device_tier.h) with its tensor: for the executor's .cc files that
+// DeviceRows (executor/device_feature_tier.h) with its tensor: for the executor's .cc files that
 // use libtorch (the device tier and the model runner). Not installed.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "storage/base/byte_size.h"
+#include "storage/base/duration.h"
 
 namespace seer {
 
@@ -94,14 +95,6 @@ Json RunOutcome::ToJsonObject() const {
           {"peak_rss_bytes", peak_rss_bytes},
           {"seconds", seconds},
           {"stopped_early", stopped_early}};
-}
-
-std::string FormatDuration(double seconds) {
-  if (!(seconds >= 0) || std::isinf(seconds)) return "?";
-  const int64_t s = static_cast<int64_t>(seconds + 0.5);
-  if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{}s", s);
 }
 
 Result<std::unique_ptr<EpochReporter>> EpochReporter::Open(const Options& options, const RunDescription& run) {

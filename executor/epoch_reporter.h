@@ -74,9 +74,6 @@ struct RunOutcome {
   Json ToJsonObject() const;
 };
 
-// "1h02m", "3m07s", "42s"; "?" for a negative or infinite time.
-std::string FormatDuration(double seconds);
-
 // Where the executor stands, for the progress line.
 struct ProgressPoint {
   int64_t epoch = 0, epochs = 0;

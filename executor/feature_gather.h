@@ -1,4 +1,4 @@
-// FeatureGatherer: the executor's gather step for one batch (DESIGN.md data flow):
+// FeatureGatherer: the executor's gather step for one batch (docs/design.md "Data flow"):
 //   1. hits are copied from the FeatureCache into the batch buffer (rows in node_ids
 //      order, disk dtype),
 //   2. misses are read from features.bin through the BlockReader — one ReadBatch with
@@ -35,7 +35,7 @@ struct GatherStats {
   int64_t misses = 0;        // read from the SSD
   int64_t fill_rows = 0;     // rows installed by fills
   // Host -> device: rows the model's device receives (feature_dim x 4 B each); with the
-  // device tier (executor/device_tier.h) only its misses, device_hits being served there.
+  // device tier (executor/device_feature_tier.h) only its misses, device_hits being served there.
   int64_t h2d_bytes = 0;
   int64_t device_hits = 0;
   ReadStats reads;           // miss reads

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "cache/belady_planner.h"
+#include "cache/changeset_store.h"
 #include "cache/feature_cache.h"
 #include "cache/neighbor_cache.h"
 #include "inspector/trace_stream.h"
@@ -298,12 +300,13 @@ int64_t TraceBytesPerBatch(const MemoryBudgetRequest& r, int64_t batch_rows) {
 }
 
 // Belady's sort buffer for the request: the asked or budget-scaled size, at most what the
-// superbatch's accesses need (~24 B each: the in-RAM path when they fit).
+// superbatch's accesses need (kBeladyInRamBytesPerAccess each: the in-RAM path when they fit).
 int64_t PlannerSortBuffer(const MemoryBudgetRequest& r, int64_t batch_rows) {
   if (r.planner_working_bytes == 0) return 0;
   const int64_t asked =
       r.planner_working_bytes == kPlannerWorkingAuto ? PlannerWorkingBytesFor(r.budget_bytes) : r.planner_working_bytes;
-  return std::max<int64_t>(0, std::min(asked, 24 * std::max<int64_t>(1, r.superbatch) * batch_rows));
+  return std::max<int64_t>(
+      0, std::min(asked, kBeladyInRamBytesPerAccess * std::max<int64_t>(1, r.superbatch) * batch_rows));
 }
 
 int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
@@ -321,8 +324,9 @@ int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
 // The trace buffers' need per batch of a superbatch (TraceBufferNeed without the floor
 // and, streaming, without the cap); the streaming pipeline keeps only changesets there.
 int64_t TraceBufferBytesPerBatch(const MemoryBudgetRequest& r, int64_t batch_rows) {
-  if (r.streaming_inspector) return 2 * 16 * batch_rows;
-  return 2 * std::max(TraceBytesPerBatch(r, batch_rows), 16 * batch_rows);
+  const int64_t changesets = kChangesetBytesPerInsertedRow * batch_rows;  // at most every row changes
+  if (r.streaming_inspector) return 2 * changesets;
+  return 2 * std::max(TraceBytesPerBatch(r, batch_rows), changesets);
 }
 
 Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudgetSplit& s, int64_t required) {

@@ -1,4 +1,4 @@
-// How `seer train` splits its one --memory-budget (DESIGN.md "Errors, determinism,
+// How `seer train` splits its one --memory-budget (docs/design.md "Errors, determinism,
 // budgets"). Plain arithmetic, no allocation, torch-free.
 //
 //   per-node tables   the compact indptr, ~4.13 B × (N+1) (storage/dataset/compact_indptr.h)
@@ -49,7 +49,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/model_runner.h"
+#include "executor/model_config.h"
+#include "executor/superbatch_pipeline.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -68,7 +69,7 @@ struct MemoryBudgetRequest {
   int64_t feature_row_bytes = 0;         // on disk (float16 rows are half of float32)
   int64_t batch_size = 1000;
   std::vector<int> fanouts = {10, 10, 10};
-  int64_t pipeline_depth = 2;            // float32 batch buffers alive at once
+  int64_t pipeline_depth = kPipelineRowBuffers;  // float32 batch buffers alive at once
   int64_t ncache_budget_bytes = -1;      // -1 = auto
   int64_t fcache_budget_bytes = -1;      // -1 = auto
   double ncache_share = -1;              // [0, 1]: neighbor cache's share of the caches; -1 = auto (1/4)
@@ -119,7 +120,7 @@ struct MemoryBudgetRequest {
   int64_t node_score_bytes_per_node = 0;
   // The cache policy's bookkeeping per cached feature row beyond the slot index (the
   // planner's cache state, changesets, the fill/static ranking), charged with the slot
-  // index: PolicyBytesPerCachedRow (executor/cache_policy.h), measured. 0 in unit tests.
+  // index: PolicyBytesPerCachedRow (executor/superbatch_cache_planner.h), measured. 0 in unit tests.
   int64_t policy_bytes_per_row = 0;
 };
 // --memory-budget's share for Belady's streaming sort buffer, within [min, max]. The
@@ -243,8 +244,9 @@ int64_t DeviceTrainingWorkingSetBytes(const MemoryBudgetRequest& request, const 
 int64_t ChooseSuperbatch(const MemoryBudgetRequest& request, std::string* reason);
 
 // RAM the trace buffers can use for superbatch S: one queued superbatch trace and one
-// superbatch of changesets (16 B per changed row, at most every row of a batch), each
-// half of the buffers (the run gives half to the trace store, half to the changesets).
+// superbatch of changesets (kChangesetBytesPerInsertedRow, cache/changeset_store.h, per
+// changed row, at most every row of a batch), each half of the buffers (the run gives
+// half to the trace store, half to the changesets).
 int64_t TraceBufferNeed(const MemoryBudgetRequest& request, int64_t batch_rows);
 
 // One line per cache that gets nothing although the run would use it: what took the

@@ -1,7 +1,8 @@
 // libtorch implementation of ModelRunner: the GNN layers on per-layer blocks, Adam,
 // checkpoint payloads and model files (the checkpoint container — header, size,
-// checksum — is executor/checkpoint_file.cc). The only executor TU that includes torch;
-// keep it that way, every torch TU costs ~a minute of compile time on 2 cores.
+// checksum — is executor/checkpoint_file.cc). One of the few executor TUs that include
+// torch (with the device tier and the process group); keep them few, every torch TU
+// costs ~a minute of compile time on 2 cores.
 //
 // Model-file key names (SaveModel; l = layer index, input layer first):
 //   sage: layer{l}.self.weight [out,in], layer{l}.self.bias [out], layer{l}.neigh.weight [out,in]
@@ -27,11 +28,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "executor/checkpoint_file.h"
 #include "executor/device_rows_internal.h"
 #include "executor/process_group_internal.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/file_io.h"
+#include "storage/base/random.h"
 
 namespace seer {
 namespace {
@@ -230,13 +234,17 @@ struct GnnNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(GnnNet);
 
-// splitmix64: the per-step dropout seed from (seed, epoch, batch).
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+// The per-step dropout seed from (seed, epoch, batch): a resumed run draws the same masks.
+uint64_t DropoutSeed(uint64_t seed, const BatchTrace& batch) {
+  return SplitMixHash(seed ^ SplitMixHash(static_cast<uint64_t>(batch.epoch) * 0x100000001b3ULL +
+                                          static_cast<uint64_t>(batch.batch_index)));
 }
+
+// This process's half of a training step (ForwardBackward).
+struct LocalStep {
+  double loss = 0;      // mean cross-entropy over the labeled seeds
+  int64_t correct = 0;  // argmax == label among them
+};
 
 
 std::mutex& InitMutex() {
@@ -298,52 +306,60 @@ class TorchModelRunner final : public ModelRunner {
     return Train(batch, rows.tensor.narrow(0, 0, StagedRows(batch)).to(device_), seed_labels);
   }
 
-  // One step on the staged input rows x.
+  // One step on the staged input rows x: the one training step of both modes. Alone, a
+  // batch without labeled seeds does no update; with a process group every rank joins the
+  // gradient allreduce (weight 0 without labeled seeds) and updates with the mean.
   StepResult Train(const BatchTrace& batch, const Tensor& x, const int32_t* seed_labels) {
     StepResult result;
     Tensor labels = torch::from_blob(const_cast<int32_t*>(seed_labels), {batch.num_seeds},
                                      torch::kInt32).to(torch::kInt64);
     result.num_labeled = (labels >= 0).sum().item<int64_t>();
-    if (group_ != nullptr) return TrainDataParallel(batch, x, labels, result.num_labeled);
-    if (result.num_labeled == 0) return result;
-    torch::manual_seed(Mix(seed_ ^ Mix(static_cast<uint64_t>(batch.epoch) * 0x100000001b3ULL +
-                                       static_cast<uint64_t>(batch.batch_index))));
+    LocalStep local;
+    if (result.num_labeled > 0) {
+      local = ForwardBackward(batch, x, labels);
+    } else if (group_ == nullptr) {
+      return result;
+    } else {
+      optimizer_->zero_grad();
+    }
+    if (group_ != nullptr) {
+      result = AllreduceGradients(batch, result.num_labeled, local);
+      if (result.num_labeled == 0) return result;
+    } else {
+      result.loss = local.loss;
+      result.num_correct = local.correct;
+    }
+    optimizer_->step();
+    return result;
+  }
+
+  // Forward and backward on this process's batch, after zeroing the gradients; the
+  // dropout RNG is reseeded from (seed, epoch, batch). No update.
+  LocalStep ForwardBackward(const BatchTrace& batch, const Tensor& x, const Tensor& labels) {
+    optimizer_->zero_grad();
+    torch::manual_seed(DropoutSeed(seed_, batch));
     net_->train();
     std::vector<BlockTensors> blocks = Blocks(batch);
     Tensor dev_labels = labels.to(device_);
     Tensor logits = net_->Forward(x, blocks, batch.num_seeds, nullptr);
     Tensor loss = torch::nn::functional::cross_entropy(
         logits, dev_labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
-    optimizer_->zero_grad();
     loss.backward();
-    optimizer_->step();
-    result.loss = loss.item<double>();
-    Tensor pred = logits.argmax(1);
-    result.num_correct = ((pred == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>();
-    return result;
+    LocalStep local;
+    local.loss = loss.item<double>();
+    local.correct = ((logits.argmax(1) == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>();
+    return local;
   }
 
-  // The data-parallel step (SetProcessGroup): local forward/backward, then one allreduce
-  // of [grad * labeled ..., labeled, loss * labeled, correct] and the mean gradient over
-  // every rank's labeled seeds. The mean of per-rank means weighted by their seed counts
-  // is the mean over the union, so the step equals one process's step on the union.
-  StepResult TrainDataParallel(const BatchTrace& batch, const Tensor& x, const Tensor& labels, int64_t labeled) {
+  // The data-parallel half (SetProcessGroup): one allreduce of [grad * labeled ...,
+  // labeled, loss * labeled, correct], then each gradient becomes the mean over every
+  // rank's labeled seeds. The mean of per-rank means weighted by their seed counts is the
+  // mean over the union, so the step equals one process's step on the union. Returns the
+  // whole step's result (num_labeled 0: no rank had a labeled seed, no update).
+  StepResult AllreduceGradients(const BatchTrace& batch, int64_t labeled, const LocalStep& local) {
     StepResult result;
-    optimizer_->zero_grad();
-    double loss_sum = 0, correct = 0;
-    if (labeled > 0) {
-      torch::manual_seed(Mix(seed_ ^ Mix(static_cast<uint64_t>(batch.epoch) * 0x100000001b3ULL +
-                                         static_cast<uint64_t>(batch.batch_index))));
-      net_->train();
-      std::vector<BlockTensors> blocks = Blocks(batch);
-      Tensor dev_labels = labels.to(device_);
-      Tensor logits = net_->Forward(x, blocks, batch.num_seeds, nullptr);
-      Tensor loss = torch::nn::functional::cross_entropy(
-          logits, dev_labels, torch::nn::functional::CrossEntropyFuncOptions().ignore_index(-1));
-      loss.backward();
-      loss_sum = loss.item<double>() * static_cast<double>(labeled);
-      correct = static_cast<double>(((logits.argmax(1) == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>());
-    }
+    const double loss_sum = local.loss * static_cast<double>(labeled);
+    const double correct = static_cast<double>(local.correct);
     std::vector<Tensor> params = net_->parameters();
     std::vector<Tensor> parts;
     parts.reserve(params.size() + 1);
@@ -355,13 +371,9 @@ class TorchModelRunner final : public ModelRunner {
     parts.push_back(torch::tensor({static_cast<float>(labeled), static_cast<float>(loss_sum), static_cast<float>(correct)},
                                   torch::TensorOptions().dtype(torch::kFloat32)).to(device_));
     Tensor flat = torch::cat(parts);
-    // Gloo reduces CPU tensors; NCCL (when built in) takes CUDA tensors as they are.
-    Tensor wire = (flat.is_cuda() && !SEER_C10D_NCCL) ? flat.to(torch::kCPU) : flat;
-    const Status st = group_->impl().AllreduceTensor(
-        wire, c10d::ReduceOp::SUM,
-        "gradient allreduce (epoch " + std::to_string(batch.epoch + 1) + ", batch " + std::to_string(batch.batch_index) + ")");
+    const Status st = AllreduceSumTensor(
+        *group_, flat, fmt::format("gradient allreduce (epoch {}, batch {})", batch.epoch + 1, batch.batch_index));
     if (!st.ok()) throw CollectiveError(st);
-    if (!wire.is_same(flat)) flat.copy_(wire);
     const int64_t n = flat.numel() - 3;
     Tensor tail = flat.narrow(0, n, 3).to(torch::kCPU);
     const double total = static_cast<double>(tail[0].item<float>());
@@ -381,7 +393,6 @@ class TorchModelRunner final : public ModelRunner {
       }
       offset += p.numel();
     }
-    optimizer_->step();
     return result;
   }
 
@@ -590,16 +601,6 @@ class TorchModelRunner final : public ModelRunner {
 };
 
 }  // namespace
-
-Result<ModelKind> ParseModelKind(const std::string& text) {
-  return ParseName(kModelKindNames, text, "model");
-}
-
-const char* ModelKindName(ModelKind kind) { return NameOf(kModelKindNames, kind); }
-
-Result<GcnNorm> ParseGcnNorm(const std::string& text) { return ParseName(kGcnNormNames, text, "GCN normalisation"); }
-
-const char* GcnNormName(GcnNorm norm) { return NameOf(kGcnNormNames, norm); }
 
 std::unique_ptr<ModelRunner> ModelRunner::Create(const ModelConfig& config, double learning_rate,
                                                  uint64_t seed, bool use_cuda) {

@@ -13,83 +13,28 @@
 // before every training step from (seed, epoch, batch_index), so the losses of a run
 // depend only on the seed, the batches and the model/optimizer state — which is what a
 // checkpoint stores. A resumed run therefore reproduces the uninterrupted run exactly.
+// On CUDA the same seed gives other dropout masks (the device's own generator) and sums
+// run through atomics (index_add): close to the CPU's losses without dropout, not equal.
 //
 // Device: CUDA when `use_cuda` and a device is present (rows are staged in pinned host
 // memory and copied asynchronously), else the CPU. Not thread-safe: one caller at a time.
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "executor/model_config.h"
+#include "executor/train_position.h"
 #include "inspector/trace.h"
-#include "storage/dataset/compact_indptr.h"
-#include "storage/base/name_table.h"
 #include "storage/base/status.h"
+#include "storage/dataset/compact_indptr.h"
 
 namespace seer {
 
-class DeviceRows;    // executor/device_tier.h
+class DeviceRows;    // executor/device_feature_tier.h
 class ProcessGroup;  // executor/process_group.h
-
-enum class ModelKind { kSage, kGcn, kGat, kMlp };
-inline constexpr NameValue<ModelKind> kModelKindNames[] = {
-    {"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn}, {"gat", ModelKind::kGat}, {"mlp", ModelKind::kMlp}};
-// "sage" | "gcn" | "gat" | "mlp" (features only: an MLP on each seed's own features).
-Result<ModelKind> ParseModelKind(const std::string& text);
-const char* ModelKindName(ModelKind kind);
-
-// GCN's normalisation (ModelConfig::gcn_norm), with D_v = v's in-degree in the FULL graph
-// (indptr[v+1] - indptr[v]; PyG's gcn_norm convention, = the degree on undirected graphs)
-// and S(d) the k_d in-neighbors of d sampled into the block:
-//   graph  h'_d = W( h_d/(D_d+1) + (D_d/k_d) * sum_{s in S(d)} h_s / sqrt((D_d+1)(D_s+1)) ) + b
-//          = D^-1/2 (A+I) D^-1/2 H W exactly when every neighbor is sampled (fan-out >=
-//          degree), an unbiased estimate of it otherwise. Needs SetGraphIndptr.
-//   block  the same with D and k replaced by the sampled block's own in-/out-degrees (what
-//          DGL GraphConv / PyG GCNConv compute on a sampled block; model files written
-//          before gcn_norm existed load as "block").
-enum class GcnNorm { kGraph, kBlock };
-inline constexpr NameValue<GcnNorm> kGcnNormNames[] = {{"graph", GcnNorm::kGraph}, {"block", GcnNorm::kBlock}};
-Result<GcnNorm> ParseGcnNorm(const std::string& text);
-const char* GcnNormName(GcnNorm norm);
-
-struct ModelConfig {
-  ModelKind kind = ModelKind::kSage;
-  int64_t in_dim = 0;
-  int64_t hidden = 256;
-  int64_t num_classes = 0;
-  int64_t num_layers = 3;   // = number of fan-outs (blocks per batch)
-  double dropout = 0.5;
-  int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
-  GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (stored in the JSON for GCN only)
-  // DatasetManifest::Identity() of the data it is trained on ("" = not recorded: files
-  // written before it was); seer predict refuses another dataset's.
-  std::string dataset;
-  // One-line JSON (keys sorted), as stored in checkpoints and model files; defined with
-  // the checkpoint format in executor/checkpoint_file.cc.
-  std::string ToJson() const;
-  static Result<ModelConfig> FromJson(const std::string& json, const std::string& path);
-};
-
-// Where a run stands; stored in checkpoints. `next_superbatch` is the first superbatch
-// of `epoch` that has not been trained yet.
-struct TrainPosition {
-  int64_t epoch = 0;
-  int64_t next_superbatch = 0;
-  int64_t global_step = 0;
-  uint64_t seed = 0;
-  double best_valid_accuracy = -1;
-  int64_t best_epoch = -1;
-  // The flags and dataset that shape the batches and plans (name -> value, the
-  // checkpoint's "run" record): a resume with any other value is refused (Checkpointer).
-  std::map<std::string, std::string> run;
-  // `epoch`'s training sums over its superbatches before next_superbatch, so a resumed
-  // epoch reports loss and accuracy over all its batches.
-  double epoch_loss_sum = 0;
-  int64_t epoch_loss_batches = 0, epoch_correct = 0, epoch_labeled = 0, epoch_batches = 0, epoch_seeds = 0;
-};
 
 struct StepResult {
   double loss = 0;           // mean cross-entropy over labeled seeds (0 when none)
@@ -131,7 +76,7 @@ class ModelRunner {
   virtual StepResult TrainStep(const BatchTrace& batch, const float* rows,
                                const int32_t* seed_labels) = 0;
   // The same step on rows already assembled on the device by the device feature tier
-  // (executor/device_tier.h; a CPU tensor on a CPU build): identical result for
+  // (executor/device_feature_tier.h; a CPU tensor on a CPU build): identical result for
   // identical rows, no host staging.
   virtual StepResult TrainStepRows(const BatchTrace& batch, const DeviceRows& rows,
                                    const int32_t* seed_labels) = 0;

@@ -1,30 +1,91 @@
-// ProcessGroup over c10d (see process_group.h). The c10d headers need USE_C10D_GLOO
-// before they are included; Debian's libtorch 1.13 exports ProcessGroupGloo, TCPStore and
-// FileStore from libtorch_cpu, libgloo-dev provides the gloo headers. PyTorch 2.x keeps
-// the same constructor and allreduce(...)->wait() (ProcessGroupGloo derives from
-// c10d::Backend there), so this file compiles against both.
-#ifndef USE_C10D_GLOO
-#define USE_C10D_GLOO
-#endif
+// ProcessGroup over c10d (see process_group.h). Debian's libtorch 1.13 exports
+// ProcessGroupGloo, TCPStore and FileStore from libtorch_cpu and libgloo-dev provides the
+// gloo headers; PyTorch 2.x keeps the same constructor and allreduce(...)->wait()
+// (ProcessGroupGloo derives from c10d::Backend there, from c10d::ProcessGroup in 1.x), so
+// this file compiles against both. It is the only file that includes c10d's Gloo (and
+// NCCL) headers: PyTorch's wheels ship ProcessGroupGloo.hpp but not the gloo headers it
+// includes, so without <gloo/algorithm.h> this file builds without Gloo and Connect
+// refuses data-parallel runs (kUnsupported, saying what to install); everything else in
+// Seer builds and runs as usual.
 #include "executor/process_group.h"
 
 #include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 
 #include <fmt/format.h>
 #include <torch/torch.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/version.h>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#if TORCH_VERSION_MAJOR >= 2
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#else
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#endif
+
+#if __has_include(<gloo/algorithm.h>)
+#define SEER_HAVE_GLOO 1
+#ifndef USE_C10D_GLOO
+#define USE_C10D_GLOO  // ProcessGroupGloo.hpp declares its class only with it
+#endif
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#else
+#define SEER_HAVE_GLOO 0
+#endif
 
 #include "executor/process_group_internal.h"
+#include "storage/base/exception_status.h"
 
+#ifndef SEER_C10D_NCCL
+#define SEER_C10D_NCCL 0
+#endif
 #if SEER_C10D_NCCL
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
 namespace seer {
+
+// A collective backend as c10d's process groups derive from it.
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
+
+struct ProcessGroup::Impl {
+  RankEnv env;
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<CollectiveBackend> gloo;  // a ProcessGroupGloo
+#if SEER_C10D_NCCL
+  c10::intrusive_ptr<c10d::ProcessGroupNCCL> nccl;  // CUDA tensors (PyTorch 2.x CUDA builds)
+#endif
+  int64_t sequence = 0;  // collectives started, for messages
+  bool broken = false;
+
+  // Starts one collective and waits for it; a failure becomes the kIoError Status
+  // described in process_group.h.
+  Status Run(const std::string& what, const std::function<c10::intrusive_ptr<c10d::Work>()>& start);
+  Status Failure(const std::string& what, int64_t seq, const std::string& error);
+  std::string StoreAddress() const;
+  // In-place allreduce of a tensor: NCCL for a CUDA tensor when built with it and
+  // connected, Gloo otherwise (a CPU tensor: Gloo here takes CPU tensors only).
+  Status AllreduceTensor(at::Tensor& tensor, c10d::ReduceOp op, const std::string& what);
+  bool NcclConnected() const {
+#if SEER_C10D_NCCL
+    return static_cast<bool>(nccl);
+#else
+    return false;
+#endif
+  }
+};
+
 namespace {
 
 std::chrono::milliseconds Millis(double seconds) {
@@ -116,14 +177,50 @@ Status ProcessGroup::Impl::Run(const std::string& what, const std::function<c10:
     work->wait();
     return Status::Ok();
   } catch (const std::exception& e) {
-    std::string text = e.what();
-    if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);  // no C++ backtrace
+    const std::string text = ExceptionSummary(e);  // its first line: no C++ backtrace
     return Failure(what, seq, text);
   }
 }
 
+bool ProcessGroup::Available() { return SEER_HAVE_GLOO != 0; }
+
+namespace {
+
+// The Gloo group over `store`, bound as RankEnv says (throws what c10d throws).
+c10::intrusive_ptr<CollectiveBackend> ConnectGloo(const c10::intrusive_ptr<c10d::Store>& store, const RankEnv& env,
+                                                  std::chrono::milliseconds timeout) {
+#if SEER_HAVE_GLOO
+  auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+  if (!env.bind_interface.empty()) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(env.bind_interface));
+  } else if (!env.bind_addr.empty()) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(env.bind_addr));
+  } else if (IsLoopback(env.master_addr)) {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+  } else {
+    options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+  }
+  options->threads = 2;
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+#else
+  (void)store;
+  (void)env;
+  (void)timeout;
+  throw std::logic_error("ConnectGloo without Gloo");  // Connect refuses before
+#endif
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const RankEnv& env) {
   if (!env.distributed()) return InvalidArgument("ProcessGroup::Connect needs a world size > 1");
+  if (!Available()) {
+    return Status(StatusCode::kUnsupported,
+                  fmt::format("rank {} of {}: data-parallel runs need c10d's Gloo backend, and this Seer was built "
+                              "without the gloo headers (PyTorch's wheels do not ship them): install them where the "
+                              "compiler finds them (Debian/Ubuntu: libgloo-dev) and rebuild, or run one process",
+                              env.rank, env.world_size));
+  }
   auto impl = std::make_unique<Impl>();
   impl->env = env;
   const auto timeout = Millis(env.timeout_seconds);
@@ -136,8 +233,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const RankEnv& env) 
     store_options.timeout = timeout;
     impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
   } catch (const std::exception& e) {
-    std::string text = e.what();
-    if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+    const std::string text = ExceptionSummary(e);
     return Status(StatusCode::kIoError,
                   fmt::format("rank {} of {}: cannot {} the rendezvous store at {}:{} within {} s: {}", env.rank,
                               env.world_size, env.rank == 0 ? "host" : "reach", env.master_addr, env.master_port,
@@ -155,18 +251,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const RankEnv& env) 
                                 env.rank, env.world_size, JoinRanks(missing), env.master_addr, env.master_port,
                                 env.timeout_seconds));
     }
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    if (!env.bind_interface.empty()) {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(env.bind_interface));
-    } else if (!env.bind_addr.empty()) {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(env.bind_addr));
-    } else if (IsLoopback(env.master_addr)) {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    } else {
-      options->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
-    }
-    options->threads = 2;
-    impl->gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, env.rank, env.world_size, options);
+    impl->gloo = ConnectGloo(impl->store, env, timeout);
 #if SEER_C10D_NCCL
     if (torch::cuda::is_available()) {
       auto nccl_store = c10::make_intrusive<c10d::PrefixStore>("nccl", impl->store);
@@ -177,8 +262,7 @@ Result<std::unique_ptr<ProcessGroup>> ProcessGroup::Connect(const RankEnv& env) 
 #endif
   } catch (const std::exception& e) {
     impl->broken = true;
-    std::string text = e.what();
-    if (const size_t nl = text.find('\n'); nl != std::string::npos) text.resize(nl);
+    const std::string text = ExceptionSummary(e);
     return Status(StatusCode::kIoError, fmt::format("rank {} of {}: connecting the process group failed: {}",
                                                         env.rank, env.world_size, text));
   }
@@ -211,6 +295,15 @@ Status ProcessGroup::Impl::AllreduceTensor(at::Tensor& tensor, c10d::ReduceOp op
 #endif
     return gloo->allreduce(tensors, options);
   });
+}
+
+Status AllreduceSumTensor(ProcessGroup& group, at::Tensor& tensor, const std::string& what) {
+  ProcessGroup::Impl& impl = group.impl();
+  // Gloo reduces CPU tensors; NCCL (when built in and connected) takes CUDA tensors as they are.
+  at::Tensor wire = tensor.is_cuda() && !impl.NcclConnected() ? tensor.to(torch::kCPU) : tensor;
+  SEER_RETURN_IF_ERROR(impl.AllreduceTensor(wire, c10d::ReduceOp::SUM, what));
+  if (!wire.is_same(tensor)) tensor.copy_(wire);
+  return Status::Ok();
 }
 
 Status ProcessGroup::AllreduceSum(float* data, int64_t count, const std::string& what) {

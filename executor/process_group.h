@@ -1,8 +1,9 @@
 // ProcessGroup: the one thin wrapper over PyTorch's c10d that data-parallel training uses
 // (collectives between the W ranks of a run). Gloo over TCP on CPUs; in a PyTorch 2.x
 // CUDA build with NCCL, the gradient allreduce of CUDA tensors goes through NCCL
-// (executor/process_group_internal.h) and everything else stays on this Gloo group.
-// Torch-free header.
+// (AllreduceSumTensor, executor/process_group_internal.h) and everything else stays on
+// this Gloo group. Torch-free header. A build without the gloo headers (PyTorch's wheels
+// ship none) has no Gloo: Available() is false and Connect refuses (kUnsupported).
 //
 // Connect: rank 0 hosts a c10d TCPStore on MASTER_ADDR:MASTER_PORT (torchrun's
 // convention: the workers' store), every rank joins it and builds a ProcessGroupGloo
@@ -38,6 +39,8 @@ class ProcessGroup {
  public:
   enum class ReduceOp { kSum, kMin, kMax };
 
+  // False when this build has no Gloo backend (built without the gloo headers).
+  static bool Available();
   // Rendezvous with the other ranks (blocks up to the timeout); env.world_size must be > 1.
   static Result<std::unique_ptr<ProcessGroup>> Connect(const RankEnv& env);
   ~ProcessGroup();
@@ -58,8 +61,8 @@ class ProcessGroup {
   Result<std::vector<int64_t>> AllgatherInt64(int64_t value, const std::string& what);
   Status Barrier(const std::string& what);
 
-  struct Impl;
-  Impl& impl() { return *impl_; }  // executor/process_group_internal.h
+  struct Impl;                      // c10d's objects (process_group.cc)
+  Impl& impl() { return *impl_; }
 
  private:
   explicit ProcessGroup(std::unique_ptr<Impl> impl);

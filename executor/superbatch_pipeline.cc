@@ -5,37 +5,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <new>
-#include <stdexcept>
 #include <string>
 
+#include "storage/base/exception_status.h"
 #include "storage/base/file_io.h"
 
 namespace seer {
-
-std::string ExceptionSummary(const std::exception& e) {
-  std::string text = e.what() == nullptr ? "" : e.what();
-  const size_t newline = text.find('\n');
-  if (newline != std::string::npos) text.resize(newline);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.pop_back();
-  return text.empty() ? "unknown" : text;
-}
-
-Status RunGuarded(const char* stage, const std::function<Status()>& body) {
-  const std::string name(stage);
-  try {
-    return body();
-  } catch (const StatusError& e) {
-    return Status(e.status().code(), name + " stage: " + e.status().message(), e.status().sys_errno());
-  } catch (const std::bad_alloc& e) {
-    return Status(StatusCode::kResourceExhausted, name + " stage: out of memory (" + ExceptionSummary(e) + ")");
-  } catch (const std::exception& e) {
-    // c10::Error and every other library exception: a broken contract inside the stage.
-    return Status(StatusCode::kInternal, name + " stage failed: " + ExceptionSummary(e));
-  } catch (...) {
-    return Status(StatusCode::kInternal, name + " stage failed: unknown exception");
-  }
-}
 
 PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner& planner, FeatureGatherer& gatherer) {
   PipelineStages stages;
@@ -59,8 +34,8 @@ SuperbatchPipeline::SuperbatchPipeline(PipelineStages stages, PipelineOptions op
       options_(std::move(options)),
       epoch_gate_(options_.schedule.empty() ? options_.first_epoch
                                             : std::max(options_.first_epoch, options_.schedule.front().first)) {
-  // Two float buffers (MemoryBudgetRequest::pipeline_depth): one trains, one fills.
-  for (int i = 0; i < 2; ++i) free_buffers_.Push(std::vector<float>());
+  // The row buffers (kPipelineRowBuffers): one trains, one fills.
+  for (int i = 0; i < kPipelineRowBuffers; ++i) free_buffers_.Push(std::vector<float>());
 }
 
 std::unique_ptr<SuperbatchPipeline> SuperbatchPipeline::Start(PipelineStages stages, PipelineOptions options) {
@@ -75,7 +50,7 @@ SuperbatchPipeline::~SuperbatchPipeline() { (void)Stop(); }
 
 std::thread SuperbatchPipeline::Launch(const char* name, size_t slot, Status (SuperbatchPipeline::*body)()) {
   return std::thread([this, name, slot, body] {
-    Status status = RunGuarded(name, [&] { return (this->*body)(); });
+    Status status = RunGuarded(std::string(name) + " stage", [&] { return (this->*body)(); });
     board_.Finished(slot);
     if (!status.ok()) {
       error_.Set(std::move(status));

@@ -1,5 +1,5 @@
 // SuperbatchPipeline: the three stage threads that feed the executor, and the bounded
-// queues and gates between them (DESIGN.md "Executor and models"):
+// queues and gates between them (docs/design.md "Executor and models"):
 //
 //   inspector thread  samples superbatch k+1 of the schedule, streamed batch by batch
 //                     into a trace file on the runtime directory (TraceFile, inspector/
@@ -20,10 +20,11 @@
 // With `overlap` sampling k+1 runs while k executes; without it sampling and executing
 // (gathering + training) take turns through an exclusion token, as in Ginex.
 //
-// Errors: every stage body runs inside a guard that turns a returned error or ANY
-// exception (StatusError, std::bad_alloc, c10::Error, ...) into a Status — exceptions
-// are named after their stage ("planner stage: ...") — records the first one and closes
-// every queue and gate, so the other stages and the executor stop instead of waiting.
+// Errors: every stage body runs inside RunGuarded (storage/base/exception_status.h), which
+// turns a returned error or ANY exception (StatusError, std::bad_alloc, c10::Error, ...)
+// into a Status — exceptions are named after their stage ("planner stage: ...",
+// "gather stage failed: ...") — records the first one and closes every queue and gate,
+// so the other stages and the executor stop instead of waiting.
 // Next() then returns nullopt; Stop() returns the first error.
 //
 // No wait is endless: every blocking wait of a stage thread is noted on a WaitBoard
@@ -53,7 +54,7 @@
 #include <vector>
 
 #include "executor/bounded_queue.h"
-#include "executor/cache_policy.h"
+#include "executor/superbatch_cache_planner.h"
 #include "executor/feature_gather.h"
 #include "executor/stage_gates.h"
 #include "inspector/superbatch_driver.h"
@@ -61,6 +62,15 @@
 #include "storage/base/status.h"
 
 namespace seer {
+
+// The pipeline's figures for the memory split (executor/memory_budget.h):
+// float32 batch row buffers circulating between the gather thread and the executor (one
+// trains while the next fills): MemoryBudgetRequest::pipeline_depth.
+inline constexpr int kPipelineRowBuffers = 2;
+// Superbatch traces alive at once, one per stage thread (being sampled, planned and
+// gathered): what a split whose traces live in RAM reserves
+// (MemoryBudgetRequest::traces_in_flight; the streaming inspector keeps them on disk).
+inline constexpr int64_t kPipelineTracesInFlight = 3;
 
 // What each stage does, one call at a time (each called from its own thread only).
 struct PipelineStages {
@@ -165,15 +175,8 @@ class SuperbatchPipeline {
   BoundedQueue<SampledItem> sampled_{1};
   BoundedQueue<PlannedItem> planned_{1};
   BoundedQueue<GatheredBatch> ready_{1};
-  BoundedQueue<std::vector<float>> free_buffers_{2};
+  BoundedQueue<std::vector<float>> free_buffers_{kPipelineRowBuffers};
   std::thread inspector_, planner_, gatherer_;
 };
-
-// The guard every stage body runs in: `body`'s Status, or any exception it throws as a
-// Status naming `stage`. Exposed for tests.
-Status RunGuarded(const char* stage, const std::function<Status()>& body);
-// An exception's message for a one-line error: its first line (libtorch appends a
-// multi-line C++ backtrace to c10::Error's what()), "unknown" when empty.
-std::string ExceptionSummary(const std::exception& e);
 
 }  // namespace seer

@@ -1,6 +1,6 @@
-// The executor's run loops (DESIGN.md "Executor and models", Ginex §3.1): RunTraining
-// drives `seer train`, RunPrediction drives `seer predict`. Torch-free header: the model
-// is behind executor/model_runner.h.
+// The executor's training run (docs/design.md "Executor and models", Ginex §3.1):
+// RunTraining drives `seer train` (`seer predict` is executor/prediction.h). Torch-free
+// header: the model is behind executor/model_runner.h.
 //
 // Two pipelines share every stage below; only the sampling granularity and the policies
 // allowed differ:
@@ -10,14 +10,20 @@
 //       are sampled `prefetch_batches` at a time (in parallel, like DataLoader workers),
 //       one group ahead of the executor; only policies that need no future knowledge
 //       (static-degree, presc, lru, none) are allowed.
-// With mmap_io, indices.bin and features.bin are read from a memory mapping through the
-// page cache (storage/io/mmap_reader.h) instead of O_DIRECT io_uring.
+// With --io mmap (DataIoMode::kMmap) indices.bin and features.bin are read from a memory
+// mapping through the page cache (storage/io/mmap_reader.h) instead of O_DIRECT io_uring.
+//
+// The runtime directory — trace files, spilled changesets, the planner's sort runs — is a
+// scratch directory .seer-train-PID-XXXXXX the run creates inside --runtime-dir or $TMPDIR
+// and removes when it ends (storage/base/scratch_dir.h; the start-up sweep removes one a
+// crashed run left). Its files keep their names (seer-trace-PID-*).
 //
 // Stages (bounded queues between them):
-//   inspector thread  samples superbatch (or group) k+1 (TBB workers) ...
+//   inspector thread  samples superbatch (or group) k+1 (TBB workers), streamed batch by
+//                     batch into a trace file on the runtime directory ...
 //   planner thread    ... while the feature-cache policy plans k (Belady changesets, CPU
-//                     or GPU; static policies: nothing); planned traces go through a
-//                     TraceStore that spills to runtime files beyond the trace budget
+//                     or GPU; static policies: nothing), reading k's ids back from its
+//                     file; changesets spill to the runtime directory beyond a small budget
 //   gather thread     gathers batch after batch — cache hits, misses through the reader,
 //                     changeset apply, float32 rows — one batch ahead of the model, also
 //                     across superbatch boundaries (it waits at an epoch boundary until
@@ -36,14 +42,16 @@
 // failure; every thread is joined before returning.
 //
 // The pieces, each with its own contract (RunTraining composes them in this order):
-//   executor/checkpointer.h        resume checks, checkpoint position and files
-//   executor/data_path.h           dataset, readers, pilot batches, memory split, caches
-//   executor/epoch_reporter.h      progress line, epoch summaries, --metrics JSON lines
-//   executor/label_table.h         labels of the train/valid/test nodes
-//   executor/cache_policy.h        the feature-cache policy (incl. PreSC pre-sampling)
-//   executor/superbatch_pipeline.h the inspector, planner and gather threads
-//   executor/training_executor.h   the executor thread: train, checkpoint, evaluate, report
-//   executor/evaluation.h          valid/test accuracy through the shared cache
+//   executor/data_parallel.h            the process group of a data-parallel run, its checks
+//   executor/checkpointer.h             resume checks, checkpoint position and files
+//   executor/data_path.h                dataset, readers, pilot batches, memory split, caches
+//   executor/epoch_reporter.h           progress line, epoch summaries, --metrics JSON lines
+//   executor/label_table.h              labels of the train/valid/test nodes
+//   executor/superbatch_cache_planner.h the feature-cache policy (incl. PreSC pre-sampling)
+//   executor/device_feature_tier.h      --device-cache: the device tier around the stages
+//   executor/superbatch_pipeline.h      the inspector, planner and gather threads
+//   executor/training_executor.h        the executor thread: train, checkpoint, evaluate, report
+//   executor/evaluation.h               valid/test accuracy through the shared cache
 #pragma once
 
 #include <cstdint>
@@ -78,17 +86,5 @@ struct TrainSummary {
 };
 
 Result<TrainSummary> RunTraining(const TrainOptions& options);
-
-struct PredictResult {
-  std::vector<int64_t> nodes;
-  std::vector<int64_t> classes;      // per node
-  std::vector<float> embeddings;     // nodes × embedding_dim (when asked)
-  int64_t embedding_dim = 0;
-  double accuracy = -1;              // against labels.bin over labeled nodes
-  int rank = 0;                      // this process's rank (data-parallel prediction)
-  int world_size = 1;
-};
-
-Result<PredictResult> RunPrediction(const PredictOptions& options);
 
 }  // namespace seer

@@ -11,12 +11,12 @@
 
 #include "cache/belady_planner.h"
 #include "cache/policies.h"
-#include "executor/model_runner.h"
+#include "executor/data_io_mode.h"
+#include "executor/model_config.h"
 #include "executor/rank_env.h"
 #include "inspector/trace.h"
 #include "storage/base/name_table.h"
 #include "storage/base/status.h"
-#include "storage/io/block_reader.h"
 
 namespace seer {
 
@@ -40,7 +40,7 @@ struct TrainOptions {
   ModelKind model = ModelKind::kSage;
   int64_t hidden = 256;
   int64_t heads = 4;
-  GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (executor/model_runner.h)
+  GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (executor/model_config.h)
   double dropout = 0.5;
   double learning_rate = 0.003;
   // Sampling and schedule.
@@ -58,16 +58,15 @@ struct TrainOptions {
   // Data path.
   PolicyKind cache_policy = PolicyKind::kBelady;
   PlannerDevice planner = PlannerDevice::kAuto;
-  IoMode io = IoMode::kAuto;
+  DataIoMode io = DataIoMode::kAuto;  // --io: the direct reader's mode, or mmap (the page cache)
   int queue_depth = 64;
-  bool direct_io = true;
-  bool mmap_io = false;              // read through the page cache (mmap, MADV_RANDOM)
+  bool direct_io = true;             // O_DIRECT (false: --buffered); not used with mmap
   bool use_cuda = true;              // train on the GPU when one is present
   // Memory.
   int64_t memory_budget_bytes = int64_t{4} << 30;
   int64_t ncache_budget_bytes = -1;  // -1 = auto
   int64_t fcache_budget_bytes = -1;  // -1 = auto
-  int64_t device_cache_bytes = 0;    // device feature-cache tier (executor/device_tier.h): 0 = off, -1 = auto
+  int64_t device_cache_bytes = 0;    // device feature-cache tier (executor/device_feature_tier.h): 0 = off, -1 = auto
   double ncache_share = -1;          // neighbor cache's share of the cache memory; -1 = auto
   int64_t trace_budget_bytes = -1;   // -1 = from the split (tests force spilling with 0)
   std::string runtime_dir;           // spill files; "" = a fresh dir under $TMPDIR
@@ -98,7 +97,7 @@ struct PredictOptions {
   int64_t superbatch = 100;
   uint64_t seed = 0;
   int num_threads = 0;
-  IoMode io = IoMode::kAuto;
+  DataIoMode io = DataIoMode::kAuto;
   bool direct_io = true;
   bool use_cuda = true;
   int64_t memory_budget_bytes = int64_t{4} << 30;

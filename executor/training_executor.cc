@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "executor/evaluation.h"
+#include "storage/base/exception_status.h"
 
 namespace seer {
 namespace {
@@ -104,8 +105,8 @@ Status TrainingExecutor::AssembleRows(const GatheredBatch& g, EpochReport& r, co
   DeviceTierStats stats;
   try {
     SEER_ASSIGN_OR_RETURN(*device_rows, ctx_.device_tier->Assemble(batch, g.rows, &stats));
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kInternal, "device tier: " + ExceptionSummary(e));
+  } catch (...) {
+    return StatusFromCurrentException("device tier");
   }
   r.gather.h2d_bytes += stats.h2d_bytes;
   r.gather.device_hits += stats.hits;
@@ -127,8 +128,8 @@ Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, 
                                   : ctx_.model->TrainStep(batch, rows, seed_labels_.data());
   } catch (const CollectiveError& e) {
     return e.status();
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kInvalidArgument, "training step failed: " + ExceptionSummary(e));
+  } catch (...) {
+    return StatusFromCurrentException("training step");
   }
   r.compute_seconds += Since(compute_start);
   *loss = step.loss;

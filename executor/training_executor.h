@@ -18,7 +18,7 @@
 
 #include "executor/checkpointer.h"
 #include "executor/data_path.h"
-#include "executor/device_tier.h"
+#include "executor/device_feature_tier.h"
 #include "executor/epoch_reporter.h"
 #include "executor/label_table.h"
 #include "executor/model_runner.h"
@@ -44,7 +44,7 @@ struct TrainContext {
   ModelRunner* model;  // null with --no-train
   const Checkpointer& checkpointer;
   EpochReporter& reporter;
-  DeviceFeatureTier* device_tier = nullptr;  // --device-cache (executor/device_tier.h); null = off
+  DeviceFeatureTier* device_tier = nullptr;  // --device-cache (executor/device_feature_tier.h); null = off
   // Data-parallel runs (executor/process_group.h); null = one process. With a group every
   // epoch starts with a check that every rank has the same batch and superbatch counts,
   // and evaluation results are summed over the ranks' shards.

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "executor/train_loop.h"
+#include "executor/prediction.h"
 #include "storage/dataset/dataset.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/prep/npy.h"
@@ -125,7 +125,7 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
   cmd->add_option("--embeddings", files->embeddings_path, "Also write the last hidden layer (.npy float32 nodes x dim)")
       ->capture_default_str();
   AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-outs (default: 10 per model layer)");
-  AddEnumOption(cmd, "--io", &o->io, kIoModeNames, "I/O mode", "SSD reads");
+  AddEnumOption(cmd, "--io", &o->io, kDataIoModeNames, "I/O mode", "SSD reads");
   AddSetFlag(cmd, "--quiet", &o->show_progress, false, "No progress on stderr");
   cmd->add_flag("--allow-other-dataset", o->allow_other_dataset,
                 "Predict even when the model records another dataset's identity (refused by default)");

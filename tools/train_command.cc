@@ -9,6 +9,7 @@
 //   pyg+    --pipeline conventional --io mmap --feature-cache none --ncache-budget 0
 //   ali+pg  --pipeline conventional --io mmap --feature-cache static-degree
 //           --cache-split 50:50 (static neighbor cache : static-degree feature cache)
+#include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -17,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "executor/train_loop.h"
+#include "storage/base/parse_number.h"
 #include "flag_binding.h"
 #include "local_launch.h"
 #include "train_flags.h"
@@ -68,17 +70,10 @@ Result<double> ParseCacheSplit(const std::string& text) {
     return InvalidArgument("--cache-split '" + text + "': expected NC:FC, e.g. 25:75, or auto");
   };
   if (colon == std::string::npos) return bad();
-  double nc = 0, fc = 0;
-  try {
-    size_t used_nc = 0, used_fc = 0;
-    nc = std::stod(text.substr(0, colon), &used_nc);
-    fc = std::stod(text.substr(colon + 1), &used_fc);
-    if (used_nc != colon || used_fc != text.size() - colon - 1) return bad();
-  } catch (const std::exception&) {
-    return bad();
-  }
-  if (!(nc >= 0) || !(fc >= 0) || nc + fc <= 0) return bad();
-  return nc / (nc + fc);
+  const std::optional<double> nc = ParseNumber<double>(std::string_view(text).substr(0, colon));
+  const std::optional<double> fc = ParseNumber<double>(std::string_view(text).substr(colon + 1));
+  if (!nc || !fc || !(*nc >= 0) || !(*fc >= 0) || *nc + *fc <= 0 || std::isinf(*nc + *fc)) return bad();
+  return *nc / (*nc + *fc);
 }
 
 std::string CacheSplitText(double ncache_share) {
@@ -89,27 +84,12 @@ std::string CacheSplitText(double ncache_share) {
 // "auto" -> 0; a positive number of batches.
 Result<int64_t> ParseSuperbatch(const std::string& text) {
   if (text == "auto") return int64_t{0};
-  try {
-    size_t used = 0;
-    const long long value = std::stoll(text, &used);
-    if (used == text.size() && value > 0) return static_cast<int64_t>(value);
-  } catch (const std::exception&) {
-  }
+  const std::optional<int64_t> value = ParseNumber<int64_t>(text);
+  if (value && *value > 0) return *value;
   return InvalidArgument("--superbatch '" + text + "': expected a number of batches >= 1, or auto");
 }
 
 std::string SuperbatchText(int64_t superbatch) { return superbatch <= 0 ? "auto" : std::to_string(superbatch); }
-
-// --io: the reader modes (IoMode) plus mmap, which reads through the page cache.
-Result<std::pair<IoMode, bool>> ParseTrainIo(const std::string& text) {
-  if (text == "mmap") return std::pair{IoMode::kAuto, true};
-  auto mode = ParseIoMode(text);
-  if (!mode.ok()) {
-    return InvalidArgument("unknown I/O mode '" + text + "' (expected " + JoinNames(kIoModeNames, ", ", ", ") +
-                           " or mmap)");
-  }
-  return std::pair{*mode, false};
-}
 
 void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
   AddEnumOption(cmd, "--model", &o->model, kModelKindNames, "model", "GNN (mlp: features only, a baseline)");
@@ -151,15 +131,11 @@ void AddPipelineFlags(CLI::App* cmd, TrainOptions* o, Preset* preset) {
                   "NC:FC shares of the cache memory for the neighbor and feature caches, e.g. 25:75 (auto = 1:3 "
                   "when the neighbor cache can hold its table)");
   AddEnumOption(cmd, "--planner", &o->planner, kPlannerDeviceNames, "planner", "Belady planner");
-  auto store_io = [o](const std::string& text) -> Status {
-    SEER_ASSIGN_OR_RETURN(auto io, ParseTrainIo(text));
-    o->io = io.first;
-    o->mmap_io = io.second;
-    return Status::Ok();
-  };
-  AddTextOption(cmd, "--io", store_io, o->mmap_io ? "mmap" : IoModeName(o->io),
-                "SSD reads: " + JoinNames(kIoModeNames, " | ", " | ") +
-                    " (O_DIRECT unless --buffered) | mmap (page cache, read-ahead off)");
+  // --io: the direct reader's modes plus mmap, which reads through the page cache.
+  auto parse_io = [](const std::string& text) { return ParseName(kDataIoModeNames, text, "I/O mode"); };
+  AddParsedOption(cmd, "--io", &o->io, parse_io, NameOf(kDataIoModeNames, o->io),
+                  "SSD reads: " + JoinNames(kIoModeNames, " | ", " | ") +
+                      " (O_DIRECT unless --buffered) | mmap (page cache, read-ahead off)");
   cmd->add_option("--queue-depth", o->queue_depth, "Reads in flight per thread")->capture_default_str();
 }
 

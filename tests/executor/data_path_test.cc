@@ -56,7 +56,7 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
   if (c.spill) o.trace_budget_bytes = 0;  // every trace and changeset goes through runtime files
   o.overlap = !c.spill;                   // both pipeline modes
   o.pipeline = c.pipeline;
-  o.mmap_io = c.mmap;
+  if (c.mmap) o.io = DataIoMode::kMmap;
   int64_t batches = 0, rows_checked = 0, mismatches = 0;
   std::map<int64_t, int64_t> rows_by_epoch;
   o.batch_hook = [&](const BatchTrace& batch, const float* rows, int64_t num_rows, int64_t feature_dim) {

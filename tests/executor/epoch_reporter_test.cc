@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/base/duration.h"
 #include "storage/base/file_io.h"
 #include "support/temp_dir.h"
 

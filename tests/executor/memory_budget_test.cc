@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,9 +35,23 @@ int64_t FcacheAll(const MemoryBudgetSplit& s) { return s.fcache_bytes + s.fcache
 
 // Counts the bytes of every live CPU tensor allocation and their peak; frees through
 // c10 like the default allocator.
+//
+// c10::Allocator's interface changed in PyTorch 2.3: allocate() is const before and
+// non-const after, and copy_data() became pure virtual. Both allocate() signatures are
+// defined and none says `override`: on every version exactly one overrides the base's
+// (and the other is an unrelated overload); were the class still abstract, `new
+// CountingAllocator` below would not compile.
 class CountingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) { return Allocate(n); }
+  c10::DataPtr allocate(size_t n) const { return Allocate(n); }
+  void copy_data(void* dest, const void* src, std::size_t count) const { std::memcpy(dest, src, count); }
+  void ResetPeak() { peak_.store(current_.load()); }
+  int64_t current() const { return current_.load(); }
+  int64_t peak() const { return peak_.load(); }
+
+ private:
+  c10::DataPtr Allocate(size_t n) const {
     void* data = c10::alloc_cpu(n);
     auto* ctx = new Block{data, n, this};
     const int64_t now = current_.fetch_add(static_cast<int64_t>(n)) + static_cast<int64_t>(n);
@@ -45,11 +60,6 @@ class CountingAllocator final : public c10::Allocator {
     }
     return {data, ctx, &Delete, c10::Device(c10::DeviceType::CPU)};
   }
-  void ResetPeak() { peak_.store(current_.load()); }
-  int64_t current() const { return current_.load(); }
-  int64_t peak() const { return peak_.load(); }
-
- private:
   struct Block {
     void* data;
     size_t bytes;

@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "cache/policies.h"
+#include "storage/base/exception_status.h"
 #include "support/temp_dir.h"
 
 namespace seer {
@@ -267,6 +268,8 @@ TEST(SuperbatchPipelineTest, SlowStageIsNotADeadlock) {
   });
 }
 
+// The stage guard (storage/base/exception_status.h) keeps one line of libtorch's
+// multi-line what().
 TEST(SuperbatchPipelineTest, ExceptionSummaryIsTheFirstLine) {
   EXPECT_EQ(ExceptionSummary(std::runtime_error("bad label 7\nException raised from nll_loss at ...\nframe #0")),
             "bad label 7");
@@ -400,7 +403,7 @@ TEST(SuperbatchPipelineTest, RunGuardedPassesStatusesThrough) {
   const Status s = RunGuarded("x", [] { return Corrupt("file: bad"); });
   EXPECT_EQ(s.code(), StatusCode::kCorrupt);
   EXPECT_EQ(s.message(), "file: bad");
-  const Status thrown = RunGuarded("planner", []() -> Status { throw 42; });
+  const Status thrown = RunGuarded("planner stage", []() -> Status { throw 42; });
   EXPECT_NE(thrown.message().find("planner stage"), std::string::npos) << thrown.message();
 }
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "executor/cache_policy.h"
+#include "executor/superbatch_cache_planner.h"
 #include "training_fixture.h"
 
 namespace seer {

@@ -1,7 +1,7 @@
-// The executor's feature-cache policies (executor/cache_policy.h): the LRU adapter's
+// The executor's feature-cache policies (executor/superbatch_cache_planner.h): the LRU adapter's
 // changesets against a brute-force LRU, applied to a real FeatureCache; the static
 // policies' one-time top-K fill.
-#include "executor/cache_policy.h"
+#include "executor/superbatch_cache_planner.h"
 
 #include <gtest/gtest.h>
 

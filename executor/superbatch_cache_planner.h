@@ -6,7 +6,7 @@
 //   first Plan()   fill_slots = policy.InitialSlots(batches of this superbatch) — the
 //                  policy's own initial content (Belady: optimal prefetch; static: top-K;
 //                  LRU: first K distinct nodes), loaded as a bulk "fill", counted apart
-//                  from misses (DESIGN.md "Fair comparison")
+//                  from misses (docs/design.md "Fair comparison")
 //   every Plan()   changesets = policy.Plan(carried slots, batches); the carried slots
 //                  then advance by those changesets (Belady's state is carried, not
 //                  rebuilt). Static policies (static-degree, presc, none) never change

@@ -1,4 +1,4 @@
-#include "executor/cache_policy.h"
+#include "executor/superbatch_cache_planner.h"
 
 #include <chrono>
 #include <unordered_set>

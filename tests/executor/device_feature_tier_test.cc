@@ -1,4 +1,4 @@
-// The device feature tier in training (executor/device_tier.h). On a CPU build the
+// The device feature tier in training (executor/device_feature_tier.h). On a CPU build the
 // "device" is a CPU tensor, so the whole path — device plan, host plan on the device
 // misses, gathering only those, assembly, device changesets — runs here; the CUDA test
 // runs the same tier on a GPU when one is present and skips otherwise.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "executor/device_rows_internal.h"
-#include "executor/device_tier.h"
+#include "executor/device_feature_tier.h"
 #include "executor/train_loop.h"
 #include "kernels/device.h"
 #include "training_fixture.h"

@@ -1,4 +1,4 @@
-#include "executor/device_tier.h"
+#include "executor/device_feature_tier.h"
 
 #include <chrono>
 #include <cstring>
@@ -13,6 +13,7 @@
 
 #include "cache/device_tier.h"
 #include "executor/device_rows_internal.h"
+#include "storage/base/exception_status.h"
 
 namespace seer {
 namespace {
@@ -92,10 +93,12 @@ Result<std::unique_ptr<DeviceFeatureTier>> DeviceFeatureTier::Create(const Devic
   try {
     tier->impl_->slots = torch::zeros({options.capacity_rows, options.feature_dim},
                                       torch::TensorOptions().dtype(torch::kFloat32).device(tier->impl_->device));
-  } catch (const std::exception& e) {
-    return Status(StatusCode::kResourceExhausted,
-                  fmt::format("device tier: cannot allocate {} rows x {} floats: {}", options.capacity_rows,
-                              options.feature_dim, e.what()));
+  } catch (...) {
+    // Whatever the allocator throws (std::bad_alloc, c10's out-of-memory error), the
+    // tier's memory is what ran out.
+    const Status cause = StatusFromCurrentException(
+        fmt::format("device tier: allocating {} rows x {} floats", options.capacity_rows, options.feature_dim));
+    return Status(StatusCode::kResourceExhausted, cause.message());
   }
   return tier;
 }

@@ -1,0 +1,55 @@
+// ModelConfig: what a GNN is (kind, sizes, dropout, GCN normalisation, the dataset it was
+// trained on) — the plain struct that ModelRunner builds a model from, that checkpoints
+// and model files record (JSON: executor/checkpoint_file.h) and that the memory split
+// sizes the model's working set from. Torch-free, plain values; the name functions are
+// pure and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "storage/base/name_table.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+enum class ModelKind { kSage, kGcn, kGat, kMlp };
+inline constexpr NameValue<ModelKind> kModelKindNames[] = {
+    {"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn}, {"gat", ModelKind::kGat}, {"mlp", ModelKind::kMlp}};
+// "sage" | "gcn" | "gat" | "mlp" (features only: an MLP on each seed's own features).
+Result<ModelKind> ParseModelKind(const std::string& text);
+const char* ModelKindName(ModelKind kind);
+
+// GCN's normalisation (ModelConfig::gcn_norm), with D_v = v's in-degree in the FULL graph
+// (indptr[v+1] - indptr[v]; PyG's gcn_norm convention, = the degree on undirected graphs)
+// and S(d) the k_d in-neighbors of d sampled into the block:
+//   graph  h'_d = W( h_d/(D_d+1) + (D_d/k_d) * sum_{s in S(d)} h_s / sqrt((D_d+1)(D_s+1)) ) + b
+//          = D^-1/2 (A+I) D^-1/2 H W exactly when every neighbor is sampled (fan-out >=
+//          degree), an unbiased estimate of it otherwise. Needs SetGraphIndptr.
+//   block  the same with D and k replaced by the sampled block's own in-/out-degrees (what
+//          DGL GraphConv / PyG GCNConv compute on a sampled block; model files written
+//          before gcn_norm existed load as "block").
+enum class GcnNorm { kGraph, kBlock };
+inline constexpr NameValue<GcnNorm> kGcnNormNames[] = {{"graph", GcnNorm::kGraph}, {"block", GcnNorm::kBlock}};
+Result<GcnNorm> ParseGcnNorm(const std::string& text);
+const char* GcnNormName(GcnNorm norm);
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::kSage;
+  int64_t in_dim = 0;
+  int64_t hidden = 256;
+  int64_t num_classes = 0;
+  int64_t num_layers = 3;   // = number of fan-outs (blocks per batch)
+  double dropout = 0.5;
+  int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
+  GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (stored in the JSON for GCN only)
+  // DatasetManifest::Identity() of the data it is trained on ("" = not recorded: files
+  // written before it was); seer predict refuses another dataset's.
+  std::string dataset;
+  // One-line JSON (keys sorted), as stored in checkpoints and model files; defined with
+  // the checkpoint format in executor/checkpoint_file.cc.
+  std::string ToJson() const;
+  static Result<ModelConfig> FromJson(const std::string& json, const std::string& path);
+};
+
+}  // namespace seer

@@ -1,0 +1,39 @@
+// RunPrediction: `seer predict` — a trained model file's classes (and, when asked, the
+// embeddings fed to its last layer) for the test split or the given nodes, through the
+// same out-of-core path as training (DataPath: readers, neighbor and feature caches; the
+// sampler with a fixed seed, no shuffle; EvaluateSplit's gather and forward pass).
+//
+// Nodes may repeat and come in any order: each distinct id is predicted once and the
+// results are returned in the caller's order. A node's prediction does not depend on the
+// nodes predicted with it (the sampler draws by (seed, epoch, node, hop)), so any batching
+// and any number of ranks give the same answers. Data-parallel (PredictOptions::dist,
+// executor/data_parallel.h): rank r predicts a contiguous share of the distinct ids and
+// the results are summed over the ranks, so every rank returns the whole result.
+//
+// Refusals (kInvalidArgument): a node id outside the graph (naming it and its position),
+// --fanouts with another number of layers than the model, a model trained on another
+// dataset (unless allow_other_dataset) or with other feature/class sizes. Torch-free
+// header; one call at a time per process (the model and the caches are the call's own).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "executor/train_options.h"
+#include "storage/base/status.h"
+
+namespace seer {
+
+struct PredictResult {
+  std::vector<int64_t> nodes;
+  std::vector<int64_t> classes;      // per node
+  std::vector<float> embeddings;     // nodes × embedding_dim (when asked)
+  int64_t embedding_dim = 0;
+  double accuracy = -1;              // against labels.bin over labeled nodes
+  int rank = 0;                      // this process's rank (data-parallel prediction)
+  int world_size = 1;
+};
+
+Result<PredictResult> RunPrediction(const PredictOptions& options);
+
+}  // namespace seer
