@@ -53,7 +53,7 @@ else
 fi
 THRUST_PREFIX="$PREFIX-thrust"
 BUDGET="${GPU_SH_BUDGET:-560}"
-PACKAGES="liburing-dev liburing2 libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15 \
+PACKAGES="libgloo-dev liburing-dev liburing2 libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15 \
 libfmt-dev libfmt9 libcli11-dev libgtest-dev googletest zlib1g-dev nlohmann-json3-dev \
 libxxhash-dev libxxhash0 libbenchmark-dev libbenchmark1debian libthrust-dev libcub-dev"
 THRUST_PACKAGES="libthrust-dev libcub-dev"

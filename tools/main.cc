@@ -9,7 +9,6 @@
 #include <string>
 
 #include "cli_main.h"
-#include "storage/base/stale_temp.h"
 
 namespace {
 
@@ -41,9 +40,8 @@ int main(int argc, char** argv) {
   using namespace seer::cli;
   const std::string word = SubcommandWord(argc, argv);
   if (word == "train" || word == "predict") {
-    // Runtime directories (spilled traces, changesets) of dead runs under $TMPDIR
-    // (storage/base/stale_temp.h); the other commands sweep the directories they write.
-    seer::SweepAtStart({});
+    // seer-train sweeps dead runs' runtime directories once its flags are parsed (not on
+    // --help); the other commands sweep the directories they write.
     std::string trainer = ExecutableDir() + "seer-train";
     argv[0] = const_cast<char*>("seer");
     ::execv(trainer.c_str(), argv);

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "executor/prediction.h"
+#include "storage/base/atomic_file.h"
+#include "storage/base/stale_temp.h"
 #include "storage/dataset/dataset.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/prep/npy.h"
@@ -133,6 +135,11 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
   AddDistributedFlags(cmd, o.get(), nproc.get());
   return [o, files, nproc]() -> int {
     if (int launched = LaunchRanksIfAsked("predict", *nproc, *o); launched >= 0) return launched;
+    SweepAtStart({});  // dead runs' runtime directories under $TMPDIR
+    for (const std::string& out : {files->out_path, files->ids_out_path, files->embeddings_path}) {
+      if (out.empty()) continue;
+      if (Status st = CheckOutputPath(out); !st.ok()) return ReportError("predict", st);
+    }
     Status st = Predict(*o, *files);
     return st.ok() ? 0 : ReportError("predict", st);
   };

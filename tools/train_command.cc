@@ -18,7 +18,9 @@
 #include <fmt/format.h>
 
 #include "executor/train_loop.h"
+#include "storage/base/atomic_file.h"
 #include "storage/base/parse_number.h"
+#include "storage/base/stale_temp.h"
 #include "flag_binding.h"
 #include "local_launch.h"
 #include "train_flags.h"
@@ -194,6 +196,14 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
   return [o, preset, cmd, nproc]() -> int {
     if (int launched = LaunchRanksIfAsked("train", *nproc, *o); launched >= 0) return launched;
     ApplyPreset(*cmd, *preset);
+    // Before any work: dead runs' runtime directories ($TMPDIR, an explicit
+    // --runtime-dir), and the outputs' folders (an error names the user's path now, not
+    // after the training).
+    SweepAtStart({o->runtime_dir});
+    for (const std::string& out : {o->save_model_path, o->metrics_path}) {
+      if (out.empty()) continue;
+      if (Status st = CheckOutputPath(out); !st.ok()) return ReportError("train", st);
+    }
     auto summary = RunTraining(*o);
     if (!summary.ok()) return ReportError("train", summary.status());
     // Data-parallel runs: rank 0 prints the results (the other ranks' are the same).

@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "executor/process_group.h"
 #include "support/test_support.h"
 
 namespace {
@@ -70,6 +71,9 @@ class DistCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
+    // A libtorch without the gloo headers builds without data-parallel runs
+    // (executor/process_group.h): those refuse, which ProcessGroupTest checks.
+    if (!seer::ProcessGroup::Available()) GTEST_SKIP() << "built without Gloo: data-parallel runs are refused";
     tmp_ = seer::testing::MakeTempDir("dist_cli");
     ds_ = tmp_ + "/ds";
     CliRun gen = Seer("gen --nodes 6000 --avg-degree 8 --out " + ds_ + " --seed 3 --quiet");
