@@ -44,15 +44,14 @@ Result<OutputTarget> ResolveOutputPath(const std::string& path) {
   OutputTarget target;
   target.path = path;
   struct stat st;
-  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    // A link is followed, never replaced: the file it names is the output.
-    char* real = ::realpath(path.c_str(), nullptr);
-    if (real == nullptr) {
-      return Status(StatusCode::kInvalidArgument,
-                    path + " is a symbolic link to a missing file: refusing to replace the link");
-    }
-    target.path = real;
-    std::free(real);
+  // A link is followed, never replaced: the file it names (existing or not) is the output.
+  for (int hops = 0; ::lstat(target.path.c_str(), &st) == 0 && S_ISLNK(st.st_mode); ++hops) {
+    if (hops == 40) return Status(StatusCode::kInvalidArgument, path + ": too many levels of symbolic links");
+    std::string link(static_cast<size_t>(st.st_size > 0 ? st.st_size : 4096) + 1, '\0');
+    const ssize_t n = ::readlink(target.path.c_str(), link.data(), link.size());
+    if (n < 0) return ErrnoStatus(errno, "readlink", target.path);
+    link.resize(static_cast<size_t>(n));
+    target.path = link.front() == '/' ? link : DirName(target.path) + "/" + link;
   }
   if (::stat(target.path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return Status(StatusCode::kInvalidArgument, path + " is a directory, not a file");

@@ -3,9 +3,9 @@
 // Destroying a writer that was not closed removes the temporary file, so a crash or
 // an error never leaves a half-written file under the final name.
 // Only a regular file (or a new name) is replaced: a symbolic link is followed (the
-// file it names is written atomically, the link stays); a device, FIFO or socket is
-// written through in place (no temporary, no rename); a directory or a link to a
-// missing file is refused. A missing or read-only folder is an error naming the
+// file it names, existing or not, is written atomically; the link stays); a device,
+// FIFO or socket is written through in place (no temporary, no rename); a directory is
+// refused. A missing or read-only folder is an error naming the
 // user's path, found at Create (CheckOutputPath finds it before any work).
 // Sequential, buffered (1 MiB) writes; the bytes are hashed (xxh64) as they pass.
 // Not thread-safe.

@@ -150,7 +150,7 @@ TEST(AtomicFileWriterTest, AppendDirectMixedWithAppendWritesTheSameBytes) {
 }
 
 // Outputs replace only regular files: a link is followed (the link stays), a FIFO is
-// written through (no temporary, no rename), a folder or a dangling link is refused, and
+// written through (no temporary, no rename), a folder is refused, and
 // a missing folder is found at Create with the user's path in the message.
 TEST(AtomicFileWriterTest, ReplacesOnlyRegularFiles) {
   namespace fs = std::filesystem;
@@ -161,12 +161,17 @@ TEST(AtomicFileWriterTest, ReplacesOnlyRegularFiles) {
   ASSERT_TRUE(WriteFileAtomically(dir + "/link.txt", "new").ok());
   EXPECT_TRUE(fs::is_symlink(dir + "/link.txt"));
   EXPECT_EQ(testing::ReadFileBytes(dir + "/real.txt"), "new");
-  // A dangling link and a folder are refused; nothing is created.
-  fs::create_symlink(dir + "/missing.txt", dir + "/dangling.txt");
-  const Status dangling = WriteFileAtomically(dir + "/dangling.txt", "x");
-  EXPECT_EQ(dangling.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(dangling.message().find(dir + "/dangling.txt"), std::string::npos) << dangling.ToString();
-  EXPECT_FALSE(fs::exists(dir + "/missing.txt"));
+  // A link to a file not there yet: the file is created where the link points.
+  fs::create_symlink(dir + "/later.txt", dir + "/dangling.txt");
+  ASSERT_TRUE(WriteFileAtomically(dir + "/dangling.txt", "x").ok());
+  EXPECT_TRUE(fs::is_symlink(dir + "/dangling.txt"));
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/later.txt"), "x");
+  // A link into a missing folder: the error names the user's path.
+  fs::create_symlink("gone/x.txt", dir + "/into_missing.txt");
+  const Status gone = CheckOutputPath(dir + "/into_missing.txt");
+  EXPECT_EQ(gone.code(), StatusCode::kNotFound);
+  EXPECT_NE(gone.message().find(dir + "/into_missing.txt"), std::string::npos) << gone.ToString();
+  // A folder is refused, and stays a folder.
   fs::create_directory(dir + "/folder");
   EXPECT_EQ(WriteFileAtomically(dir + "/folder", "x").code(), StatusCode::kInvalidArgument);
   EXPECT_TRUE(fs::is_directory(dir + "/folder"));
