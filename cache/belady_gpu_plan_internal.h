@@ -12,7 +12,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "cache/belady_planner.h"
+#include "cache/belady_plan.h"
+#include "cache/planner_input.h"
 
 namespace seer::belady_internal {
 

@@ -81,6 +81,7 @@
 
 // The parts of the planner's API that live in their own headers, re-exported here.
 #include "cache/belady_initial_fill.h"
+#include "cache/belady_plan.h"
 #include "cache/changeset_store.h"
 #include "cache/node_scores.h"
 #include "cache/planner_device.h"
@@ -88,32 +89,6 @@
 #include "storage/base/status.h"
 
 namespace seer {
-
-// The CPU planner's RAM per access when a superbatch's accesses fit in memory (the
-// in-RAM next-use path, ~24 B each): a larger sort buffer is never used, so the memory
-// split caps Belady's working memory at this times the superbatch's accesses.
-inline constexpr int64_t kBeladyInRamBytesPerAccess = 24;
-
-struct BeladyPlannerOptions {
-  PlannerDevice device = PlannerDevice::kAuto;
-  int64_t changeset_budget_bytes = ChangesetStore::kUnlimited;
-  std::string spill_dir;  // "" = never spill
-  // Fills scores[k] = score(ids[k]) for k < n; empty = every score 0 (the old rule).
-  NodeScoreFn node_scores;
-  // PlanBeladyStreaming: the sort buffer budget for the next-use computation. When all
-  // accesses fit, the in-RAM path is used (same output).
-  int64_t working_memory_bytes = int64_t{256} << 20;
-  // PlanBeladyStreaming: where sorted runs and next-use files spill ("" = keep in RAM).
-  std::string runtime_dir;
-};
-
-struct BeladyPlan {
-  ChangesetStore changesets;        // one per batch
-  std::vector<int64_t> final_slots; // C_S: slot -> node id, carry into the next superbatch
-  int64_t num_accesses = 0;
-  int64_t num_misses = 0;
-  PlannerDevice device_used = PlannerDevice::kCpu;
-};
 
 // Plans one superbatch. initial_slots = C0 (size = capacity K; ids unique, >= 0 or
 // kFreeSlot). Errors: kInvalidArgument for a negative id, an id repeated inside a batch
