@@ -240,7 +240,7 @@ Status DataPath::OpenCaches(CompactIndptr indptr, std::unique_ptr<BlockReader> i
       if (request.batch_size > 0) build.batch_size = request.batch_size;
       constexpr int64_t kLookupsRankingBytesPerNode = 32;
       const int64_t ranking_bytes = kLookupsRankingBytesPerNode * ds.manifest().num_nodes;
-      const int64_t idle = request.budget_bytes - split_.table_bytes - share;
+      const int64_t idle = request.budget_bytes - split_.runtime_bytes - split_.table_bytes - share;
       if (request.budget_bytes > 0 && ranking_bytes > idle) {
         build.score = NeighborCacheScore::kOutInDegree;
         build.scan_memory_bytes = std::clamp<int64_t>(idle, int64_t{16} << 20, int64_t{1} << 30);

@@ -223,7 +223,10 @@ std::string MemoryBudgetSplit::ToString() const {
   if (ncache_bytes > 0) {
     per_node += fmt::format(" + neighbor-cache bitmap {:.2f}", static_cast<double>(NeighborCache::TableBytes(num_nodes)) / n);
   }
-  return "memory budget " + FormatBytes(budget_bytes) + ": per-node tables " +
+  return "memory budget " + FormatBytes(budget_bytes) + ": " +
+         (runtime_bytes > 0 ? "runtime " + FormatBytes(runtime_bytes) + " (libtorch and the program, measured at start), "
+                            : std::string()) +
+         "per-node tables " +
          FormatBytes(table_bytes) + " (" + per_node + "), staging " + FormatBytes(staging_bytes) + " (~" +
          std::to_string(estimated_batch_rows) + " rows/batch, " +
          (measured_batches > 0 ? "measured on " + std::to_string(measured_batches) + " pilot batches)"
@@ -331,7 +334,9 @@ int64_t TraceBufferBytesPerBatch(const MemoryBudgetRequest& r, int64_t batch_row
 
 Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudgetSplit& s, int64_t required) {
   return Status(StatusCode::kResourceExhausted,
-                "memory budget " + FormatBytes(r.budget_bytes) + " is too small: the per-node tables of " +
+                "memory budget " + FormatBytes(r.budget_bytes + r.runtime_bytes) + " is too small: " +
+                    (r.runtime_bytes > 0 ? "the runtime took " + FormatBytes(r.runtime_bytes) + " at start, " : "") +
+                    "the per-node tables of " +
                     std::to_string(r.num_nodes) + " nodes need " + FormatBytes(s.table_bytes) +
                     ", the batch staging buffers (~" + std::to_string(s.estimated_batch_rows) + " rows per batch) " +
                     FormatBytes(s.staging_bytes) +
@@ -340,7 +345,7 @@ Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudget
                     (s.inspector_bytes > 0
                          ? ", the inspector's superbatch traces and planner " + FormatBytes(s.inspector_bytes)
                          : std::string()) +
-                    "; use --memory-budget " + FormatBytes(required) +
+                    "; use --memory-budget " + FormatBytes(required + r.runtime_bytes) +
                     " or more, or a smaller --batch-size / --fanouts" + (r.reserve_model ? " / --hidden" : "") +
                     (s.inspector_bytes > 0 ? " / --superbatch" : ""));
 }
@@ -480,7 +485,7 @@ Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
     return Status(StatusCode::kResourceExhausted,
                   "--ncache-budget / --fcache-budget leave no room for the model's training working set and the "
                   "inspector's superbatch traces (" +
-                      FormatBytes(reserved) + ") in memory budget " + FormatBytes(r.budget_bytes) +
+                      FormatBytes(reserved) + ") in memory budget " + FormatBytes(r.budget_bytes + r.runtime_bytes) +
                       "; lower them or raise --memory-budget");
   }
   return Status::Ok();
@@ -603,7 +608,9 @@ std::vector<std::string> SplitWarnings(const MemoryBudgetRequest& request, const
   std::vector<std::string> warnings;
   MemoryBudgetRequest r = request;
   if (r.superbatch <= 0) r.superbatch = std::max<int64_t>(1, s.superbatch);
-  const std::string budget = FormatBytes(r.budget_bytes);
+  const std::string budget = FormatBytes(r.budget_bytes + r.runtime_bytes);
+  // SmallestBudget answers for what is left after the runtime: the flag needs it back.
+  auto flag_mib = [&](int64_t fix) { return (fix + r.runtime_bytes + (1 << 20) - 1) >> 20; };
   if (r.feature_cache_used && r.fcache_budget_bytes != 0 && s.fcache_rows == 0 && r.num_nodes > 0 &&
       r.feature_row_bytes > 0) {
     const int64_t target = std::max<int64_t>(1, r.num_nodes / 10);
@@ -611,7 +618,7 @@ std::vector<std::string> SplitWarnings(const MemoryBudgetRequest& request, const
     warnings.push_back(fmt::format(
         "the feature cache gets nothing ({} take the {} budget): every feature row is read from the SSD; {}",
         WhatTookTheBudget(s), budget,
-        fix > 0 ? fmt::format("--memory-budget {}M would give it {} rows (10% of the nodes)", fix >> 20, target)
+        fix > 0 ? fmt::format("--memory-budget {}M would give it {} rows (10% of the nodes)", flag_mib(fix), target)
                 : std::string("lower --batch-size, --fanouts or --hidden")));
   }
   if (r.ncache_budget_bytes != 0 && r.ncache_share != 0 && s.ncache_bytes == 0 && r.topology_bytes > 0) {
@@ -622,7 +629,7 @@ std::vector<std::string> SplitWarnings(const MemoryBudgetRequest& request, const
         "the neighbor cache gets nothing ({} take the {} budget): sampling reads every adjacency list from the "
         "SSD; {}",
         WhatTookTheBudget(s), budget,
-        fix > 0 ? fmt::format("--memory-budget {}M would give it {} (a quarter of the topology's {})", fix >> 20,
+        fix > 0 ? fmt::format("--memory-budget {}M would give it {} (a quarter of the topology's {})", flag_mib(fix),
                               FormatBytes(target), FormatBytes(r.topology_bytes))
                 : std::string("lower --batch-size, --fanouts or --hidden")));
   }
@@ -634,11 +641,32 @@ Result<MemoryBudgetSplit> SplitMemoryBudget(const MemoryBudgetRequest& request) 
     return InvalidArgument("memory budget: bad graph or batch parameters");
   }
   MemoryBudgetRequest r = request;
+  // The runtime is paid first; every part below is split from what it leaves (the
+  // messages add it back when they name a --memory-budget).
+  r.runtime_bytes = std::max<int64_t>(0, request.runtime_bytes);
+  if (r.runtime_bytes > 0) {
+    if (r.budget_bytes <= r.runtime_bytes) {
+      MemoryBudgetRequest data_only = r;
+      data_only.runtime_bytes = 0;
+      data_only.budget_bytes = 1 << 20;
+      const int64_t more = SmallestBudget(data_only, [](const MemoryBudgetSplit&) { return true; });
+      return Status(StatusCode::kResourceExhausted,
+                    fmt::format("memory budget {} is too small: the runtime itself took {} at start (libtorch and the "
+                                "program{}); --memory-budget covers the whole process: use at least {}M (or "
+                                "--budget-scope data for a budget on top of the runtime)",
+                                FormatBytes(r.budget_bytes), FormatBytes(r.runtime_bytes),
+                                r.model_on_host ? "" : ", the CUDA context and libraries",
+                                (r.runtime_bytes + std::max<int64_t>(more, 1 << 20) + (1 << 20) - 1) >> 20));
+    }
+    r.budget_bytes -= r.runtime_bytes;
+  }
   std::string reason;
-  if (r.superbatch <= 0) r.superbatch = ChooseSuperbatch(request, &reason);
+  if (r.superbatch <= 0) r.superbatch = ChooseSuperbatch(r, &reason);
   SEER_ASSIGN_OR_RETURN(MemoryBudgetSplit s, SplitFixedSuperbatch(r));
   s.superbatch_reason = reason;
   s.warnings = SplitWarnings(r, s);
+  s.budget_bytes = request.budget_bytes;
+  s.runtime_bytes = r.runtime_bytes;
   return s;
 }
 

@@ -64,6 +64,11 @@ struct BlockShape {
 
 struct MemoryBudgetRequest {
   int64_t budget_bytes = 0;
+  // The process's resident bytes before Seer's data path (libtorch, the program, the
+  // CUDA context and libraries when training on a GPU; MeasureRuntimeBytes in
+  // executor/runtime_footprint.h): charged before every other part, so --memory-budget
+  // covers the whole process. 0 = not charged (the budget is Seer's data path alone).
+  int64_t runtime_bytes = 0;
   int64_t num_nodes = 0;
   int64_t feature_dim = 0;
   int64_t feature_row_bytes = 0;         // on disk (float16 rows are half of float32)
@@ -184,6 +189,7 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& config, const std::vect
 
 struct MemoryBudgetSplit {
   int64_t budget_bytes = 0;
+  int64_t runtime_bytes = 0;        // charged first (MemoryBudgetRequest::runtime_bytes)
   int64_t num_nodes = 0;
   int64_t table_bytes = 0;          // per-node tables: indptr_bytes + node_score_bytes
   int64_t indptr_bytes = 0;         // the compact indptr (CompactIndptr::EstimateBytes)

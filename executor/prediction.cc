@@ -15,6 +15,7 @@
 #include "executor/model_runner.h"
 #include "executor/process_group.h"
 #include "executor/rank_env.h"
+#include "executor/runtime_footprint.h"
 #include "storage/base/progress.h"
 
 namespace seer {
@@ -156,6 +157,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   }
   MemoryBudgetRequest request;
   request.budget_bytes = o.memory_budget_bytes;
+  request.runtime_bytes = RuntimeBytesToCharge(o.runtime_bytes, o.use_cuda);  // the model is loaded: as it stands
   request.batch_size = o.batch_size;
   request.fanouts = fanouts;
   DataIoOptions io;

@@ -23,6 +23,7 @@
 #include "executor/rank_env.h"
 #include "executor/superbatch_pipeline.h"
 #include "executor/training_executor.h"
+#include "executor/runtime_footprint.h"
 #include "inspector/trace_stream.h"
 #include "kernels/device.h"
 #include "storage/base/exception_status.h"
@@ -311,7 +312,10 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
                                                                        o.no_train, /*writer=*/env.rank == 0}));
 
   // The data path, sized by the pilot batches; then the reporter (metrics start line).
-  const MemoryBudgetRequest request = TrainingBudgetRequest(o);
+  MemoryBudgetRequest request = TrainingBudgetRequest(o);
+  // --memory-budget covers the whole process: the runtime (libtorch, the CUDA context)
+  // as it stands now is paid first.
+  request.runtime_bytes = RuntimeBytesToCharge(o.runtime_bytes, o.use_cuda && kernels::CudaDeviceCount() > 0);
   PilotSpec pilot = MakePilot(o.batch_size, SampledFanouts(o), o.seed, o.num_threads);
   pilot.split = "train";
   pilot.epochs = o.epochs;

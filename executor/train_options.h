@@ -64,6 +64,10 @@ struct TrainOptions {
   bool use_cuda = true;              // train on the GPU when one is present
   // Memory.
   int64_t memory_budget_bytes = int64_t{4} << 30;
+  // What the runtime takes before Seer's data path (libtorch, the program, the CUDA
+  // context): charged first, so the budget covers the whole process. -1 = measured at
+  // start (executor/runtime_footprint.h), 0 = not charged (--budget-scope data).
+  int64_t runtime_bytes = -1;
   int64_t ncache_budget_bytes = -1;  // -1 = auto
   int64_t fcache_budget_bytes = -1;  // -1 = auto
   int64_t device_cache_bytes = 0;    // device feature-cache tier (executor/device_feature_tier.h): 0 = off, -1 = auto
@@ -101,6 +105,7 @@ struct PredictOptions {
   bool direct_io = true;
   bool use_cuda = true;
   int64_t memory_budget_bytes = int64_t{4} << 30;
+  int64_t runtime_bytes = -1;  // as TrainOptions::runtime_bytes
   bool want_embeddings = false;
   bool show_progress = true;
   // The model's recorded dataset identity differs from the dataset's: predict anyway

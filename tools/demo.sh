@@ -37,11 +37,11 @@ step "seer stats: hit ratio per cache policy (Belady is the lower bound on misse
 
 step "seer train: features-only baseline (MLP)"
 "$SEER" train "$DATA" --model mlp --epochs 3 --hidden 64 --fanouts 10,10 \
-  --memory-budget 160M --seed 1 --metrics "$DEMO/mlp_metrics.jsonl" | tee "$DEMO/mlp.log"
+  --memory-budget 320M --seed 1 --metrics "$DEMO/mlp_metrics.jsonl" | tee "$DEMO/mlp.log"
 
 step "seer train: GraphSAGE out of core through the Belady feature cache"
 "$SEER" train "$DATA" --model sage --epochs 3 --hidden 64 --fanouts 10,10 \
-  --memory-budget 160M --seed 1 --metrics "$DEMO/sage_metrics.jsonl" \
+  --memory-budget 320M --seed 1 --metrics "$DEMO/sage_metrics.jsonl" \
   --save-model "$DEMO/sage.pt" | tee "$DEMO/sage.log"
 
 step "summary"

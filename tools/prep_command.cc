@@ -17,24 +17,6 @@
 #include "storage/prep/dataset_prep.h"
 
 namespace seer::cli {
-namespace {
-
-// Resident bytes now (VmRSS), or -1: what the program itself takes before any work.
-int64_t ResidentBytesNow() {
-  std::ifstream status("/proc/self/status");
-  std::string key;
-  while (status >> key) {
-    if (key == "VmRSS:") {
-      int64_t kib = -1;
-      status >> kib;
-      return kib < 0 ? -1 : kib * 1024;
-    }
-    status.ignore(1 << 16, '\n');
-  }
-  return -1;
-}
-
-}  // namespace
 
 CommandMain RegisterPrepCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(

@@ -24,7 +24,15 @@ void AddSharedDataPathFlags(CLI::App* cmd, Options* o) {
   AddSetFlag(cmd, "--buffered", &o->direct_io, false, "Buffered reads instead of O_DIRECT (tmpfs, tests)");
   AddSetFlag(cmd, "--cpu", &o->use_cuda, false, "Run on the CPU even when a GPU is present");
   AddBytesOption(cmd, "--memory-budget", &o->memory_budget_bytes,
-                 "Host memory for tables, caches, traces and staging");
+                 "Host memory for the whole process: the runtime (libtorch, the CUDA context; measured at start, "
+                 "see --budget-scope), tables, caches, traces, staging and the model");
+  cmd->add_option_function<std::string>(
+         "--budget-scope",
+         [o](const std::string& scope) { o->runtime_bytes = scope == "data" ? 0 : -1; },
+         "What --memory-budget covers: process (everything, the runtime measured at start and paid first) or "
+         "data (Seer's data path and model only, on top of the runtime)")
+      ->check(CLI::IsMember({"process", "data"}))
+      ->default_str("process");
 }
 
 // Data-parallel flags (executor/rank_env.h), for `train` and `predict`; unset ones come

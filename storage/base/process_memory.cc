@@ -5,19 +5,27 @@
 #include <string>
 
 namespace seer {
+namespace {
 
-int64_t PeakRssBytes() {
+// The value of `key` ("VmHWM:", "VmRSS:") in /proc/self/status, in bytes, or -1.
+int64_t StatusBytes(const char* key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream fields(line.substr(6));
-      int64_t kb = 0;
+    if (line.rfind(key, 0) == 0) {
+      std::istringstream fields(line.substr(std::string(key).size()));
+      int64_t kb = -1;
       fields >> kb;
-      return kb * 1024;
+      return kb < 0 ? -1 : kb * 1024;
     }
   }
   return -1;
 }
+
+}  // namespace
+
+int64_t PeakRssBytes() { return StatusBytes("VmHWM:"); }
+
+int64_t ResidentBytesNow() { return StatusBytes("VmRSS:"); }
 
 }  // namespace seer

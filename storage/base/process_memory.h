@@ -7,5 +7,7 @@ namespace seer {
 
 // Peak resident set size of this process in bytes (VmHWM), or -1 if unknown.
 int64_t PeakRssBytes();
+// Resident set size now (VmRSS) in bytes, or -1 if unknown.
+int64_t ResidentBytesNow();
 
 }  // namespace seer

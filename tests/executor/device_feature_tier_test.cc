@@ -63,6 +63,7 @@ TEST(DeviceTierTest, TrainingWithDeviceCacheKeepsLossesAndTransfersOnlyMisses) {
   o.epochs = 2;
   o.eval_every = 0;
   o.memory_budget_bytes = int64_t{128} << 20;
+  o.runtime_bytes = 0;  // a data-path budget: this test process is no runtime to measure
   const RunResult off = Train(o, features, dim);
   o.device_cache_bytes = 150 * dim * 4;  // 150 rows of float32
   const RunResult on = Train(o, features, dim);
@@ -103,6 +104,7 @@ TEST(DeviceTierTest, CudaAssemblyMatchesCpu) {
   TrainOptions o = SmallRun(dir);
   o.no_train = true;
   o.memory_budget_bytes = int64_t{128} << 20;
+  o.runtime_bytes = 0;  // a data-path budget: this test process is no runtime to measure
   o.device_cache_bytes = 100 * dim * 4;
   o.use_cuda = true;
   const RunResult gpu = Train(o, features, dim);

@@ -40,6 +40,7 @@ TEST(PredictionTest, PredictionMatchesTrainingEvaluationPath) {
   p.direct_io = false;
   p.use_cuda = false;
   p.memory_budget_bytes = 32 << 20;
+  p.runtime_bytes = 0;  // a data-path budget: this test process is no runtime to measure
   p.want_embeddings = true;
   p.show_progress = false;
   auto r = RunPrediction(p);

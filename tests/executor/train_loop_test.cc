@@ -246,6 +246,7 @@ TEST(TrainLoopTest, ErrorsNameTheProblem) {
   const std::string dir = MakeSyntheticGraph("errors", 500, FeatureDtype::kFloat32);
   TrainOptions o = SmallRun(dir);
   o.memory_budget_bytes = 4096;
+  o.runtime_bytes = 0;  // a data-path budget: this test process is no runtime to measure
   auto s = RunTraining(o);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), StatusCode::kResourceExhausted);

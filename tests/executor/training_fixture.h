@@ -59,6 +59,7 @@ inline TrainOptions SmallRun(const std::string& dir) {
   o.direct_io = false;
   o.use_cuda = false;
   o.memory_budget_bytes = 32 << 20;
+  o.runtime_bytes = 0;  // a data-path budget: this test process is no runtime to measure
   o.quiet = true;
   o.show_progress = false;
   return o;

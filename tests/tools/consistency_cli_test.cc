@@ -126,6 +126,7 @@ TEST_F(ConsistencyCliTest, TrainSeesTheBatchesSampleRecorded) {
   o.no_train = true;
   o.direct_io = false;
   o.memory_budget_bytes = int64_t{64} << 20;
+  o.runtime_bytes = 0;  // a data-path budget: this test process is no runtime to measure
   o.show_progress = false;
   o.quiet = true;
   std::vector<BatchTrace> seen;
@@ -158,7 +159,7 @@ TEST_F(ConsistencyCliTest, TrainMissesEqualStatsSuperbatchScopeAndRespectTheLowe
     for (const char* policy : {"belady", "static-degree", "lru"}) {
       const std::string metrics = root_ + "/m_" + budget + "_" + policy + ".jsonl";
       const CliRun run = RunSeer("train " + ds + " --no-train --feature-cache " + policy + " --fcache-budget " + budget +
-                              " --memory-budget 64M --buffered --quiet --metrics " + metrics + " " + kShared);
+                              " --memory-budget 64M --budget-scope data --buffered --quiet --metrics " + metrics + " " + kShared);
       ASSERT_EQ(run.exit_code, 0) << run.output;
       train[policy] = TrainCounts(metrics);
     }

@@ -81,7 +81,7 @@ class DistCliTest : public ::testing::Test {
   }
   std::string Common(const std::string& ds, int epochs = 2) const {
     return "train " + ds + " --hidden 32 --fanouts 5,5 --superbatch 4 --epochs " + std::to_string(epochs) +
-           " --dropout 0 --cpu --buffered --threads 1 --memory-budget 128M";
+           " --dropout 0 --cpu --buffered --threads 1 --memory-budget 128M --budget-scope data";
   }
   std::string tmp_, ds_;
 };
@@ -109,7 +109,7 @@ TEST_F(DistCliTest, PredictOnThreeRanksEqualsOneProcess) {
   CliRun train = Seer(Common(ds_, 1) + " --batch-size 100 --save-model " + tmp_ + "/m.pt");
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const std::string predict = "predict " + ds_ + " --model " + tmp_ + "/m.pt --fanouts 5,5 --cpu --buffered --threads 1 "
-                              "--memory-budget 128M --batch-size 64";
+                              "--memory-budget 128M --budget-scope data --batch-size 64";
   CliRun one = Seer(predict + " --out " + tmp_ + "/p1.npy --embeddings " + tmp_ + "/e1.npy");
   ASSERT_EQ(one.exit_code, 0) << one.output;
   CliRun three = Seer(predict + " --nproc 3 --master-port " + std::to_string(TestPort(3)) + " --out " + tmp_ +

@@ -47,13 +47,13 @@ TEST(LargeOffsetsCliTest, SampleTrainPredictOnEdgeOffsetsBeyondTwoToThe32) {
   const CliRun help = RunSeer("train --help");
   if (help.exit_code != 0) GTEST_SKIP() << "this seer binary does not train (no libtorch)";
   const std::string common = " --feature-cache lru --ncache-budget 0 --fanouts -1 --batch-size 3 --epochs 1"
-                             " --memory-budget 64M --hidden 8 --quiet";
+                             " --memory-budget 64M --budget-scope data --hidden 8 --quiet";
   const CliRun no_train = RunSeer("train " + g.dir + " --no-train" + common);
   ASSERT_EQ(no_train.exit_code, 0) << no_train.output;
   const CliRun train = RunSeer("train " + g.dir + common + " --save-model " + tmp + "/model.pt");
   ASSERT_EQ(train.exit_code, 0) << train.output;
   WriteIdsNpy(tmp + "/nodes.npy", {1, 2, 3, 4, 5, 119});
-  const CliRun predict = RunSeer("predict " + g.dir + " --model " + tmp + "/model.pt --batch-size 3 --memory-budget 64M"
+  const CliRun predict = RunSeer("predict " + g.dir + " --model " + tmp + "/model.pt --batch-size 3 --memory-budget 64M --budget-scope data"
                                  " --nodes " + tmp + "/nodes.npy --out " + tmp + "/p.npy");
   ASSERT_EQ(predict.exit_code, 0) << predict.output;
   EXPECT_NE(predict.output.find("6 nodes"), std::string::npos) << predict.output;
