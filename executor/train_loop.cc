@@ -3,6 +3,7 @@
 #include "executor/train_loop.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -51,6 +52,23 @@ Status ValidateTrainOptions(const TrainOptions& o) {
         "static-degree, presc, lru or none");
   }
   if (o.ncache_share > 1) return InvalidArgument("the neighbor cache's share of the cache memory must be <= 1");
+  // The model's numbers, before any work (a GAT with 0 heads divided by zero; a dropout
+  // of 1.5 or a NaN learning rate failed only at the first step, or never).
+  if (o.hidden < 1) return InvalidArgument(fmt::format("--hidden {}: expected 1 or more", o.hidden));
+  if (o.heads < 1) return InvalidArgument(fmt::format("--heads {}: expected 1 or more", o.heads));
+  if (!(o.dropout >= 0 && o.dropout < 1)) {
+    return InvalidArgument(fmt::format("--dropout {}: expected a probability in [0, 1)", o.dropout));
+  }
+  if (!(o.learning_rate > 0) || !std::isfinite(o.learning_rate)) {
+    return InvalidArgument(fmt::format("--lr {}: expected a finite number > 0", o.learning_rate));
+  }
+  if (o.epochs == 0 && !o.no_train) {
+    return InvalidArgument("--epochs 0 trains nothing (and has no accuracy to report): use --epochs 1 or more");
+  }
+  if (o.memory_budget_bytes <= 0) return InvalidArgument("--memory-budget: expected a size > 0");
+  for (int f : o.fanouts) {
+    if (f == 0 || f < -1) return InvalidArgument(fmt::format("fan-out {}: expected >= 1, or -1 for all neighbours", f));
+  }
   return Status::Ok();
 }
 

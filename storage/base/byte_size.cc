@@ -23,7 +23,7 @@ std::string FormatBytes(int64_t bytes) {
 
 Result<int64_t> ParseBytes(const std::string& text) {
   auto bad = [&] {
-    return InvalidArgument("invalid byte size '" + text +
+    return InvalidArgument("invalid byte size '" + Excerpt(text) +
                            "' (expected e.g. 4096, 512K, 512M, 2G, 1.5GiB)");
   };
   if (text.empty()) return bad();
@@ -41,6 +41,8 @@ Result<int64_t> ParseBytes(const std::string& text) {
   else if (suffix == "G" || suffix == "GB" || suffix == "GIB") mult = 1024.0 * 1024 * 1024;
   else if (suffix == "T" || suffix == "TB" || suffix == "TIB") mult = 1024.0 * 1024 * 1024 * 1024;
   else return bad();
+  // 2^63 bytes and more do not fit the int64 every size is held in (the cast would wrap).
+  if (value * mult >= 9.2e18) return InvalidArgument("byte size '" + Excerpt(text) + "' is too large (at most 8 EiB)");
   return static_cast<int64_t>(value * mult);
 }
 

@@ -38,13 +38,20 @@ std::optional<T> ParseNumber(std::string_view text, int base = 10) {
   return value;
 }
 
-// ParseNumber, or kInvalidArgument "bad WHAT 'TEXT': expected EXPECTED".
+// `text` for an error message: whole up to `max_chars`, else its start and its length
+// (a 10 MB bad token is not quoted whole).
+inline std::string Excerpt(std::string_view text, size_t max_chars = 64) {
+  if (text.size() <= max_chars) return std::string(text);
+  return std::string(text.substr(0, max_chars)) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
+// ParseNumber, or kInvalidArgument "bad WHAT 'TEXT': expected EXPECTED" (TEXT excerpted).
 template <typename T>
 Result<T> ParseNumberOr(std::string_view text, std::string_view what, std::string_view expected,
                         int base = 10) {
   if (std::optional<T> value = ParseNumber<T>(text, base)) return *value;
   return Status(StatusCode::kInvalidArgument,
-                "bad " + std::string(what) + " '" + std::string(text) + "': expected " + std::string(expected));
+                "bad " + std::string(what) + " '" + Excerpt(text) + "': expected " + std::string(expected));
 }
 
 }  // namespace seer

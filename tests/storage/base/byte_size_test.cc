@@ -21,6 +21,18 @@ TEST(ParseBytesTest, AcceptsSuffixesAndRejectsGarbage) {
   EXPECT_FALSE(ParseBytes("-5").ok());
 }
 
+TEST(ParseBytesTest, HugeAndLongInputsAreRefusedBriefly) {
+  const auto huge = ParseBytes("9000000T");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("too large"), std::string::npos) << huge.status().ToString();
+  EXPECT_FALSE(ParseBytes("8388608T").ok());  // 2^63 bytes: would wrap negative
+  EXPECT_TRUE(ParseBytes("1024T").ok());
+  const auto long_token = ParseBytes(std::string(100000, '7') + "x");
+  ASSERT_FALSE(long_token.ok());
+  EXPECT_LT(long_token.status().message().size(), 200u) << long_token.status().message().size();
+  EXPECT_NE(long_token.status().message().find("(100001 characters)"), std::string::npos);
+}
+
 TEST(FormatBytesTest, PicksTheLargestUnitBelow1024) {
   EXPECT_EQ(FormatBytes(17), "17 B");
   EXPECT_EQ(FormatBytes(1023), "1023 B");
