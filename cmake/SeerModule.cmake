@@ -47,9 +47,14 @@ function(seer_apply_build_options target)
     target_link_options(${target} PUBLIC -fsanitize=${SEER_SANITIZE} -fno-sanitize-recover=all)
   endif()
   if(SEER_ODR_CHECK)
-    # Fat LTO objects: ordinary links use the machine code, the ODR probe (top-level
-    # CMakeLists.txt) the bytecode.
+    # Fat LTO objects: ordinary links use the machine code (-fno-lto: GCC's linker plugin
+    # would otherwise optimise every executable again at link time), the ODR probe
+    # (top-level CMakeLists.txt) the bytecode.
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-flto=auto -ffat-lto-objects>)
+    get_target_property(type ${target} TYPE)
+    if(type STREQUAL "EXECUTABLE")
+      target_link_options(${target} PRIVATE -fno-lto)
+    endif()
   endif()
   if(SEER_FUZZ)
     # Coverage instrumentation for libFuzzer (clang only); tests/fuzz links the fuzzer.
