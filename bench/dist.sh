@@ -15,6 +15,7 @@
 # prints the tables. WARNING lines say when numbers are not to be trusted (more ranks
 # than cores, load from other work, no GPU).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/bench_common.sh"
 BUILD="${1:-build}"
 SEER="$BUILD/seer"
 NODES="${NODES:-200000}"; DIM="${DIM:-64}"; AVG_DEGREE="${AVG_DEGREE:-10}"; TRAIN_FRACTION="${TRAIN_FRACTION:-0.1}"
@@ -23,16 +24,13 @@ WORLDS="${WORLDS:-1 2 4}"; REPEATS="${REPEATS:-2}"; BUDGET="${BUDGET:-512M}"; TA
 if [[ -d /work/benchdata ]]; then OUT="${OUT:-/work/benchdata/dist}"; else OUT="${OUT:-$BUILD/bench-dist}"; fi
 DATA="$OUT/graph"
 mkdir -p "$OUT"
-[[ -x "$SEER" ]] || { echo "no seer binary at $SEER (build it first)" >&2; exit 1; }
-if ! "$SEER" check "$DATA" >/dev/null 2>&1; then
-  "$SEER" gen --nodes "$NODES" --avg-degree "$AVG_DEGREE" --feature-dim "$DIM" \
-    --train-fraction "$TRAIN_FRACTION" --out "$DATA" --force --quiet
-fi
+bench_require_seer "$SEER"
+bench_graph "$SEER" "$DATA" "$NODES" "$AVG_DEGREE" "$DIM" "$TRAIN_FRACTION"
 CORES=$(nproc)
 echo "config: nodes=$NODES dim=$DIM avg_degree=$AVG_DEGREE train_fraction=$TRAIN_FRACTION fanouts=$FANOUTS" \
      "hidden=$HIDDEN global_batch=$BATCH epochs=$EPOCHS worlds=($WORLDS) repeats=$REPEATS budget/rank=$BUDGET"
-echo "machine: $CORES cores, $(grep MemTotal /proc/meminfo | awk '{print $2/1048576 " GiB"}')"
-grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$BUILD/CMakeCache.txt" 2>/dev/null || echo "WARNING: not a Release build"
+echo "machine: $(bench_machine)"
+bench_warn_build "$BUILD"
 for w in $WORLDS; do
   if (( w > CORES )); then echo "WARNING: W=$w ranks on $CORES cores oversubscribe the CPU (ranks time-share cores)"; fi
 done

@@ -22,8 +22,12 @@
 #                     [--append]   (add runs to OUT's earlier results; one table over all)
 #                     [--truncate N] (the slow baselines, pyg+ and ali+pg, run only their first N
 #                     batches of epoch 1, see below)
+#                     [--no-limit]  (run without a memory limit; see "Memory limit" below)
+#                     [--check-limit] (set the limit up, show that it bites, and stop)
 # Every knob can also be set in the environment (defaults per scale below): NODES DIMS
-# AVG_DEGREE TRAIN_FRACTION FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET BELADY_CHECK.
+# AVG_DEGREE TRAIN_FRACTION VALID_FRACTION TEST_FRACTION (of the generated dataset, default
+# 0.002 each) FANOUTS BATCH SUPERBATCH HIDDEN EPOCHS LIMIT BUDGET BELADY_CHECK, and
+# PEER_PYTHON (the interpreter of the pyg-peer mode, default python3).
 #   LIMIT   the memory limit of every run (cgroup: process memory + its page cache)
 #   BUDGET  seer train --memory-budget, the same for every mode and kind: LIMIT minus the
 #           fixed overhead outside the budget (libtorch, thread stacks: ~75 MiB at quick
@@ -31,13 +35,25 @@
 #           split reserves it, so a training run needs ~200 MiB of budget before any cache.
 #
 # Per run: caches dropped (echo 3 > /proc/sys/vm/drop_caches), a fresh child memory
-# cgroup with the limit (v2 memory.max, else v1 memory.limit_in_bytes, else
-# systemd-run --scope -p MemoryMax; a loud WARNING when none can be set), then
-# `seer train ... --metrics`. Each mode runs REPEATS times in two kinds: "no-train"
-# (--no-train: the data path only) and "train" (GraphSAGE, hidden HIDDEN, on the GPU
-# when present, else the CPU). The epoch measured is the last one (EPOCHS, default 2:
-# the first epoch carries the caches' initial fill), without its end-of-run evaluation.
+# cgroup with the limit, then `seer train ... --metrics`. Each mode runs REPEATS times in
+# two kinds: "no-train" (--no-train: the data path only) and "train" (GraphSAGE, hidden
+# HIDDEN, on the GPU when present, else the CPU). Two epoch times per run, both without the
+# end-of-run evaluation: epoch 1 (cold: the caches' initial fill, an empty page cache,
+# the peer's worker start-up) and the steady epoch = the last one (EPOCHS, default 2); the
+# "epoch_s" of results.jsonl/summary.json and the ratios "vs ..." are the steady epoch's,
+# "first_epoch_s" and "ep1 ..." the cold one's.
 # The storage ceiling is direct_reader_bench at QD 64 (io_uring) on features.bin.
+#
+# Memory limit (cgroup: process memory + its page cache, swap 0): cgroup v2 directly when
+# this process can write the cgroup tree (a child of its own cgroup, the memory controller
+# enabled in the parent's cgroup.subtree_control first, moving this script into a leaf child
+# "seer-e2e-leaf" when the parent holds processes; else a child of the cgroup2 root), else
+# cgroup v1 (memory.limit_in_bytes), else systemd-run --scope -p MemoryMax. A limit counts
+# only when it reads back from memory.max / memory.limit_in_bytes, and each run checks from
+# inside, before it starts, that its cgroup has it (exit 125 if not). The cgroup's
+# memory.peak and oom_kill count are recorded. When no limit can be set the script stops
+# (exit 3) naming what it tried, unless --no-limit: then no run is limited and every result
+# line and table row says "no memory limit".
 #
 # --truncate N (env TRUNCATE; TRUNCATE_MODES, default "pyg+ ali+pg", are the modes it applies to,
 # by prefix): those runs stop after N batches of epoch 1 (--stop-after counts groups of
@@ -58,6 +74,7 @@
 set -euo pipefail
 
 SCALE=quick BUILD=build OUT="" REPEATS="${REPEATS:-3}" ONLY="" MODES="" APPEND=0 TRUNCATE="${TRUNCATE:-}"
+NO_LIMIT=0 CHECK_LIMIT=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) SCALE=quick ;;
@@ -71,7 +88,9 @@ while [[ $# -gt 0 ]]; do
     --modes) MODES="$2"; shift ;;
     --append) APPEND=1 ;;
     --truncate) TRUNCATE="$2"; shift ;;
-    -h|--help) sed -n '2,45p' "$0"; exit 0 ;;
+    --no-limit) NO_LIMIT=1 ;;
+    --check-limit) CHECK_LIMIT=1 ;;
+    -h|--help) sed -n '2,/^set -euo pipefail/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "e2e.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
@@ -119,7 +138,7 @@ fi
 KINDS="no-train train"
 [[ -n "$ONLY" ]] && KINDS="$ONLY"
 mkdir -p "$OUT"
-[[ -x "$SEER" ]] || { echo "e2e.sh: no seer binary at $SEER (cmake --build $BUILD --target seer)" >&2; exit 1; }
+[[ -x "$SEER" || $CHECK_LIMIT == 1 ]] || { echo "e2e.sh: no seer binary at $SEER (cmake --build $BUILD --target seer)" >&2; exit 1; }
 
 to_bytes() { python3 -c 'import sys
 t=sys.argv[1].strip().upper(); m={"K":1<<10,"M":1<<20,"G":1<<30,"T":1<<40}
@@ -129,60 +148,214 @@ print(int(float(t[:-1])*m[t[-1]]) if t[-1] in m else int(t))' "$1"; }
 LIMIT_BYTES=$(to_bytes "$LIMIT")
 
 # ---- memory limit: one fresh child cgroup per run --------------------------------------
-CG_KIND="none" CG_PARENT=""
-if [[ -f /sys/fs/cgroup/cgroup.controllers ]] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-  rel=$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup)
-  CG_PARENT="/sys/fs/cgroup${rel%/}"
-  if mkdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null && [[ -f "$CG_PARENT/seer-e2e-probe-$$/memory.max" ]]; then
-    CG_KIND=v2
-  fi
-  rmdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null || true
-fi
-if [[ "$CG_KIND" == none ]]; then
-  mem_root=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ {print $2; exit}' /proc/mounts)
-  if [[ -n "$mem_root" ]]; then
-    rel=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3; exit}' /proc/self/cgroup)
-    CG_PARENT="$mem_root${rel%/}"
-    if mkdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null; then CG_KIND=v1; fi
-    rmdir "$CG_PARENT/seer-e2e-probe-$$" 2>/dev/null || true
-  fi
-fi
-if [[ "$CG_KIND" == none ]] && command -v systemd-run >/dev/null 2>&1 &&
-   systemd-run --scope --quiet -p MemoryMax="$LIMIT_BYTES" true >/dev/null 2>&1; then
-  CG_KIND=systemd
-fi
-if [[ "$CG_KIND" == none ]]; then
-  echo "WARNING: NO MEMORY LIMIT CAN BE SET (no writable cgroup, no systemd-run): the mmap baselines"
-  echo "WARNING: may use the whole page cache; their numbers are NOT comparable to the limited runs."
-fi
+# In order: (1) cgroup v2 directly, in this process's own cgroup: its children get the memory
+# controller (+memory in its cgroup.subtree_control; a non-root cgroup holding processes may
+# not do that — "no internal processes" — so this script first moves itself into a leaf child
+# "seer-e2e-leaf", and, where PID 1 is not systemd, the other processes of that cgroup too;
+# they keep every limit they had), else in the root of the cgroup2 mount; (2) cgroup v1 (the
+# memory hierarchy's own cgroup); (3) systemd-run --scope -p MemoryMax. Each is accepted only
+# when the limit written reads back (memory.max / memory.limit_in_bytes, page-rounded), and
+# every run checks, inside its cgroup before it starts, that its cgroup has that limit.
+# Nothing settable: exit 3, unless --no-limit (then every result says "no memory limit").
+# Between markers so that a test can source these functions alone.
+# BEGIN memory-limit functions
+PAGE=$(getconf PAGESIZE 2>/dev/null || echo 4096)
+V2_ROOT=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/mounts)
+V1_MEM_ROOT=$(awk '$3 == "cgroup" && $4 ~ /(^|,)memory(,|$)/ {print $2; exit}' /proc/mounts)
+CG_FS=""  # where the memory controller lives: v2 or v1
+if [[ -n "$V2_ROOT" ]] && grep -qw memory "$V2_ROOT/cgroup.controllers" 2>/dev/null; then CG_FS=v2
+elif [[ -n "$V1_MEM_ROOT" ]]; then CG_FS=v1; fi
+CG_KIND=none CG_PARENT="" CG_WHY="" CG_LEAF="" CG_ENABLED="" CG_CTL=memory
 
-# Runs "$@" under the limit; prints the cgroup's peak memory (bytes, -1 unknown) to fd 3.
+cg_own() {  # this process's cgroup directory in the memory hierarchy ($CG_FS)
+  local rel
+  if [[ "$CG_FS" == v1 ]]; then
+    rel=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ {print $3; exit}' /proc/self/cgroup); echo "$V1_MEM_ROOT${rel%/}"
+  else
+    rel=$(awk -F: '$1 == "0" {print $3; exit}' /proc/self/cgroup); echo "$V2_ROOT${rel%/}"
+  fi
+}
+
+# cg2_enable DIR [CONTROLLER]: give DIR's children CONTROLLER (default memory); 0 when they have it.
+cg2_enable() {
+  local dir="$1" ctl="${2:-memory}" pid left
+  CG_CTL="$ctl"
+  grep -qw "$ctl" "$dir/cgroup.subtree_control" 2>/dev/null && return 0
+  if ! grep -qw "$ctl" "$dir/cgroup.controllers" 2>/dev/null; then
+    CG_WHY+="$dir: '$ctl' is not in its cgroup.controllers (its parent does not delegate it); "; return 1
+  fi
+  { echo "+$ctl" > "$dir/cgroup.subtree_control"; } 2>/dev/null && { CG_ENABLED="$dir"; return 0; }
+  # EBUSY: DIR holds processes. Move this script into a leaf child, then try again.
+  local leaf="$dir/seer-e2e-leaf"
+  if ! mkdir -p "$leaf" 2>/dev/null || ! { echo $$ > "$leaf/cgroup.procs"; } 2>/dev/null; then
+    CG_WHY+="$dir: cannot enable +$ctl and cannot move this script into a leaf child; "; rmdir "$leaf" 2>/dev/null; return 1
+  fi
+  CG_LEAF="$leaf"
+  if ! { echo "+$ctl" > "$dir/cgroup.subtree_control"; } 2>/dev/null &&
+     [[ "$(cat /proc/1/comm 2>/dev/null)" != systemd ]]; then
+    # Other processes share DIR (the shell that started this script, ...): into the leaf too.
+    left=$(tr '\n' ' ' < "$dir/cgroup.procs")
+    for pid in $left; do { echo "$pid" > "$leaf/cgroup.procs"; } 2>/dev/null || true; done
+    [[ -n "$left" ]] && echo "e2e: moved processes $left of $dir into $leaf (to enable +$ctl for its children)" >&2
+  fi
+  if { echo "+$ctl" > "$dir/cgroup.subtree_control"; } 2>/dev/null; then CG_ENABLED="$dir"; return 0; fi
+  CG_WHY+="$dir: cannot enable +$ctl (processes $(tr '\n' ' ' < "$dir/cgroup.procs")remain in it); "
+  cg_restore
+  return 1
+}
+
+# Undoes what cg2_enable did: -controller, the processes moved back, the leaf removed (best effort).
+cg_restore() {
+  local pid
+  [[ -n "$CG_PARENT" ]] && rmdir "$CG_PARENT"/seer-e2e-$$-* 2>/dev/null  # runs cut short
+  [[ -n "$CG_ENABLED" && -n "$CG_LEAF" ]] && { echo "-$CG_CTL" > "$CG_ENABLED/cgroup.subtree_control"; } 2>/dev/null
+  if [[ -n "$CG_LEAF" && -d "$CG_LEAF" ]]; then
+    for pid in $(cat "$CG_LEAF/cgroup.procs" 2>/dev/null); do
+      { echo "$pid" > "$(dirname "$CG_LEAF")/cgroup.procs"; } 2>/dev/null || true
+    done
+    rmdir "$CG_LEAF" 2>/dev/null && CG_LEAF="" && CG_ENABLED=""
+  fi
+  return 0
+}
+
+# cg_make DIR BYTES: DIR as a fresh cgroup limited to BYTES (no swap), checked by reading it back.
+cg_make() {
+  local dir="$1" want=$(( $2 / PAGE * PAGE )) got file
+  mkdir "$dir" 2>/dev/null || { CG_WHY+="cannot create $dir; "; return 1; }
+  if [[ "$CG_FS" == v2 ]]; then
+    file="$dir/memory.max"
+    [[ -f "$file" ]] || { CG_WHY+="$dir has no memory.max (memory controller not enabled); "; rmdir "$dir"; return 1; }
+    { echo "$want" > "$file"; } 2>/dev/null
+    [[ -f "$dir/memory.swap.max" ]] && { echo 0 > "$dir/memory.swap.max"; } 2>/dev/null
+    [[ -f "$dir/memory.oom.group" ]] && { echo 1 > "$dir/memory.oom.group"; } 2>/dev/null  # kill the run whole
+  else
+    file="$dir/memory.limit_in_bytes"
+    { echo "$want" > "$file"; } 2>/dev/null
+    [[ -f "$dir/memory.memsw.limit_in_bytes" ]] && { echo "$want" > "$dir/memory.memsw.limit_in_bytes"; } 2>/dev/null
+  fi
+  got=$(cat "$file" 2>/dev/null)
+  if [[ "$got" != "$want" ]]; then
+    CG_WHY+="$file reads '$got' after writing $want; "; rmdir "$dir" 2>/dev/null; return 1
+  fi
+  return 0
+}
+
+# Inside the run's process (a fresh bash, exported): join CGDIR (empty: already placed, by
+# systemd-run), check that this process's cgroup has the limit WANT, then exec the command.
+limited_exec() {
+  local cg="$1" want="$2" got; shift 2
+  if [[ -n "$cg" ]] && ! { echo $BASHPID > "$cg/cgroup.procs"; } 2>/dev/null; then
+    echo "e2e.sh: cannot join cgroup $cg: the run would have no memory limit" >&2; exit 125
+  fi
+  if [[ "$CG_FS" == v1 ]]; then got=$(cat "$(cg_own)/memory.limit_in_bytes" 2>/dev/null); else got=$(cat "$(cg_own)/memory.max" 2>/dev/null); fi
+  if [[ "$got" != "$want" ]]; then
+    echo "e2e.sh: memory limit NOT in force: this run's cgroup $(cg_own) has limit '$got', expected $want" >&2; exit 125
+  fi
+  if [[ -z "$cg" ]]; then  # systemd scope: report its peak from inside (the scope goes with the run)
+    local rc=0 peak=-1
+    "$@" || rc=$?
+    [[ -f "$(cg_own)/memory.peak" ]] && peak=$(cat "$(cg_own)/memory.peak")
+    [[ -f "$(cg_own)/memory.max_usage_in_bytes" ]] && peak=$(cat "$(cg_own)/memory.max_usage_in_bytes")
+    echo "$peak -1" >&3 2>/dev/null || true
+    exit $rc
+  fi
+  exec 3>&- "$@"
+}
+export -f limited_exec cg_own
+export CG_FS V2_ROOT V1_MEM_ROOT
+
+# Picks how runs are limited (CG_KIND v2 | v1 | systemd | none) for BYTES; explains in CG_WHY.
+cg_setup() {
+  local bytes="$1" own cand probe
+  CG_WHY=""
+  if [[ "$CG_FS" == v2 ]]; then
+    own=$(cg_own)
+    local cands=("$own")  # this process's cgroup, else the root (exempt from the rule above)
+    [[ "$own" != "$V2_ROOT" ]] && cands+=("$V2_ROOT")
+    for cand in "${cands[@]}"; do
+      probe="$cand/seer-e2e-probe-$$"
+      [[ -d "$cand" && -w "$cand" ]] || { CG_WHY+="$cand: not writable; "; continue; }
+      cg2_enable "$cand" memory || continue
+      if cg_make "$probe" "$bytes"; then rmdir "$probe"; CG_KIND=v2 CG_PARENT="$cand"; return 0; fi
+    done
+  elif [[ "$CG_FS" == v1 ]]; then
+    own=$(cg_own)
+    probe="$own/seer-e2e-probe-$$"
+    if cg_make "$probe" "$bytes"; then rmdir "$probe"; CG_KIND=v1 CG_PARENT="$own"; return 0; fi
+  else
+    CG_WHY+="no memory controller mounted (cgroup v2 at '${V2_ROOT:-none}' without memory, no v1 memory hierarchy); "
+  fi
+  if command -v systemd-run >/dev/null 2>&1; then
+    local want=$(( bytes / PAGE * PAGE ))
+    if systemd-run --scope --quiet -p MemoryMax="$bytes" -p MemorySwapMax=0 \
+         bash -c 'limited_exec "" "$1" true' _ "$want" >/dev/null 2>&1 3>/dev/null; then
+      CG_KIND=systemd; return 0
+    fi
+    CG_WHY+="systemd-run --scope -p MemoryMax=$bytes did not give a verified limit; "
+  else
+    CG_WHY+="no systemd-run; "
+  fi
+  CG_KIND=none
+  return 1
+}
+
+# Runs "$@" under the limit LIMIT_BYTES; prints "PEAK OOM_KILLS" (bytes, count; -1 unknown) to fd 3.
 run_limited() {
-  local cg peak=-1
+  local want=$(( LIMIT_BYTES / PAGE * PAGE ))
   case "$CG_KIND" in
     v1|v2)
-      cg="$CG_PARENT/seer-e2e-$$-$RANDOM"
-      mkdir "$cg"
-      if [[ "$CG_KIND" == v2 ]]; then
-        echo "$LIMIT_BYTES" > "$cg/memory.max"
-        [[ -f "$cg/memory.swap.max" ]] && echo 0 > "$cg/memory.swap.max"
-      else
-        echo "$LIMIT_BYTES" > "$cg/memory.limit_in_bytes"
-        [[ -f "$cg/memory.memsw.limit_in_bytes" ]] && echo "$LIMIT_BYTES" > "$cg/memory.memsw.limit_in_bytes" 2>/dev/null || true
-      fi
-      local rc=0
-      bash -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" "$@" || rc=$?
+      local cg="$CG_PARENT/seer-e2e-$$-$RANDOM" rc=0 peak=-1 ooms=-1
+      cg_make "$cg" "$LIMIT_BYTES" || { echo "e2e.sh: cannot set the limit for this run: $CG_WHY" >&2; echo "-1 -1" >&3; return 125; }
+      bash -c 'limited_exec "$@"' _ "$cg" "$want" "$@" || rc=$?
       if [[ -f "$cg/memory.peak" ]]; then peak=$(cat "$cg/memory.peak");
       elif [[ -f "$cg/memory.max_usage_in_bytes" ]]; then peak=$(cat "$cg/memory.max_usage_in_bytes"); fi
+      if [[ -f "$cg/memory.events" ]]; then ooms=$(awk '$1 == "oom_kill" {print $2}' "$cg/memory.events")
+      elif [[ -f "$cg/memory.oom_control" ]]; then ooms=$(awk '$1 == "oom_kill" {print $2}' "$cg/memory.oom_control"); fi
       # Empty the group (page cache charged to it) before removing it.
-      [[ -f "$cg/memory.force_empty" ]] && echo 0 > "$cg/memory.force_empty" 2>/dev/null || true
+      [[ -f "$cg/memory.force_empty" ]] && { echo 0 > "$cg/memory.force_empty"; } 2>/dev/null
       rmdir "$cg" 2>/dev/null || true
-      echo "$peak" >&3
+      echo "$peak ${ooms:--1}" >&3
       return $rc ;;
-    systemd) echo -1 >&3; systemd-run --scope --quiet -p MemoryMax="$LIMIT_BYTES" "$@" ;;
-    *) echo -1 >&3; "$@" ;;
+    systemd)
+      systemd-run --scope --quiet -p MemoryMax="$LIMIT_BYTES" -p MemorySwapMax=0 \
+        bash -c 'limited_exec "" "$@"' _ "$want" "$@" ;;
+    *) echo "-1 -1" >&3; "$@" ;;
   esac
 }
+# END memory-limit functions
+
+if [[ $NO_LIMIT == 1 ]]; then
+  LIMIT_DESC="no memory limit"
+  echo "WARNING: --no-limit: NO MEMORY LIMIT; the mmap baselines may use the whole page cache and no result is"
+  echo "WARNING: comparable to a limited run (every result line says 'no memory limit')."
+elif cg_setup "$LIMIT_BYTES"; then
+  trap cg_restore EXIT
+  trap 'exit 143' TERM INT  # so that the EXIT trap runs when the script is stopped
+  LIMIT_DESC="limit $LIMIT ($CG_KIND${CG_PARENT:+ under $CG_PARENT}, read back)"
+else
+  cg_restore
+  echo "e2e.sh: ERROR: NO MEMORY LIMIT CAN BE SET, and the comparison needs one (the page-cache baselines would" >&2
+  echo "e2e.sh: ERROR: use all of RAM). Tried: ${CG_WHY% }" >&2
+  echo "e2e.sh: ERROR: run as root with a writable cgroup v2 (or v1 memory) tree or systemd-run, or pass --no-limit" >&2
+  echo "e2e.sh: ERROR: to measure without one (every result then says 'no memory limit')." >&2
+  exit 3
+fi
+
+# --check-limit: show that the limit bites (a run allocating 256 MiB over it is killed, one at a
+# quarter of it runs) and stop.
+if [[ $CHECK_LIMIT == 1 ]]; then
+  echo "e2e: $LIMIT_DESC"
+  [[ $NO_LIMIT == 1 ]] && exit 0
+  alloc='import sys; b = b"\x01" * int(sys.argv[1]); print(len(b) >> 20, "MiB touched")'
+  small=$(( LIMIT_BYTES / 4 )) big=$(( LIMIT_BYTES + (256 << 20) )) rc_s=0 rc_b=0
+  run_limited python3 -c "$alloc" "$small" 3> "$OUT/check-limit-small.peak" || rc_s=$?
+  run_limited python3 -c "$alloc" "$big" > /dev/null 2>&1 3> "$OUT/check-limit-big.peak" || rc_b=$?
+  read -r peak_s _ < "$OUT/check-limit-small.peak"; read -r peak_b ooms_b < "$OUT/check-limit-big.peak"
+  echo "e2e: check: $(( small >> 20 )) MiB under the limit: exit $rc_s, cgroup peak $(( peak_s >> 20 )) MiB;" \
+       "$(( big >> 20 )) MiB: exit $rc_b, cgroup peak $(( peak_b >> 20 )) MiB, oom kills $ooms_b"
+  if [[ $rc_s == 0 && $rc_b != 0 ]]; then echo "e2e: memory limit $LIMIT is enforced"; exit 0; fi
+  echo "e2e: ERROR: memory limit $LIMIT is NOT enforced as expected" >&2; exit 3
+fi
 
 DROP_OK=1
 drop_caches() {
@@ -196,7 +369,7 @@ drop_caches() {
 # ---- configuration and warnings ----------------------------------------------------------
 echo "e2e: scale=$SCALE nodes=$NODES dims=[$DIMS] avg_degree=$AVG_DEGREE train_fraction=$TRAIN_FRACTION" \
      "fanouts=$FANOUTS batch=$BATCH superbatch=${SUPERBATCH:-auto} hidden=$HIDDEN epochs=$EPOCHS repeats=$REPEATS"
-echo "e2e: memory limit $LIMIT ($CG_KIND cgroup), --memory-budget $BUDGET; modes: $MODES; kinds: $KINDS"
+echo "e2e: memory: $LIMIT_DESC, --memory-budget $BUDGET; modes: $MODES; kinds: $KINDS"
 [[ -n "$TRUNCATE" ]] && echo "e2e: modes starting with [$TRUNCATE_MODES] run their first $TRUNCATE batches only (epoch time extrapolated)"
 echo "e2e: machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo), kernel $(uname -r)"
 grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$BUILD/CMakeCache.txt" 2>/dev/null || echo "WARNING: not a Release build"
@@ -210,20 +383,22 @@ awk -v l="$LOAD" -v n="$(nproc)" 'BEGIN { if (l > n / 2) print "WARNING: load av
 if [[ $APPEND == 0 ]]; then
   : > "$OUT/results.jsonl"
   : > "$OUT/ceiling.jsonl"
+  : > "$OUT/failed.jsonl"
 else
-  touch "$OUT/results.jsonl" "$OUT/ceiling.jsonl"
+  touch "$OUT/results.jsonl" "$OUT/ceiling.jsonl" "$OUT/failed.jsonl"
 fi
 BASE_LIMIT="$LIMIT" BASE_BUDGET="$BUDGET"
 for DIM in $DIMS; do
   lv="LIMIT_$DIM" bv="BUDGET_$DIM"
   LIMIT="${!lv:-$BASE_LIMIT}" BUDGET="${!bv:-$BASE_BUDGET}"
   LIMIT_BYTES=$(to_bytes "$LIMIT")
-  echo "e2e: dim $DIM: memory limit $LIMIT, --memory-budget $BUDGET"
+  [[ $NO_LIMIT == 1 ]] && echo "e2e: dim $DIM: NO memory limit, --memory-budget $BUDGET" ||
+    echo "e2e: dim $DIM: memory limit $LIMIT, --memory-budget $BUDGET"
   DATA="$OUT/graph-n$NODES-d$DIM"
   if ! "$SEER" check "$DATA" >/dev/null 2>&1; then
     echo "e2e: generating $DATA"
     "$SEER" gen --nodes "$NODES" --avg-degree "$AVG_DEGREE" --feature-dim "$DIM" --train-fraction "$TRAIN_FRACTION" \
-      --valid-fraction 0.002 --test-fraction 0.002 --seed 1 --out "$DATA" --force --quiet
+      --valid-fraction "${VALID_FRACTION:-0.002}" --test-fraction "${TEST_FRACTION:-0.002}" --seed 1 --out "$DATA" --force --quiet
   fi
   DATA_BYTES=$(du -sbL --exclude=ncache "$DATA" | cut -f1)
   echo "e2e: dataset $DATA: $(numfmt --to=iec "$DATA_BYTES") ($(awk -v d="$DATA_BYTES" -v l="$LIMIT_BYTES" 'BEGIN {printf "%.1f", d/l}')x the limit)"
@@ -270,7 +445,7 @@ PY
       esac
       if [[ "$KIND" == no-train ]]; then FLAGS+=(--no-train); else FLAGS+=(--hidden "$HIDDEN"); fi
       if [[ "$MODE" == pyg-peer ]]; then
-        CMD=(python3 "$(dirname "$0")/pyg_peer.py" "$DATA" "${FLAGS[@]}" --fanouts "$FANOUTS" --batch-size "$BATCH"
+        CMD=("${PEER_PYTHON:-python3}" "$(dirname "$0")/pyg_peer.py" "$DATA" "${FLAGS[@]}" --fanouts "$FANOUTS" --batch-size "$BATCH"
              --epochs "$EPOCHS" --seed 1)
       else
         CMD=("$SEER" train "$DATA" "${FLAGS[@]}" --memory-budget "$BUDGET" --fanouts "$FANOUTS" --batch-size "$BATCH"
@@ -299,14 +474,29 @@ for l in iter(sys.stdin.readline, ""): sys.stdout.write("%.3f %s" % (time.time()
             > "$OUT/$name.err" || rc=$?
         fi
         end=$(date +%s.%N)
+        read -r PEAK OOMS < "$OUT/$name.peak" || { PEAK=-1 OOMS=-1; }
         if [[ $rc != 0 ]]; then
-          echo "e2e: $name FAILED (exit $rc; $OUT/$name.err): $(tail -1 "$OUT/$name.err")"
+          why="exit $rc"
+          [[ "${OOMS:--1}" -gt 0 ]] && why="KILLED BY THE MEMORY LIMIT $LIMIT (oom_kill $OOMS, exit $rc)"
+          echo "e2e: $name FAILED ($why; $OUT/$name.err): $(tail -1 "$OUT/$name.err")"
+          python3 -c 'import json, sys; print(json.dumps({"run": sys.argv[1], "dim": int(sys.argv[2]), "kind": sys.argv[3],
+  "mode": sys.argv[4], "rep": int(sys.argv[5]), "exit": int(sys.argv[6]), "oom_kills": int(sys.argv[7]),
+  "memory_limit": sys.argv[8], "why": sys.argv[9], "last_line": sys.argv[10]}))' "$name" "$DIM" "$KIND" "$MODE" "$rep" \
+            "$rc" "${OOMS:--1}" "$([[ $NO_LIMIT == 1 ]] && echo none || echo "$LIMIT")" "$why" \
+            "$(tail -1 "$OUT/$name.err" | cut -c1-300)" >> "$OUT/failed.jsonl"
           continue
         fi
-        python3 - "$name" "$DIM" "$KIND" "$MODE" "$rep" "$OUT/$name.jsonl" "$(cat "$OUT/$name.peak")" \
-          "$start" "$end" "$TRUNC" "$OUT/$name.err" "$OUT/$name.cpu" >> "$OUT/results.jsonl" <<'PY'
+        python3 - "$name" "$DIM" "$KIND" "$MODE" "$rep" "$OUT/$name.jsonl" "$PEAK" \
+          "$start" "$end" "$TRUNC" "$OUT/$name.err" "$OUT/$name.cpu" "${OOMS:--1}" \
+          "$([[ $NO_LIMIT == 1 ]] && echo none || echo "$LIMIT")" "$LIMIT_BYTES" "$(to_bytes "$BUDGET")" \
+          >> "$OUT/results.jsonl" <<'PY'
 import json, os, re, sys
-name, dim, kind, mode, rep, path, peak, start, end, trunc, err, cpu_path = sys.argv[1:]
+(name, dim, kind, mode, rep, path, peak, start, end, trunc, err, cpu_path, ooms, limit, limit_bytes,
+ budget) = sys.argv[1:]
+# What every line carries: the limit it ran under ("none": --no-limit), the budget given to
+# seer train (the peer has none), the whole process's peak RSS (the final metrics line).
+common = {"memory_limit": limit, "limit_bytes": int(limit_bytes) if limit != "none" else None,
+          "budget_bytes": None if mode == "pyg-peer" else int(budget), "oom_kills": int(ooms)}
 cpu = {"cpu_s": None, "fs_write_bytes": None}
 if os.path.exists(cpu_path):
     f = open(cpu_path).read().split()
@@ -315,6 +505,9 @@ if os.path.exists(cpu_path):
 lines = [json.loads(l) for l in open(path)]
 st = [l for l in lines if l["type"] == "start"][0]
 ep = [l for l in lines if l["type"] == "epoch"]
+fin = ([l for l in lines if l["type"] == "final"] or [{}])[0]
+common.update({"peak_rss_bytes": fin.get("peak_rss_bytes", -1), "test_accuracy": fin.get("test_accuracy"),
+               "sampler": st.get("sampler")})
 if int(trunc) > 0:
     # "TIME epoch 1/2 sb s/S batch k/B | ... | fcache hit H%": batch k done at TIME.
     done, total, hit = {}, 0, None
@@ -340,13 +533,14 @@ if int(trunc) > 0:
                                                      "trace_bytes", "table_bytes")},
                       "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy"),
                       "superbatch": st.get("batches_per_superbatch"), "superbatch_reason": st.get("superbatch_reason"),
-                      "warnings": st.get("warnings", [])}))
+                      "warnings": st.get("warnings", []), **common}))
     sys.exit(0)
 e = ep[-1]
 s = e["seconds"]
+epochs = [x["seconds"]["epoch"] - x["seconds"]["eval"] for x in ep]  # without evaluation
 print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep": int(rep),
-                  "wall_s": float(end) - float(start), "epoch_s": s["epoch"] - s["eval"],
-                  "first_epoch_s": ep[0]["seconds"]["epoch"] - ep[0]["seconds"]["eval"],
+                  "wall_s": float(end) - float(start), "epoch_s": epochs[-1], "steady_epoch": len(epochs),
+                  "first_epoch_s": epochs[0], "epochs_s": epochs,
                   "breakdown_s": s, "seeds": e["seeds"], "fcache_hit_ratio": e["fcache_hit_ratio"],
                   "ncache_hit_ratio": e["ncache_hit_ratio"], "fcache_fill_rows": e["fcache_fill_rows"],
                   "feature_ssd_reads": e["feature_ssd_reads"], "feature_ssd_bytes": e["feature_ssd_bytes"],
@@ -356,20 +550,23 @@ print(json.dumps({"run": name, "dim": int(dim), "kind": kind, "mode": mode, "rep
                                                  "trace_bytes", "table_bytes")},
                   "pipeline": st.get("pipeline"), "io": st.get("io"), "policy": st.get("policy"),
                   "superbatch": st.get("batches_per_superbatch"), "superbatch_reason": st.get("superbatch_reason"),
-                  "warnings": st.get("warnings", [])}))
+                  "warnings": st.get("warnings", []), **common}))
 PY
         tail -1 "$OUT/results.jsonl" | python3 -c 'import json, sys
 r = json.loads(sys.stdin.read())
 if r.get("truncated_batches"):
     print("e2e: %s: first %d batches: first batch %.2f s, steady %.3f s/batch (batches %d-%d) -> epoch %.2f s"
-          " EXTRAPOLATED (%d batches), fcache hit %.1f%%, cgroup peak %d MiB" % (
+          " EXTRAPOLATED (%d batches), fcache hit %.1f%%, cgroup peak %d MiB, %s" % (
         r["run"], r["truncated_batches"], r["first_batch_s"], r["steady_batch_s"], r["steady_from_batch"],
         r["truncated_batches"], r["epoch_s"], r["batches_per_epoch"], 100 * r["fcache_hit_ratio"],
-        r["cgroup_peak_bytes"] >> 20))
+        r["cgroup_peak_bytes"] >> 20, "NO MEMORY LIMIT" if r["memory_limit"] == "none" else "limit " + r["memory_limit"]))
 else:
-    print("e2e: %s: epoch %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature reads %d, cgroup peak %d MiB" % (
-        r["run"], r["epoch_s"], 100 * r["fcache_hit_ratio"], 100 * r["ncache_hit_ratio"], r["feature_ssd_reads"],
-        r["cgroup_peak_bytes"] >> 20))'
+    print("e2e: %s: epoch 1 %.2f s, steady (epoch %d) %.2f s, fcache hit %.1f%%, ncache hit %.1f%%, feature reads %d,"
+          " cgroup peak %d MiB, peak RSS %d MiB%s, %s" % (
+        r["run"], r["first_epoch_s"], r["steady_epoch"], r["epoch_s"], 100 * r["fcache_hit_ratio"],
+        100 * r["ncache_hit_ratio"], r["feature_ssd_reads"], r["cgroup_peak_bytes"] >> 20, r["peak_rss_bytes"] >> 20,
+        "" if r["budget_bytes"] is None else " (budget %d MiB)" % (r["budget_bytes"] >> 20),
+        "NO MEMORY LIMIT" if r["memory_limit"] == "none" else "limit " + r["memory_limit"]))'
     done
    done
   done
@@ -421,9 +618,10 @@ print("Belady misses (dim %d, %d rows): train %d, stats superbatch-scope %d, tra
 done
 
 # ---- table + summary ---------------------------------------------------------------------
-python3 - "$OUT/results.jsonl" "$OUT/ceiling.jsonl" "$OUT/summary.json" <<'PY'
-import json, statistics, sys
+python3 - "$OUT/results.jsonl" "$OUT/ceiling.jsonl" "$OUT/summary.json" "$OUT/failed.jsonl" <<'PY'
+import json, os, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+failed = [json.loads(l) for l in open(sys.argv[4]) if l.strip()] if os.path.exists(sys.argv[4]) else []
 ceil = {c["dim"]: c for c in (json.loads(l) for l in open(sys.argv[2]) if l.strip())}
 groups = {}
 for r in rows:
@@ -435,6 +633,7 @@ summary = []
 for (dim, kind, mode), rs in groups.items():
     b = lambda k: med(rs, lambda r: r["breakdown_s"][k] if r["breakdown_s"] else None)
     t = [r["epoch_s"] for r in rs]
+    t1 = [r.get("first_epoch_s") for r in rs]
     io_wait = b("io_wait")
     reads = med(rs, lambda r: r["feature_ssd_reads"])
     ceiling = ceil.get(dim, {}).get("uring_qd64_iops", 0)
@@ -443,8 +642,20 @@ for (dim, kind, mode), rs in groups.items():
         trunc = {"truncated_batches": min(r.get("truncated_batches") or 0 for r in rs),
                  "first_batch_s_median": med(rs, lambda r: r.get("first_batch_s")),
                  "steady_batch_s_median": med(rs, lambda r: r.get("steady_batch_s"))}
+    limits = sorted({r.get("memory_limit", "?") for r in rs})
     summary.append({"dim": dim, "kind": kind, "mode": mode, "runs": len(rs), "epoch_s_median": statistics.median(t),
-                    "epoch_s_min": min(t), "epoch_s_max": max(t), **trunc,
+                    "epoch_s_min": min(t), "epoch_s_max": max(t),
+                    # epoch_s_* = the steady epoch (the last); first_epoch_s_* = epoch 1 (cold)
+                    "steady_epoch": min(r.get("steady_epoch") or 0 for r in rs) or None,
+                    "first_epoch_s_median": None if None in t1 else statistics.median(t1),
+                    "first_epoch_s_min": None if None in t1 else min(t1),
+                    "first_epoch_s_max": None if None in t1 else max(t1),
+                    "memory_limit": limits[0] if len(limits) == 1 else ",".join(limits),
+                    "budget_bytes": rs[0].get("budget_bytes"),
+                    "peak_rss_bytes_max": max((r.get("peak_rss_bytes") or -1) for r in rs),
+                    "test_accuracy_median": med(rs, lambda r: r.get("test_accuracy")),
+                    "oom_kills": max((r.get("oom_kills") or 0) for r in rs),
+                    "sampler": rs[0].get("sampler"), **trunc,
                     "breakdown_s": {k: b(k) for k in ("inspect", "plan", "gather", "io_wait", "cache_update",
                                                       "transfer", "compute", "stall")},
                     "feature_ssd_reads": reads, "feature_ssd_bytes": med(rs, lambda r: r["feature_ssd_bytes"]),
@@ -470,30 +681,44 @@ for dim, kind in {(s["dim"], s["kind"]) for s in summary}:
                                   "auto" if best["mode"] == "seer" else best["mode"])
             best["mode"] = name
             summary.append(best)
+def ratio(a, b):
+    return a / b if a is not None and b is not None and b > 0 else None
 for s in summary:
-    peers = {p["mode"]: p["epoch_s_median"] for p in summary if p["dim"] == s["dim"] and p["kind"] == s["kind"]}
-    s["speedup_vs_pyg+"] = peers["pyg+"] / s["epoch_s_median"] if "pyg+" in peers and s["epoch_s_median"] > 0 else None
-    s["speedup_vs_ali+pg"] = peers["ali+pg"] / s["epoch_s_median"] if "ali+pg" in peers and s["epoch_s_median"] > 0 else None
+    same = [p for p in summary if p["dim"] == s["dim"] and p["kind"] == s["kind"]]
+    steady = {p["mode"]: p["epoch_s_median"] for p in same}
+    cold = {p["mode"]: p["first_epoch_s_median"] for p in same}
+    for base in ("pyg+", "ali+pg", "pyg-peer"):  # > 1: this mode is faster than the base
+        s["speedup_vs_" + base] = ratio(steady.get(base), s["epoch_s_median"])
+        s["first_epoch_speedup_vs_" + base] = ratio(cold.get(base), s["first_epoch_s_median"])
 order = {"pyg-peer": -1, "pyg+": 0, "ali+pg": 2, "seer": 3, "seer-best": 4, "seer-pg": 5, "seer-presc": 6, "seer-lru": 7}
 rank = lambda m: order.get(m, 1 if m.startswith("ali+pg:") else 3.5 if m.startswith(("seer:", "seer@")) else 8)
 summary.sort(key=lambda s: (s["dim"], s["kind"] != "no-train", rank(s["mode"]), s["mode"]))
-json.dump({"ceiling": list(ceil.values()), "modes": summary}, open(sys.argv[3], "w"), indent=1)
+json.dump({"ceiling": list(ceil.values()), "modes": summary, "failed": failed}, open(sys.argv[3], "w"), indent=1)
 fmt = lambda x, f="{:.2f}": "-" if x is None else f.format(x)
 pct = lambda x: "-" if x is None else f"{100 * x:.1f}%"
-print("| dim | kind | mode | epoch s median (min-max) | inspect | plan | gather | I/O wait | compute | stall |"
-      " feature reads | feature MiB | topo reads | fcache hit | ncache hit | cgroup peak MiB | CPU s/run | vs pyg+ | vs ali+pg | I/O eff |")
-print("|" + "---|" * 20)
+cold_steady = lambda s, base: (f"{fmt(s['first_epoch_speedup_vs_' + base])}x / {fmt(s['speedup_vs_' + base])}x"
+                               if s["speedup_vs_" + base] is not None else "-")
+has_peer = any(s["mode"] == "pyg-peer" for s in summary)
+print("| dim | kind | mode | epoch 1 s | steady epoch s median (min-max) | inspect | plan | gather | I/O wait | compute | stall |"
+      " feature reads | feature MiB | topo reads | fcache hit | ncache hit | cgroup peak MiB | peak RSS MiB | CPU s/run |"
+      " vs pyg+ (ep1 / steady) | vs ali+pg |" + (" vs pyg-peer (ep1 / steady) |" if has_peer else "") + " I/O eff | limit |")
+print("|" + "---|" * (23 + has_peer))
 for s in summary:
     b = s["breakdown_s"]
     mode = s["mode"] + (f" (best {s['best_split']})" if "best_split" in s else "")
     if s.get("truncated_batches"): mode += f" [extrapolated from {s['truncated_batches']} batches]"
     mib = None if s["feature_ssd_bytes"] is None else s["feature_ssd_bytes"] / 2**20
-    print(f"| {s['dim']} | {s['kind']} | {mode} | {s['epoch_s_median']:.2f} ({s['epoch_s_min']:.2f}-{s['epoch_s_max']:.2f}) | "
+    rss = s.get("peak_rss_bytes_max", -1)
+    limit = "NO LIMIT" if s.get("memory_limit") == "none" else s.get("memory_limit", "?")
+    print(f"| {s['dim']} | {s['kind']} | {mode} | {fmt(s.get('first_epoch_s_median'))} | "
+          f"{s['epoch_s_median']:.2f} ({s['epoch_s_min']:.2f}-{s['epoch_s_max']:.2f}) | "
           f"{fmt(b['inspect'])} | {fmt(b['plan'])} | {fmt(b['gather'])} | {fmt(b['io_wait'])} | {fmt(b['compute'])} | "
           f"{fmt(b['stall'])} | {fmt(s['feature_ssd_reads'], '{:.0f}')} | {fmt(mib, '{:.0f}')} | "
           f"{fmt(s['topology_ssd_reads'], '{:.0f}')} | {pct(s['fcache_hit_ratio'])} | {pct(s['ncache_hit_ratio'])} | "
-          f"{s['cgroup_peak_bytes'] / 2**20 if s['cgroup_peak_bytes'] > 0 else -1:.0f} | {fmt(s['cpu_s_median'], '{:.0f}')} | "
-          f"{fmt(s['speedup_vs_pyg+'])}x | {fmt(s['speedup_vs_ali+pg'])}x | {fmt(s['io_efficiency'])} |")
+          f"{s['cgroup_peak_bytes'] / 2**20 if s['cgroup_peak_bytes'] > 0 else -1:.0f} | "
+          f"{rss / 2**20 if rss and rss > 0 else -1:.0f} | {fmt(s['cpu_s_median'], '{:.0f}')} | "
+          f"{cold_steady(s, 'pyg+')} | {fmt(s['speedup_vs_ali+pg'])}x |" +
+          (f" {cold_steady(s, 'pyg-peer')} |" if has_peer else "") + f" {fmt(s['io_efficiency'])} | {limit} |")
 for s in summary:
     if s.get("truncated_batches") and "best_split" not in s:
         print(f"{s['kind']} {s['mode']}: EXTRAPOLATED epoch = steady {s['steady_batch_s_median']:.3f} s/batch (median; "
@@ -501,5 +726,9 @@ for s in summary:
               f"batches; first batch (process start to batch 1 done) {s['first_batch_s_median']:.2f} s")
 for c in ceil.values():
     print(f"ceiling (dim {c['dim']}): io_uring QD 64 {c['uring_qd64_iops']:.0f} reads/s, pread x64 {c['pread64_iops']:.0f} reads/s")
+for f in failed:
+    print(f"FAILED: {f['run']} ({f['why']}): {f['last_line']}")
+if any(s.get("memory_limit") == "none" for s in summary):
+    print("NOTE: rows marked NO LIMIT ran with no memory limit (--no-limit): not comparable to limited runs")
 print(f"wrote {sys.argv[3]}")
 PY

@@ -31,9 +31,11 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
+#include "bench_flags.h"
 #include "bench_report.h"
 #include "cache/belady_planner.h"
 #include "kernels/belady_gpu.h"
+#include "kernels/belady_gpu_batches.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/topology.h"
 #include "kernels/device.h"
@@ -172,28 +174,9 @@ PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSp
                           const NodeScoreFn& scores) {
   const double cpu_start = ProcessCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
-  std::vector<int64_t> flat, offsets{0};
-  for (const IdSpan& b : spans) {
-    flat.insert(flat.end(), b.data, b.data + b.size);
-    offsets.push_back(static_cast<int64_t>(flat.size()));
-  }
-  std::vector<uint32_t> access_scores, initial_scores;
-  kernels::BeladyGpuInput in;
-  in.initial_slots = c0.data();
-  in.capacity = static_cast<int64_t>(c0.size());
-  in.ids = flat.data();
-  in.batch_offsets = offsets.data();
-  in.num_batches = static_cast<int64_t>(spans.size());
-  if (scores) {
-    access_scores.resize(flat.size());
-    if (!flat.empty()) scores(flat.data(), static_cast<int64_t>(flat.size()), access_scores.data());
-    std::vector<int64_t> slot_ids = c0;
-    for (int64_t& v : slot_ids) v = v == kFreeSlot ? 0 : v;
-    initial_scores.resize(slot_ids.size());
-    if (!slot_ids.empty()) scores(slot_ids.data(), static_cast<int64_t>(slot_ids.size()), initial_scores.data());
-    in.scores = access_scores.data();
-    in.initial_scores = initial_scores.data();
-  }
+  kernels::FlatBatches flat;
+  for (const IdSpan& b : spans) flat.Add(b.data, b.size);
+  const kernels::BeladyGpuInput in = flat.Input(c0, scores);
   kernels::BeladyGpuOutput out;
   PlanTiming t;
   if (kernels::PlanBeladyThrustHost(in, &out, &t.error) != kernels::GpuPlanCode::kOk) return t;
@@ -204,15 +187,8 @@ PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSp
   for (size_t i = 0; i < spans.size(); ++i) {
     Changeset cs;
     cs.num_accesses = spans[i].size;
-    cs.num_misses = out.num_misses[i];
+    kernels::CopyBatchChanges(out, i, &cs);
     t.misses += cs.num_misses;
-    const auto ib = out.in_offsets[i], ie = out.in_offsets[i + 1];
-    const auto ob = out.out_offsets[i], oe = out.out_offsets[i + 1];
-    cs.in_ids.assign(out.in_ids.begin() + ib, out.in_ids.begin() + ie);
-    cs.in_positions.assign(out.in_positions.begin() + ib, out.in_positions.begin() + ie);
-    cs.in_slots.assign(out.in_slots.begin() + ib, out.in_slots.begin() + ie);
-    cs.out_ids.assign(out.out_ids.begin() + ob, out.out_ids.begin() + oe);
-    cs.out_slots.assign(out.out_slots.begin() + ob, out.out_slots.begin() + oe);
     digest.Add(cs);
   }
   digest.Add(out.final_slots);
@@ -222,17 +198,14 @@ PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSp
 
 // ---- configuration ------------------------------------------------------------------
 
-struct BenchConfig {
-  int64_t batches = 1000;
+// The sampling flags (bench_flags.h): --batches is S for synthetic superbatches too, and
+// --seed seeds the synthetic ids and scores (sampling keeps the sampler's seed 0).
+struct BenchConfig : bench::SamplingFlags {
+  BenchConfig() : SamplingFlags("10,10,10", /*batch_size=*/1000, /*superbatch=*/1000, /*threads=*/0, /*seed=*/1) {}
   int64_t batch_ids = 100000;
   int64_t num_nodes = 100000000;
   std::string capacity_text = "10%";
   double alpha = 3.0;
-  uint64_t seed = 1;
-  std::string dataset_dir;
-  std::string fanouts_text = "10,10,10";
-  std::string json;
-  int64_t batch_size = 1000;
   bool gpu = true;
   std::string planners = "cpu,thrust-host,gpu";
   int repeats = 1;
@@ -246,18 +219,14 @@ struct BenchConfig {
 // Parses the flags; returns the exit code when the bench should not run.
 std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
   CLI::App app{"Belady planner throughput and planning/sampling time ratio"};
-  app.add_option("--batches", c->batches, "S: batches per superbatch")->capture_default_str();
+  bench::AddSamplingFlags(app, c,
+                          {/*dataset_positional=*/false, "--batches", "S: batches per superbatch",
+                           /*threads_help=*/nullptr, "Random seed"});
   app.add_option("--batch-ids", c->batch_ids, "Synthetic: unique ids per batch")->capture_default_str();
   app.add_option("--nodes", c->num_nodes, "Synthetic: number of nodes")->capture_default_str();
   app.add_option("--alpha", c->alpha, "Synthetic: skew (id = N*u^alpha; 1 = uniform)")->capture_default_str();
   app.add_option("--capacity", c->capacity_text, "Cache rows, or N% of the nodes")->capture_default_str();
-  app.add_option("--seed", c->seed, "Random seed")->capture_default_str();
-  app.add_option("--dataset", c->dataset_dir, "Sample one superbatch of this dataset instead (timed)")
-      ->capture_default_str();
-  app.add_option("--batch-size", c->batch_size, "With --dataset: seeds per batch")->capture_default_str();
-  app.add_option("--fanouts", c->fanouts_text, "With --dataset: fan-outs")->capture_default_str();
   app.add_option("--gpu", c->gpu, "Also time the GPU planner when a device is present")->capture_default_str();
-  app.add_option("--json", c->json, "Write results as JSON to this file")->capture_default_str();
   app.add_option("--planner", c->planners,
                  "Planners to time, comma-separated: cpu (the baseline, always timed), thrust-host (the "
                  "GPU planner's Thrust code on host threads), gpu (when a device is present)")
@@ -300,7 +269,7 @@ Superbatch Synthetic(const BenchConfig& c) {
   Superbatch sb;
   sb.num_nodes = c.num_nodes;
   const auto start = std::chrono::steady_clock::now();
-  sb.ids = SyntheticSuperbatch(c.batches, c.batch_ids, c.num_nodes, c.alpha, c.seed);
+  sb.ids = SyntheticSuperbatch(c.superbatch, c.batch_ids, c.num_nodes, c.alpha, c.seed);
   fmt::print("generated synthetic superbatch in {:.2f} s (not a sampling time)\n",
              bench::SecondsSince(start));
   return sb;
@@ -312,10 +281,9 @@ Result<Superbatch> Sampled(const BenchConfig& c) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<Topology> topology,
                         Topology::Open(dataset, TopologyOptions{}));
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, dataset.LoadSplit("train"));
-  SuperbatchOptions o;
-  o.batch_size = c.batch_size;
-  o.superbatch_size = c.batches;
-  SEER_ASSIGN_OR_RETURN(o.sampler.fanouts, ParseFanouts(c.fanouts_text));
+  SEER_ASSIGN_OR_RETURN(const std::vector<int> fanouts, ParseFanouts(c.fanouts_text));
+  const SuperbatchOptions o = MakeSuperbatchOptions(c.batch_size, c.superbatch, /*num_threads=*/0, fanouts,
+                                                    /*seed=*/0, /*shuffle=*/true);
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
                         SuperbatchSampler::Create(topology->view(), std::move(seeds), o));
   SuperbatchStats stats;
@@ -343,7 +311,7 @@ NodeScoreFn SyntheticScores(int64_t num_nodes, uint64_t seed) {
 Status RunStreaming(const BenchConfig& c) {
   SEER_ASSIGN_OR_RETURN(const int64_t working_memory, ParseBytes(c.working_memory_text));
   SEER_ASSIGN_OR_RETURN(const int64_t capacity, ParseCapacity(c.capacity_text, c.num_nodes));
-  GeneratedBatchSource source(c.batches, c.batch_ids, c.num_nodes, c.alpha, c.seed);
+  GeneratedBatchSource source(c.superbatch, c.batch_ids, c.num_nodes, c.alpha, c.seed);
   BeladyPlannerOptions options;
   options.device = PlannerDevice::kCpu;
   options.working_memory_bytes = working_memory;
@@ -365,8 +333,8 @@ Status RunStreaming(const BenchConfig& c) {
              plan.num_misses, FormatBytes(plan.changesets.ram_bytes()), FormatBytes(plan.changesets.spilled_bytes()),
              FormatBytes(PeakRssBytes()),
              FormatBytes(rss_before));
-  if (c.json.empty()) return Status::Ok();
-  return bench::WriteReport(c.json, {{"batches", c.batches},
+  if (c.json_path.empty()) return Status::Ok();
+  return bench::WriteReport(c.json_path, {{"batches", c.superbatch},
                                      {"accesses", plan.num_accesses},
                                      {"capacity_rows", capacity},
                                      {"working_memory_bytes", working_memory},
@@ -460,7 +428,7 @@ Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
 }
 
 bench::ReportJson ReportOf(const BenchConfig& c, const Superbatch& sb, const Results& r) {
-  return {{"batches", c.batches},
+  return {{"batches", c.superbatch},
           {"accesses", r.accesses},
           {"num_nodes", sb.num_nodes},
           {"capacity_rows", r.capacity},
@@ -476,7 +444,7 @@ bench::ReportJson ReportOf(const BenchConfig& c, const Superbatch& sb, const Res
 }
 
 Status Run(const BenchConfig& c) {
-  fmt::print("planner_bench: S={}, {}\n", c.batches,
+  fmt::print("planner_bench: S={}, {}\n", c.superbatch,
              c.dataset_dir.empty() ? fmt::format("synthetic {} ids/batch from {} nodes (alpha {})",
                                                  c.batch_ids, c.num_nodes, c.alpha)
                                    : "dataset " + c.dataset_dir);
@@ -494,8 +462,8 @@ Status Run(const BenchConfig& c) {
     SEER_ASSIGN_OR_RETURN(sb, Sampled(c));
   }
   SEER_ASSIGN_OR_RETURN(const Results results, TimePlanners(c, sb));
-  if (c.json.empty()) return Status::Ok();
-  return bench::WriteReport(c.json, ReportOf(c, sb, results));
+  if (c.json_path.empty()) return Status::Ok();
+  return bench::WriteReport(c.json_path, ReportOf(c, sb, results));
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include "bench_flags.h"
 #include "bench_report.h"
 #include "cache/degrees.h"
 #include "cache/neighbor_cache.h"
@@ -68,15 +69,13 @@ class InMemoryBlockReader : public BlockReader {
 
 // ---- configuration ------------------------------------------------------------------
 
-struct BenchConfig {
-  std::string dir;
-  std::string json_path;
+// The sampling flags (bench_flags.h), with superbatch 0 = 4 x threads; no --seed.
+struct BenchConfig : bench::SamplingFlags {
+  BenchConfig()
+      : SamplingFlags("10,10,10", /*batch_size=*/1000, /*superbatch=*/0,
+                      static_cast<int>(std::thread::hardware_concurrency()), /*seed=*/0) {}
   std::string io = "auto";
-  std::string fanouts_text = "10,10,10";
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
   int queue_depth = 64;
-  int64_t batch_size = 1000;
-  int64_t superbatch = 0;  // 0 = 4 x threads
   int64_t superbatches = 2;
   int64_t ceiling_bytes = 4096;
   double ceiling_seconds = 5;
@@ -85,18 +84,14 @@ struct BenchConfig {
 // Parses the flags; returns the exit code when the bench should not run.
 std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
   CLI::App app{"Sampling throughput vs neighbor cache size and the random-read ceiling"};
-  app.add_option("dataset", c->dir, "Dataset directory")->required();
-  app.add_option("--threads", c->threads, "Sampling / ceiling threads")->capture_default_str();
+  bench::AddSamplingFlags(app, c,
+                          {/*dataset_positional=*/true, "--superbatch", "Batches per superbatch (0 = 4 x threads)",
+                           "Sampling / ceiling threads", /*seed_help=*/nullptr});
   app.add_option("--queue-depth", c->queue_depth, "Reads in flight per thread")->capture_default_str();
-  app.add_option("--fanouts", c->fanouts_text, "Fan-outs")->capture_default_str();
-  app.add_option("--batch-size", c->batch_size, "Seeds per batch")->capture_default_str();
-  app.add_option("--superbatch", c->superbatch, "Batches per superbatch (0 = 4 x threads)")
-      ->capture_default_str();
   app.add_option("--superbatches", c->superbatches, "Superbatches per configuration")->capture_default_str();
   app.add_option("--ceiling-bytes", c->ceiling_bytes, "Read size of the ceiling run")->capture_default_str();
   app.add_option("--ceiling-seconds", c->ceiling_seconds, "Duration of the ceiling run")->capture_default_str();
   app.add_option("--io", c->io, "auto | uring | pread")->capture_default_str();
-  app.add_option("--json", c->json_path, "Write results as JSON here")->capture_default_str();
   if (std::optional<int> exit_code = bench::ParseCommandLine(app, argc, argv)) return exit_code;
   if (c->superbatch == 0) c->superbatch = 4 * c->threads;
   return std::nullopt;
@@ -120,7 +115,7 @@ struct BenchInputs {
 };
 
 Result<BenchInputs> OpenInputs(const BenchConfig& c) {
-  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(c.dir));
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(c.dataset_dir));
   BenchInputs in(std::move(dataset));
   SEER_ASSIGN_OR_RETURN(in.fanouts, ParseFanouts(c.fanouts_text));
   SEER_ASSIGN_OR_RETURN(in.reader_options.mode, ParseIoMode(c.io));
@@ -140,7 +135,7 @@ void PrintConfiguration(const BenchConfig& c, const BenchInputs& in) {
   fmt::print("config: {}, {} nodes, {} edges, indices.bin {} ({}), {} train seeds, fanouts {}, "
              "batch {}, superbatch {}, {} superbatches/config, {} threads, QD {}, io {} {}, "
              "alignment {}\n",
-             c.dir, m.num_nodes, m.num_edges, FormatBytes(in.topology_bytes),
+             c.dataset_dir, m.num_nodes, m.num_edges, FormatBytes(in.topology_bytes),
              IndexDtypeName(m.index_dtype), in.seeds.size(), c.fanouts_text, c.batch_size,
              c.superbatch, c.superbatches, c.threads, c.queue_depth, IoModeName(in.probe->mode()),
              in.probe->direct() ? "O_DIRECT" : "buffered", in.probe->alignment_bytes());
@@ -202,11 +197,8 @@ Result<Row> MeasureSampling(const BenchConfig& c, const BenchInputs& in, const s
   row.ncache_bytes = cache.stats().bytes;
   Topology topology(in.indptr, std::move(reader), in.dataset.manifest().index_dtype,
                     std::move(cache));
-  SuperbatchOptions o;
-  o.batch_size = c.batch_size;
-  o.superbatch_size = c.superbatch;
-  o.num_threads = c.threads;
-  o.sampler.fanouts = in.fanouts;
+  const SuperbatchOptions o = MakeSuperbatchOptions(c.batch_size, c.superbatch, c.threads, in.fanouts,
+                                                    /*seed=*/0, /*shuffle=*/true);
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
                         SuperbatchSampler::Create(topology.view(), in.seeds, o));
   const int64_t n = std::min(c.superbatches, sampler.num_superbatches());
@@ -266,7 +258,7 @@ bench::ReportJson ReportOf(const BenchConfig& c, const BenchInputs& in,
                      {"requests", r.stats.topology_requests},
                      {"ncache_hit_ratio", bench::Rounded(r.stats.ncache_hit_ratio(), 4)}});
   }
-  return {{"dataset", c.dir},
+  return {{"dataset", c.dataset_dir},
           {"threads", c.threads},
           {"queue_depth", c.queue_depth},
           {"ceiling_reads_per_s", bench::Rounded(ceiling_reads_per_s, 1)},

@@ -11,10 +11,8 @@
 // Both start from an empty cache of --capacity rows with the out-degree tie scores and
 // carry the cache state from one superbatch to the next, so their misses must agree.
 #include <malloc.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench_flags.h"
 #include "bench_report.h"
 #include "cache/belady_planner.h"
 #include "cache/degrees.h"
@@ -37,48 +36,26 @@
 namespace seer {
 namespace {
 
-// Resident set size now (/proc/self/statm), 0 when unreadable.
-int64_t CurrentRssBytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  long long pages = 0, resident = 0;
-  const int got = std::fscanf(f, "%lld %lld", &pages, &resident);
-  std::fclose(f);
-  return got == 2 ? resident * static_cast<int64_t>(::sysconf(_SC_PAGESIZE)) : 0;
-}
-
-struct BenchConfig {
-  std::string dir;
+// The sampling flags (bench_flags.h) and the planner's.
+struct BenchConfig : bench::SamplingFlags {
+  BenchConfig() : SamplingFlags("10,5", /*batch_size=*/128, /*superbatch=*/500, /*threads=*/2, /*seed=*/1) {}
   std::string mode = "streaming";
-  std::string fanouts_text = "10,5";
-  int64_t batch_size = 128;
-  int64_t superbatch = 500;
   int64_t epochs = 1;
-  int threads = 2;
-  uint64_t seed = 1;
   double capacity_fraction = 0.1;  // of the nodes
   std::string working_memory = "8M";
   std::string runtime_dir = "/tmp/seer-sbmem";
-  std::string json_path;
 };
 
 std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
   CLI::App app{"Inspector + Belady planner peak RSS over an epoch: streaming vs in-RAM superbatches"};
-  app.add_option("dataset", c->dir, "Dataset directory")->required();
+  bench::AddSamplingFlags(app, c);
   app.add_option("--mode", c->mode, "streaming | in-ram | inspector")->capture_default_str();
-  app.add_option("--fanouts", c->fanouts_text, "Fan-outs")->capture_default_str();
-  app.add_option("--batch-size", c->batch_size, "Seeds per batch")->capture_default_str();
-  app.add_option("--superbatch", c->superbatch, "Batches per superbatch (S)")->capture_default_str();
   app.add_option("--epochs", c->epochs, "Epochs")->capture_default_str();
-  app.add_option("--threads", c->threads, "Sampling threads")->capture_default_str();
-  app.add_option("--seed", c->seed, "Sampling seed")->capture_default_str();
   app.add_option("--capacity", c->capacity_fraction, "Feature-cache rows as a fraction of the nodes")
       ->capture_default_str();
   app.add_option("--working-memory", c->working_memory, "Streaming planner's sort buffer")->capture_default_str();
   app.add_option("--runtime-dir", c->runtime_dir, "Where trace files and planner runs go")->capture_default_str();
-  app.add_option("--json", c->json_path, "Write results as JSON here")->capture_default_str();
-  if (std::optional<int> exit_code = bench::ParseCommandLine(app, argc, argv)) return exit_code;
-  return std::nullopt;
+  return bench::ParseCommandLine(app, argc, argv);
 }
 
 Status Run(const BenchConfig& c) {
@@ -88,7 +65,7 @@ Status Run(const BenchConfig& c) {
   if (c.mode != "streaming" && c.mode != "in-ram" && c.mode != "inspector") {
     return InvalidArgument("--mode must be streaming, in-ram or inspector");
   }
-  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(c.dir));
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(c.dataset_dir));
   SEER_ASSIGN_OR_RETURN(std::vector<int> fanouts, ParseFanouts(c.fanouts_text));
   SEER_ASSIGN_OR_RETURN(int64_t working_memory, ParseBytes(c.working_memory));
   TopologyOptions topo;
@@ -114,7 +91,7 @@ Status Run(const BenchConfig& c) {
     SEER_RETURN_IF_ERROR(MakeDirectories(c.runtime_dir));
   }
   std::vector<int64_t> slots = EmptyCacheState(capacity);
-  const int64_t setup_rss = CurrentRssBytes();
+  const int64_t setup_rss = ResidentBytesNow();
   const auto start = std::chrono::steady_clock::now();
   int64_t accesses = 0, misses = 0, superbatches = 0;
   double sample_s = 0, plan_s = 0;

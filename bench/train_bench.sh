@@ -12,6 +12,7 @@
 # a table (epoch time without the end-of-run validation/test pass). Prints WARNING lines
 # when the numbers are not to be trusted.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/bench_common.sh"
 BUILD="${1:-build}"
 SEER="$BUILD/seer"
 NODES="${NODES:-1000000}"; DIM="${DIM:-128}"; AVG_DEGREE="${AVG_DEGREE:-10}"
@@ -20,17 +21,13 @@ BATCH="${BATCH:-1000}"; SUPERBATCH="${SUPERBATCH:-5}"; HIDDEN="${HIDDEN:-256}"; 
 OUT="${OUT:-$BUILD/bench-train}"
 DATA="$OUT/graph"
 mkdir -p "$OUT"
-[[ -x "$SEER" ]] || { echo "no seer binary at $SEER (build it first)" >&2; exit 1; }
-
-if ! "$SEER" check "$DATA" >/dev/null 2>&1; then
-  "$SEER" gen --nodes "$NODES" --avg-degree "$AVG_DEGREE" --feature-dim "$DIM" \
-    --train-fraction "$TRAIN_FRACTION" --out "$DATA" --force --quiet
-fi
+bench_require_seer "$SEER"
+bench_graph "$SEER" "$DATA" "$NODES" "$AVG_DEGREE" "$DIM" "$TRAIN_FRACTION"
 FEATURE_BYTES=$(stat -c %s "$DATA/features.bin")
 echo "config: nodes=$NODES dim=$DIM avg_degree=$AVG_DEGREE train_fraction=$TRAIN_FRACTION" \
      "budget=$BUDGET fanouts=$FANOUTS batch=$BATCH superbatch=$SUPERBATCH hidden=$HIDDEN epochs=$EPOCHS"
-echo "features.bin: $FEATURE_BYTES bytes; machine: $(nproc) cores, $(grep MemTotal /proc/meminfo | awk '{print $2/1048576 " GiB"}')"
-grep -q "CMAKE_BUILD_TYPE:STRING=Release" "$BUILD/CMakeCache.txt" 2>/dev/null || echo "WARNING: not a Release build"
+echo "features.bin: $FEATURE_BYTES bytes; machine: $(bench_machine)"
+bench_warn_build "$BUILD"
 "$SEER" train --help >/dev/null
 if [[ "$(nproc)" -le 4 ]]; then echo "WARNING: $(nproc) cores: sampling, gather and compute compete for the CPU"; fi
 LOAD=$(cut -d' ' -f1 /proc/loadavg); echo "load average at start: $LOAD"

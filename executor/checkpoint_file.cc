@@ -127,20 +127,23 @@ Result<ModelConfig> ModelConfig::FromJson(const std::string& json, const std::st
 Json TrainPositionToJson(const TrainPosition& p) {
   Json run = Json::object();
   for (const auto& [name, value] : p.run) run[name] = value;
-  return {{"epoch", p.epoch},
-          {"next_superbatch", p.next_superbatch},
-          {"global_step", p.global_step},
-          {"seed", std::to_string(p.seed)},
-          {"best_valid_accuracy", p.best_valid_accuracy},
-          {"best_epoch", p.best_epoch},
-          {"run", run},
-          {"epoch_partial",
-           {{"loss_sum", p.epoch_loss_sum},
-            {"loss_batches", p.epoch_loss_batches},
-            {"correct", p.epoch_correct},
-            {"labeled", p.epoch_labeled},
-            {"batches", p.epoch_batches},
-            {"seeds", p.epoch_seeds}}}};
+  Json j = {{"epoch", p.epoch},
+            {"next_superbatch", p.next_superbatch},
+            {"global_step", p.global_step},
+            {"seed", std::to_string(p.seed)},
+            {"best_valid_accuracy", p.best_valid_accuracy},
+            {"best_epoch", p.best_epoch},
+            {"run", run},
+            {"epoch_partial",
+             {{"loss_sum", p.epoch_loss_sum},
+              {"loss_batches", p.epoch_loss_batches},
+              {"correct", p.epoch_correct},
+              {"labeled", p.epoch_labeled},
+              {"batches", p.epoch_batches},
+              {"seeds", p.epoch_seeds}}}};
+  // Inside a superbatch only: checkpoints at superbatch boundaries keep their bytes.
+  if (p.next_batch > 0) j["next_batch"] = p.next_batch;
+  return j;
 }
 
 Result<TrainPosition> TrainPositionFromJson(const Json& j, const std::string& path) {
@@ -150,8 +153,11 @@ Result<TrainPosition> TrainPositionFromJson(const Json& j, const std::string& pa
   SEER_ASSIGN_OR_RETURN(p.global_step, JsonInt(j, "global_step", path));
   SEER_ASSIGN_OR_RETURN(p.best_epoch, JsonInt(j, "best_epoch", path));
   SEER_ASSIGN_OR_RETURN(p.best_valid_accuracy, JsonNumber(j, "best_valid_accuracy", path));
-  if (p.epoch < 0 || p.next_superbatch < 0 || p.global_step < 0) {
-    return Corrupt(path + ": position fields 'epoch', 'next_superbatch' and 'global_step' must be >= 0");
+  if (j.contains("next_batch")) {
+    SEER_ASSIGN_OR_RETURN(p.next_batch, JsonInt(j, "next_batch", path));
+  }
+  if (p.epoch < 0 || p.next_superbatch < 0 || p.next_batch < 0 || p.global_step < 0) {
+    return Corrupt(path + ": position fields 'epoch', 'next_superbatch', 'next_batch' and 'global_step' must be >= 0");
   }
   SEER_ASSIGN_OR_RETURN(std::string seed, JsonString(j, "seed", path));
   const std::optional<uint64_t> parsed_seed = ParseNumber<uint64_t>(seed);

@@ -73,4 +73,15 @@ bool Checkpointer::DueAfterSuperbatch(int64_t executed_superbatches) const {
   return options_.checkpoint_every > 0 && executed_superbatches % options_.checkpoint_every == 0;
 }
 
+bool Checkpointer::DueByTime(double seconds_since_last_checkpoint) const {
+  return enabled() && options_.checkpoint_every_seconds > 0 &&
+         seconds_since_last_checkpoint >= options_.checkpoint_every_seconds;
+}
+
+double TimedCheckpointSeconds(const TrainOptions& o) {
+  if (o.checkpoint_dir.empty()) return 0;
+  if (o.checkpoint_every_seconds >= 0) return o.checkpoint_every_seconds;
+  return o.checkpoint_every > 0 ? 0 : kDefaultCheckpointEverySeconds;
+}
+
 }  // namespace seer

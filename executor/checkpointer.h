@@ -16,6 +16,9 @@
 //            in executor/checkpoint_file.h); a no-op without --checkpoint-dir or a model.
 //   DueAfterSuperbatch  --checkpoint-every N: true after every N-th executed superbatch
 //            (epoch ends always checkpoint).
+//   DueByTime  --checkpoint-every DURATION (default 10m with --checkpoint-dir): true when
+//            that much time passed since the last checkpoint; the TrainingExecutor asks
+//            after every batch and saves the position inside the superbatch.
 //
 // Holds no model; Resume and Save block on the file. Executor thread only.
 #pragma once
@@ -40,6 +43,7 @@ class Checkpointer {
     // Data-parallel runs: only rank 0 writes (and checks the file a resume reads); the
     // other ranks receive the checkpoint from rank 0 (RunTraining) and never write.
     bool writer = true;
+    double checkpoint_every_seconds = 0;  // timed checkpoints; 0 = none (resolved: TimedCheckpointSeconds)
   };
   static Result<Checkpointer> Open(const Options& options);
 
@@ -47,6 +51,7 @@ class Checkpointer {
   Result<TrainPosition> Resume(ModelRunner* model, uint64_t seed) const;
   Status Save(ModelRunner* model, const TrainPosition& position) const;
   bool DueAfterSuperbatch(int64_t executed_superbatches) const;
+  bool DueByTime(double seconds_since_last_checkpoint) const;
   Status CheckRun(const std::map<std::string, std::string>& run) const;
 
   bool enabled() const { return !path_.empty(); }
@@ -58,6 +63,11 @@ class Checkpointer {
   Options options_;
   std::string path_;
 };
+
+// The interval of timed checkpoints: TrainOptions::checkpoint_every_seconds, its auto
+// value (-1) resolved (10 minutes with a checkpoint directory and no
+// --checkpoint-every N superbatches); 0 = none.
+double TimedCheckpointSeconds(const TrainOptions& o);
 
 // `seer train`'s run record: the dataset's identity and the flags that shape the
 // batches and plans (the resolved batches per superbatch: --superbatch auto may resolve

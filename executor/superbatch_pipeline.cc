@@ -14,8 +14,17 @@ namespace seer {
 
 PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner& planner, FeatureGatherer& gatherer) {
   PipelineStages stages;
-  stages.sample = [&sampler](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats* stats) {
-    return sampler.SampleToFile(epoch, k, path, stats);
+  // SuperbatchSampler::SampleToFile (the same bytes), with a stop check before every
+  // batch is written: a stopped pipeline does not wait for a whole superbatch's sampling.
+  stages.sample = [&sampler](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats* stats,
+                             const std::atomic<bool>& cancel) -> Result<TraceFile> {
+    SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k));
+    auto sink = [&writer, &cancel](BatchTrace&& batch) {
+      if (cancel.load(std::memory_order_relaxed)) return Status(StatusCode::kInternal, "sampling stopped");
+      return writer.Append(batch);
+    };
+    SEER_RETURN_IF_ERROR(sampler.SampleStreaming(epoch, k, sink, stats));
+    return writer.Finish();
   };
   stages.plan = [&planner](const TraceFile& trace) -> Result<SuperbatchPlan> {
     SEER_ASSIGN_OR_RETURN(TraceIdSource source, TraceIdSource::Open(trace));
@@ -77,7 +86,7 @@ Status SuperbatchPipeline::Stop() {
   return error_.Get();
 }
 
-std::optional<GatheredBatch> SuperbatchPipeline::Next() {
+std::optional<GatheredBatch> SuperbatchPipeline::Next(const std::atomic<int>* give_up_on) {
   using std::chrono::duration;
   const auto slice = duration<double>(std::clamp(options_.deadlock_seconds / 8, 0.001, 0.25));
   const auto start_of = [] { return std::chrono::steady_clock::now(); };
@@ -87,6 +96,7 @@ std::optional<GatheredBatch> SuperbatchPipeline::Next() {
     bool timed_out = false;
     std::optional<GatheredBatch> g = ready_.PopFor(slice, &timed_out);
     if (!timed_out) return g;
+    if (give_up_on != nullptr && give_up_on->load(std::memory_order_relaxed) != 0) return std::nullopt;
     std::string waits;
     int64_t changes = 0;
     if (!board_.NoneWorking(&waits, &changes) || changes != last_changes) {
@@ -133,10 +143,10 @@ Status SuperbatchPipeline::InspectorStage() {
       if (!options_.overlap && !exclusion_.Acquire()) break;
     }
     SuperbatchStats stats;
-    Result<TraceFile> trace = stages_.sample(epoch, k, TracePath(epoch, k), &stats);
+    Result<TraceFile> trace = stages_.sample(epoch, k, TracePath(epoch, k), &stats, stop_);
     if (!options_.overlap) exclusion_.Release();
     if (!trace.ok()) {
-      status = trace.status();
+      if (!stop_) status = trace.status();  // after Stop() (or another stage's error): not this stage's error
       break;
     }
     WaitBoard::Note note(&board_, 0, "the planner to take superbatch " + std::to_string(k) + " of epoch " +

@@ -35,10 +35,16 @@
 // thread inside a stage call counts as working. The epoch gate opens through the
 // schedule's first epoch (a resumed schedule may start later than first_epoch).
 //
+// Stopping (Ctrl-C): Stop() raises the `cancel` flag each sample call receives, so a
+// superbatch being sampled ends within a batch (its unfinished trace file removed, and
+// not an error); a plan or gather in progress is finished first. Next(give_up_on) also
+// gives up waiting (nullopt, no error) once that flag is set, so a stop does not wait for
+// the next superbatch's sampling and plan.
+//
 // Ownership: the pipeline owns its threads, queues, gates and the trace files; the stage
 // callables (PipelineStages) and what they point at must outlive it. Stop() and the
 // destructor close everything and join all three threads, always; they return/finish
-// once each stage's current call (one sample, plan or gather) does. Next/Recycle/
+// once each stage's current call (a plan or a gather; a sample within a batch) does. Next/Recycle/
 // SuperbatchDone/EpochDone/Stop are the executor thread's; not thread-safe among
 // themselves.
 #pragma once
@@ -75,8 +81,10 @@ inline constexpr int64_t kPipelineTracesInFlight = 3;
 // What each stage does, one call at a time (each called from its own thread only).
 struct PipelineStages {
   // Writes superbatch (epoch, superbatch)'s trace to a new file at `path` (on the runtime
-  // directory) and returns its handle (owning the file).
-  std::function<Result<TraceFile>(int64_t epoch, int64_t superbatch, const std::string& path, SuperbatchStats* stats)>
+  // directory) and returns its handle (owning the file). `cancel` becomes true when the
+  // pipeline stops: the call may then end early with any error (ignored; no file left).
+  std::function<Result<TraceFile>(int64_t epoch, int64_t superbatch, const std::string& path, SuperbatchStats* stats,
+                                  const std::atomic<bool>& cancel)>
       sample;
   std::function<Result<SuperbatchPlan>(const TraceFile& trace)> plan;
   std::function<Status(const std::vector<int64_t>& fill_slots, GatherStats* stats)> fill;
@@ -131,8 +139,9 @@ class SuperbatchPipeline {
   SuperbatchPipeline& operator=(const SuperbatchPipeline&) = delete;
 
   // The next gathered batch; blocks. nullopt when the schedule is done, after a stage
-  // failed, or after Stop().
-  std::optional<GatheredBatch> Next();
+  // failed, after Stop(), or — within a fraction of a second — once *give_up_on is
+  // non-zero (a stop request, executor/interrupt.h; null = wait for the batch).
+  std::optional<GatheredBatch> Next(const std::atomic<int>* give_up_on = nullptr);
   void Recycle(std::vector<float> rows);
   // After the executor finished a superbatch's last batch (hands the token back when
   // sampling and executing take turns).

@@ -297,6 +297,18 @@ Status FinishModel(const TrainContext& ctx, const TrainPosition& position, Train
   return ctx.model->SaveModel(ctx.options.save_model_path, /*best=*/true);
 }
 
+bool StopRequested(const TrainOptions& o) { return o.stop_signal != nullptr && o.stop_signal->load() != 0; }
+
+// A stop request before the first batch: nothing trained, nothing to save.
+TrainSummary StoppedBeforeTraining(const TrainOptions& o, const RankEnv& env) {
+  TrainSummary summary;
+  summary.rank = env.rank;
+  summary.world_size = env.world_size;
+  summary.stopped_early = true;
+  summary.interrupted_by = o.stop_signal->load();
+  return summary;
+}
+
 RunOutcome Outcome(const TrainOptions& o, const TrainSummary& summary, bool trained) {
   RunOutcome outcome;
   outcome.trained = trained;
@@ -326,8 +338,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   // process group and runs exactly as a plain single-process run.
   SEER_ASSIGN_OR_RETURN(const RankEnv env, ResolveRankEnv(o.dist));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ProcessGroup> group, ConnectIfDistributed(env));
-  SEER_ASSIGN_OR_RETURN(Checkpointer checkpointer, Checkpointer::Open({o.checkpoint_dir, o.checkpoint_every, o.resume,
-                                                                       o.no_train, /*writer=*/env.rank == 0}));
+  SEER_ASSIGN_OR_RETURN(Checkpointer checkpointer,
+                        Checkpointer::Open({o.checkpoint_dir, o.checkpoint_every, o.resume, o.no_train,
+                                            /*writer=*/env.rank == 0, TimedCheckpointSeconds(o)}));
 
   // The data path, sized by the pilot batches; then the reporter (metrics start line).
   MemoryBudgetRequest request = TrainingBudgetRequest(o);
@@ -338,6 +351,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   pilot.split = "train";
   pilot.epochs = o.epochs;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, TrainingIo(o), &pilot));
+  if (StopRequested(o)) return StoppedBeforeTraining(o, env);
   // The run record (dataset identity, batching flags): a resume with others is refused
   // before anything is written (the metrics file included).
   const auto run_record = TrainRunRecord(o, data->split().superbatch, data->manifest().Identity(), env.world_size);
@@ -372,6 +386,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   policy_spec.show_progress = o.show_progress && env.rank == 0;
   SEER_ASSIGN_OR_RETURN(SuperbatchCachePlanner policy,
                         MakeSuperbatchCachePlanner(policy_spec, data->dataset(), *samplers.train));
+  if (StopRequested(o)) return StoppedBeforeTraining(o, env);
 
   // The model, resumed from the checkpoint when asked.
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
@@ -386,8 +401,9 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   }
   if (checkpointer.resuming()) {
     // 1-based like the progress line ("epoch 2/10 sb 3/5").
-    reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}", checkpointer.path(), position.epoch + 1,
-                              position.next_superbatch + 1));
+    reporter->Say(fmt::format("resuming from {} at epoch {}, superbatch {}{}", checkpointer.path(), position.epoch + 1,
+                              position.next_superbatch + 1,
+                              position.next_batch > 0 ? fmt::format(" after its batch {}", position.next_batch) : ""));
   }
   summary.best_valid_accuracy = position.best_valid_accuracy;
   summary.best_epoch = position.best_epoch;
@@ -412,7 +428,13 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_RETURN_IF_ERROR(pipeline->Stop());
   SEER_RETURN_IF_ERROR(run_status);
   summary.epochs = executor.epochs();
-  summary.stopped_early = executor.stopped_early();
+  summary.stopped_early = executor.stopped_early() || executor.interrupted_by() != 0;
+  summary.interrupted_by = executor.interrupted_by();
+  summary.training_started = true;
+  summary.batches_per_epoch = samplers.train->num_batches();
+  if (summary.interrupted_by != 0 && checkpointer.enabled() && model && env.rank == 0) {
+    summary.checkpoint_path = checkpointer.path();
+  }
 
   // The best model's test accuracy, the summary and the final metrics line.
   SEER_RETURN_IF_ERROR(

@@ -80,7 +80,15 @@ struct TrainSummary {
   double test_accuracy = -1;         // of the best-validation model (or the last one)
   int64_t peak_rss_bytes = -1;
   double seconds = 0;
-  bool stopped_early = false;
+  bool stopped_early = false;          // --stop-after, or a stop request
+  // A stop request (TrainOptions::stop_signal): its signal number, else 0. Then
+  // `checkpoint_path` names the checkpoint written at final_position ("" = none: no
+  // --checkpoint-dir, --no-train, not rank 0, or stopped before training started:
+  // `training_started` false).
+  int interrupted_by = 0;
+  std::string checkpoint_path;
+  bool training_started = false;
+  int64_t batches_per_epoch = 0;       // this rank's
   TrainPosition final_position;
   int rank = 0, world_size = 1;      // data-parallel runs: this process's rank (rank 0 reports)
 };

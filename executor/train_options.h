@@ -4,6 +4,7 @@
 // not in tools/. Plain values.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -33,6 +34,9 @@ using BatchRowsHook = std::function<void(const BatchTrace& batch, const float* r
                                          int64_t num_rows, int64_t feature_dim)>;
 // Called after every training step.
 using StepHook = std::function<void(int64_t epoch, int64_t batch_index, double loss)>;
+
+// --checkpoint-every's default with --checkpoint-dir: a checkpoint every 10 minutes.
+inline constexpr double kDefaultCheckpointEverySeconds = 600;
 
 struct TrainOptions {
   std::string dataset_dir;
@@ -77,6 +81,10 @@ struct TrainOptions {
   // Checkpoints and outputs.
   std::string checkpoint_dir;        // "" = no checkpoints
   int64_t checkpoint_every = 0;      // superbatches; 0 = at the end of every epoch
+  // Timed checkpoints at batch boundaries (inside a superbatch too), seconds since the
+  // last checkpoint; 0 = off; -1 = auto: kDefaultCheckpointEverySeconds with a
+  // checkpoint_dir and checkpoint_every 0, else off.
+  double checkpoint_every_seconds = -1;
   bool resume = false;
   int64_t stop_after_superbatches = -1;  // tests: stop (after checkpointing) early
   std::string save_model_path;
@@ -86,6 +94,10 @@ struct TrainOptions {
   bool quiet = false;                // no summary lines on stderr
   BatchRowsHook batch_hook;
   StepHook step_hook;
+  // SIGINT/SIGTERM (executor/interrupt.h; null = never): once it holds a signal number,
+  // the run stops at the next batch boundary (every rank at the same one), checkpoints
+  // there when checkpoint_dir is set and returns (TrainSummary::interrupted_by).
+  const std::atomic<int>* stop_signal = nullptr;
   // Data-parallel training (executor/rank_env.h): rank and world size from the launcher's
   // environment (torchrun, MPI, Slurm) or these flags; world size 1 = one process.
   // batch_size is per rank. Rank 0 alone writes metrics, checkpoints and the model.

@@ -11,10 +11,14 @@
 
 namespace seer {
 
-// `next_superbatch` is the first superbatch of `epoch` that has not been trained yet.
+// `next_superbatch` is the first superbatch of `epoch` that has not been finished yet;
+// `next_batch` of its batches are already trained (0 at a superbatch boundary; > 0 after
+// a stop or a timed checkpoint inside a superbatch: a resume samples that superbatch
+// again and trains from batch `next_batch` on).
 struct TrainPosition {
   int64_t epoch = 0;
   int64_t next_superbatch = 0;
+  int64_t next_batch = 0;
   int64_t global_step = 0;
   uint64_t seed = 0;
   double best_valid_accuracy = -1;
@@ -22,7 +26,7 @@ struct TrainPosition {
   // The flags and dataset that shape the batches and plans (name -> value, the
   // checkpoint's "run" record): a resume with any other value is refused (Checkpointer).
   std::map<std::string, std::string> run;
-  // `epoch`'s training sums over its superbatches before next_superbatch, so a resumed
+  // `epoch`'s training sums over its batches before (next_superbatch, next_batch), so a resumed
   // epoch reports loss and accuracy over all its batches.
   double epoch_loss_sum = 0;
   int64_t epoch_loss_batches = 0, epoch_correct = 0, epoch_labeled = 0, epoch_batches = 0, epoch_seeds = 0;

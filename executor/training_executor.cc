@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "executor/evaluation.h"
 #include "storage/base/exception_status.h"
 
@@ -15,51 +17,136 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// The batches a schedule from `from` to `epochs` delivers (RunTraining's MakeSchedule).
+int64_t ScheduledBatches(const SuperbatchSampler& sampler, const TrainPosition& from, int64_t epochs) {
+  if (from.epoch >= epochs) return 0;
+  int64_t n = sampler.num_batches() * (epochs - from.epoch);
+  for (int64_t k = 0; k < std::min(from.next_superbatch, sampler.num_superbatches()); ++k) {
+    n -= sampler.num_batches_in(k);
+  }
+  return n;
+}
+
 }  // namespace
+
+TrainingExecutor::TrainingExecutor(const TrainContext& ctx, TrainPosition start)
+    : ctx_(ctx),
+      start_(start),
+      position_(std::move(start)),
+      due_batches_(ScheduledBatches(*ctx.samplers.train, start_, ctx.options.epochs)),
+      last_checkpoint_(Clock::now()),
+      epoch_start_(Clock::now()) {}
 
 Status TrainingExecutor::Run(SuperbatchPipeline& pipeline) {
   const SuperbatchSampler& sampler = *ctx_.samplers.train;
   while (true) {
+    // Before a check point Next() may give up waiting on a stop request (every rank
+    // checks there, with or without a batch).
+    const bool check = ctx_.options.stop_signal != nullptr && (ctx_.group == nullptr || check_next_);
     const auto wait_start = Clock::now();
-    std::optional<GatheredBatch> g = pipeline.Next();
+    std::optional<GatheredBatch> g = pipeline.Next(check ? ctx_.options.stop_signal : nullptr);
     const double waited = Since(wait_start);
-    if (!g) return Status::Ok();
+    // No batch: the schedule's end, a stage's error (Stop() reports it), or Next() gave
+    // up waiting on a stop request; then every rank agrees to stop here.
+    const bool gave_up = !g && check && due_batches_ > 0 && ctx_.options.stop_signal->load() != 0;
+    if (!g && !gave_up) return Status::Ok();
+    if (check) {
+      SEER_ASSIGN_OR_RETURN(const int stop, AgreedStop());
+      if (stop != 0) {
+        interrupted_by_ = stop;
+        return SaveCheckpoint();
+      }
+    }
+    if (!g) return Status::Ok();  // not reached: a rank that gave up holds a request
+    --due_batches_;
+    ++since_check_;
+    check_next_ = g->last || since_check_ >= check_interval_;
     if (!report_ && ctx_.group != nullptr) SEER_RETURN_IF_ERROR(CheckRanksAgree(g->superbatch->planned.epoch));
     EpochReport& r = BeginBatch(*g, waited);
     const PlannedSuperbatch& p = g->superbatch->planned;
     const BatchTrace& batch = g->batch();
-    const float* rows = nullptr;
-    const DeviceRows* device_rows = nullptr;
-    SEER_RETURN_IF_ERROR(AssembleRows(*g, r, &rows, &device_rows));
-    if (ctx_.options.batch_hook) {
-      if (device_rows != nullptr) rows = ctx_.device_tier->HostRows();
-      ctx_.options.batch_hook(batch, rows, static_cast<int64_t>(batch.node_ids.size()),
-                              ctx_.data.manifest().feature_dim);
+    if (AlreadyTrained(*g)) {
+      // A resume inside this superbatch: gathered (the cache follows its plan), not trained.
+      pipeline.Recycle(std::move(g->rows));
+    } else {
+      const float* rows = nullptr;
+      const DeviceRows* device_rows = nullptr;
+      SEER_RETURN_IF_ERROR(AssembleRows(*g, r, &rows, &device_rows));
+      if (ctx_.options.batch_hook) {
+        if (device_rows != nullptr) rows = ctx_.device_tier->HostRows();
+        ctx_.options.batch_hook(batch, rows, static_cast<int64_t>(batch.node_ids.size()),
+                                ctx_.data.manifest().feature_dim);
+      }
+      double loss = 0;
+      SEER_RETURN_IF_ERROR(TrainBatch(batch, rows, device_rows, r, &loss));
+      ++r.batches;
+      r.seeds += batch.num_seeds;
+      ++done_batches_;
+      done_seeds_ += batch.num_seeds;
+      MarkTrained(*g, r);
+      pipeline.Recycle(std::move(g->rows));
+      ProgressPoint point;
+      point.epoch = p.epoch;
+      point.epochs = ctx_.options.epochs;
+      point.superbatch = p.index;
+      point.superbatches = sampler.num_superbatches();
+      point.batch = batch.batch_index;
+      point.batches_per_epoch = sampler.num_batches();
+      point.done_batches = done_batches_;
+      point.done_seeds = done_seeds_;
+      point.loss = loss_batches_ ? loss_sum_ / loss_batches_ : loss;
+      point.hit_ratio = (r.gather.hits + g->hits_so_far) / std::max<double>(1.0, r.gather.rows + g->rows_so_far);
+      ctx_.reporter.Progress(point);
     }
-    double loss = 0;
-    SEER_RETURN_IF_ERROR(TrainBatch(batch, rows, device_rows, r, &loss));
-    ++r.batches;
-    r.seeds += batch.num_seeds;
-    ++done_batches_;
-    done_seeds_ += batch.num_seeds;
-    pipeline.Recycle(std::move(g->rows));
-    ProgressPoint point;
-    point.epoch = p.epoch;
-    point.epochs = ctx_.options.epochs;
-    point.superbatch = p.index;
-    point.superbatches = sampler.num_superbatches();
-    point.batch = batch.batch_index;
-    point.batches_per_epoch = sampler.num_batches();
-    point.done_batches = done_batches_;
-    point.done_seeds = done_seeds_;
-    point.loss = loss_batches_ ? loss_sum_ / loss_batches_ : loss;
-    point.hit_ratio = (r.gather.hits + g->hits_so_far) / std::max<double>(1.0, r.gather.rows + g->rows_so_far);
-    ctx_.reporter.Progress(point);
-    if (!g->last) continue;
-    bool stop = false;
-    SEER_RETURN_IF_ERROR(EndSuperbatch(*g, pipeline, &stop));
-    if (stop) return Status::Ok();
+    if (g->last) {
+      bool stop = false;
+      SEER_RETURN_IF_ERROR(EndSuperbatch(*g, pipeline, &stop));
+      if (stop) return Status::Ok();
+    }
+    if (ctx_.checkpointer.DueByTime(Since(last_checkpoint_))) SEER_RETURN_IF_ERROR(SaveCheckpoint());
   }
+}
+
+// A rank without a batch (Next() gave up) holds a request, so the maximum is one too.
+// Data-parallel: the same allreduce agrees on the batches until the next check, every
+// rank's wish taken (about kStopCheckSeconds of batches at this rank's pace).
+Result<int> TrainingExecutor::AgreedStop() {
+  int64_t values[2] = {ctx_.options.stop_signal->load(), 1};
+  if (ctx_.group != nullptr) {
+    const double per_batch = since_check_ > 0 ? Since(last_check_) / since_check_ : 0;
+    values[1] = per_batch > 0 ? std::clamp<int64_t>(static_cast<int64_t>(kStopCheckSeconds / per_batch), 1,
+                                                    kStopCheckMaxBatches)
+                              : 1;
+    SEER_RETURN_IF_ERROR(ctx_.group->AllreduceInt64(
+        values, 2, ProcessGroup::ReduceOp::kMax, fmt::format("stop check before step {}", position_.global_step + 1)));
+  }
+  check_interval_ = values[1];
+  since_check_ = 0;
+  last_check_ = Clock::now();
+  return static_cast<int>(values[0]);
+}
+
+bool TrainingExecutor::AlreadyTrained(const GatheredBatch& g) const {
+  const PlannedSuperbatch& p = g.superbatch->planned;
+  return p.epoch == start_.epoch && p.index == start_.next_superbatch &&
+         static_cast<int64_t>(g.index) < start_.next_batch;
+}
+
+void TrainingExecutor::MarkTrained(const GatheredBatch& g, const EpochReport& r) {
+  position_.epoch = g.superbatch->planned.epoch;
+  position_.next_superbatch = g.superbatch->planned.index;
+  position_.next_batch = static_cast<int64_t>(g.index) + 1;
+  position_.epoch_loss_sum = loss_sum_;
+  position_.epoch_loss_batches = loss_batches_;
+  position_.epoch_correct = correct_;
+  position_.epoch_labeled = labeled_;
+  position_.epoch_batches = r.batches;
+  position_.epoch_seeds = r.seeds;
+}
+
+Status TrainingExecutor::SaveCheckpoint() {
+  last_checkpoint_ = Clock::now();
+  return ctx_.checkpointer.Save(ctx_.model, position_);
 }
 
 // The epoch's report (started on its first batch), with the batch's waiting time and,
@@ -71,8 +158,9 @@ EpochReport& TrainingExecutor::BeginBatch(const GatheredBatch& g, double waited)
     report_->epoch = p.epoch;
     loss_sum_ = 0;
     loss_batches_ = correct_ = labeled_ = 0;
-    if (p.epoch == position_.epoch && position_.next_superbatch > 0 && p.index == position_.next_superbatch) {
-      // A resumed epoch: its superbatches before the checkpoint count in its report.
+    if (p.epoch == position_.epoch && (position_.next_superbatch > 0 || position_.next_batch > 0) &&
+        p.index == position_.next_superbatch) {
+      // A resumed epoch: its batches before the checkpoint count in its report.
       loss_sum_ = position_.epoch_loss_sum;
       loss_batches_ = position_.epoch_loss_batches;
       correct_ = position_.epoch_correct;
@@ -164,19 +252,18 @@ Status TrainingExecutor::EndSuperbatch(const GatheredBatch& g, SuperbatchPipelin
   } else {
     position_.epoch = p.epoch;
     position_.next_superbatch = p.index + 1;
+    position_.next_batch = 0;
     position_.epoch_loss_sum = loss_sum_;
     position_.epoch_loss_batches = loss_batches_;
     position_.epoch_correct = correct_;
     position_.epoch_labeled = labeled_;
     position_.epoch_batches = r.batches;
     position_.epoch_seeds = r.seeds;
-    if (ctx_.checkpointer.DueAfterSuperbatch(executed_superbatches_)) {
-      SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
-    }
+    if (ctx_.checkpointer.DueAfterSuperbatch(executed_superbatches_)) SEER_RETURN_IF_ERROR(SaveCheckpoint());
   }
   const int64_t stop_after = ctx_.options.stop_after_superbatches;
   if (stop_after >= 0 && executed_superbatches_ >= stop_after) {
-    if (!epoch_done) SEER_RETURN_IF_ERROR(ctx_.checkpointer.Save(ctx_.model, position_));
+    if (!epoch_done) SEER_RETURN_IF_ERROR(SaveCheckpoint());
     stopped_early_ = true;
     *stop = true;
   }
@@ -194,11 +281,12 @@ Status TrainingExecutor::EndEpoch(int64_t epoch) {
   epochs_.push_back(r);
   position_.epoch = epoch + 1;
   position_.next_superbatch = 0;
+  position_.next_batch = 0;
   position_.epoch_loss_sum = 0;
   position_.epoch_loss_batches = position_.epoch_correct = position_.epoch_labeled = 0;
   position_.epoch_batches = position_.epoch_seeds = 0;
   report_.reset();
-  return ctx_.checkpointer.Save(ctx_.model, position_);
+  return SaveCheckpoint();
 }
 
 // Valid and test accuracy after the last epoch and every --eval-every epochs; a better

@@ -6,8 +6,6 @@
 #define SEER_THRUST_BACKEND thrust_cuda
 #include "kernels/belady_thrust.inl"
 
-#include <exception>
-#include <new>
 #include <string>
 
 #include "kernels/device.h"
@@ -16,22 +14,18 @@ namespace seer::kernels {
 
 GpuPlanCode PlanBeladyGpu(const BeladyGpuInput& input, BeladyGpuOutput* output,
                           std::string* error_message) {
-  std::string scratch;
-  std::string* error = error_message != nullptr ? error_message : &scratch;
-  if (CudaDeviceCount() == 0) {
-    *error = "no CUDA device: " + DescribeDevice();
-    return GpuPlanCode::kUnsupported;
-  }
-  try {
-    return thrust_cuda::PlanBeladyThrust(input, output, error);
-  } catch (const thrust::system_error& e) {
-    *error = std::string("CUDA: ") + e.what();
-  } catch (const std::bad_alloc& e) {
-    *error = std::string("device memory exhausted: ") + e.what();
-  } catch (const std::exception& e) {
-    *error = e.what();
-  }
-  return GpuPlanCode::kError;
+  return thrust_cuda::PlanCatching(error_message, "device memory exhausted: ", "", [&](std::string* error) {
+    if (CudaDeviceCount() == 0) {
+      *error = "no CUDA device: " + DescribeDevice();
+      return GpuPlanCode::kUnsupported;
+    }
+    try {
+      return thrust_cuda::PlanBeladyThrust(input, output, error);
+    } catch (const thrust::system_error& e) {
+      *error = std::string("CUDA: ") + e.what();
+    }
+    return GpuPlanCode::kError;
+  });
 }
 
 }  // namespace seer::kernels

@@ -11,8 +11,9 @@
 // Before including: #define SEER_THRUST_BACKEND <namespace name> (one per backend, so the
 // two copies never share a symbol). Defines
 //   GpuPlanCode seer::kernels::SEER_THRUST_BACKEND::PlanBeladyThrust(input, output, error)
-// which throws what the backend throws (std::bad_alloc, thrust::system_error); the
-// includer catches.
+// which throws what the backend throws (std::bad_alloc, thrust::system_error), and
+//   GpuPlanCode seer::kernels::SEER_THRUST_BACKEND::PlanCatching(error_message, ...)
+// the includer's entry point shell, which catches.
 //
 // The rule is tie_rule / cache/belady_planner.h's: C_{i+1} = the K smallest of C_i ∪ ids_i
 // under (0, next_use, v ∉ C_i, v) for a finite next use, (1, -score(v), v ∉ C_i, v) for
@@ -53,7 +54,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -442,6 +445,24 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
     th::copy(final_slots.begin(), final_slots.end(), out->final_slots.data());
   }
   return GpuPlanCode::kOk;
+}
+
+// The shell of the entry points (PlanBeladyGpu, PlanBeladyThrustHost): the message goes to
+// `error_message` (a scratch string when null); `plan(error)` runs, and an exception it
+// throws becomes kError: "<out_of_memory>what" for std::bad_alloc, "<failed>what" for
+// any other std::exception.
+template <typename Plan>
+GpuPlanCode PlanCatching(std::string* error_message, const char* out_of_memory, const char* failed, Plan plan) {
+  std::string scratch;
+  std::string* error = error_message != nullptr ? error_message : &scratch;
+  try {
+    return plan(error);
+  } catch (const std::bad_alloc& e) {
+    *error = out_of_memory + std::string(e.what());
+  } catch (const std::exception& e) {
+    *error = failed + std::string(e.what());
+  }
+  return GpuPlanCode::kError;
 }
 
 }  // namespace seer::kernels::SEER_THRUST_BACKEND

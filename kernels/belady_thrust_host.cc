@@ -11,23 +11,12 @@
 #define SEER_THRUST_BACKEND thrust_host
 #include "kernels/belady_thrust.inl"
 
-#include <exception>
-#include <new>
-
 namespace seer::kernels {
 
 GpuPlanCode PlanBeladyThrustHost(const BeladyGpuInput& input, BeladyGpuOutput* output,
                                  std::string* error_message) {
-  std::string scratch;
-  std::string* error = error_message != nullptr ? error_message : &scratch;
-  try {
-    return thrust_host::PlanBeladyThrust(input, output, error);
-  } catch (const std::bad_alloc& e) {
-    *error = std::string("host Thrust planner: out of memory: ") + e.what();
-  } catch (const std::exception& e) {
-    *error = std::string("host Thrust planner: ") + e.what();
-  }
-  return GpuPlanCode::kError;
+  return thrust_host::PlanCatching(error_message, "host Thrust planner: out of memory: ", "host Thrust planner: ",
+                                   [&](std::string* error) { return thrust_host::PlanBeladyThrust(input, output, error); });
 }
 
 }  // namespace seer::kernels

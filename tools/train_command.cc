@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "executor/interrupt.h"
 #include "executor/train_loop.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/parse_number.h"
@@ -93,6 +94,44 @@ Result<int64_t> ParseSuperbatch(const std::string& text) {
 
 std::string SuperbatchText(int64_t superbatch) { return superbatch <= 0 ? "auto" : std::to_string(superbatch); }
 
+// --checkpoint-every: "N" superbatches, or a duration "30s", "10m", "1.5h" (timed
+// checkpoints at the next batch boundary); "0" = only at the end of every epoch.
+Status StoreCheckpointEvery(const std::string& text, TrainOptions* o) {
+  auto bad = [&] {
+    return InvalidArgument("--checkpoint-every '" + text +
+                           "': expected a number of superbatches or a duration such as 30s, 10m or 2h (0 = off)");
+  };
+  if (const std::optional<int64_t> n = ParseNumber<int64_t>(text)) {
+    if (*n < 0) return bad();
+    o->checkpoint_every = *n;
+    o->checkpoint_every_seconds = 0;
+    return Status::Ok();
+  }
+  if (text.empty()) return bad();
+  const char unit = text.back();
+  const double scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
+  const std::optional<double> value = ParseNumber<double>(std::string_view(text).substr(0, text.size() - 1));
+  if (scale == 0 || !value || !(*value >= 0) || !std::isfinite(*value * scale)) return bad();
+  o->checkpoint_every = 0;
+  o->checkpoint_every_seconds = *value * scale;
+  return Status::Ok();
+}
+
+// The one line a stopped run ends with: what was saved and how to go on.
+std::string StopLine(const TrainOptions& o, const TrainSummary& s) {
+  const std::string stopped = "stopped by " + StopSignalName(s.interrupted_by);
+  if (!s.training_started) return stopped + " before training started: nothing saved";
+  const TrainPosition& at = s.final_position;
+  const std::string where = fmt::format(" in epoch {}/{} after {} of its {} batches", at.epoch + 1, o.epochs,
+                                        at.epoch_batches, s.batches_per_epoch);
+  if (!s.checkpoint_path.empty()) {
+    return stopped + where + ": checkpoint saved to " + s.checkpoint_path + "; resume with: " + ResumeCommandLine();
+  }
+  if (o.no_train) return stopped + where + ": nothing to save (--no-train)";
+  return stopped + where +
+         ": nothing saved (no --checkpoint-dir); start a run with --checkpoint-dir DIR to make it resumable";
+}
+
 void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
   AddEnumOption(cmd, "--model", &o->model, kModelKindNames, "model", "GNN (mlp: features only, a baseline)");
   cmd->add_option("--hidden", o->hidden, "Hidden units per layer")->capture_default_str();
@@ -157,8 +196,11 @@ void AddMemoryFlags(CLI::App* cmd, TrainOptions* o) {
 void AddOutputFlags(CLI::App* cmd, TrainOptions* o) {
   cmd->add_option("--checkpoint-dir", o->checkpoint_dir, "Write checkpoints here (checkpoint.ckpt; empty = none)")
       ->capture_default_str();
-  cmd->add_option("--checkpoint-every", o->checkpoint_every, "Checkpoint every N superbatches (0 = every epoch)")
-      ->capture_default_str();
+  AddTextOption(
+      cmd, "--checkpoint-every", [o](const std::string& text) { return StoreCheckpointEvery(text, o); }, "10m",
+      "Checkpoints inside an epoch (epoch ends always checkpoint): every N superbatches, or every DURATION (30s, "
+      "10m, 2h) at the next batch boundary; 0 = at epoch ends only. Default with --checkpoint-dir: 10m. SIGINT/"
+      "SIGTERM also checkpoint where the run stands and print the command that resumes it");
   cmd->add_flag("--resume", o->resume, "Continue from the checkpoint in --checkpoint-dir");
   cmd->add_option("--stop-after", o->stop_after_superbatches,
                   "Stop after N superbatches, checkpointing first (-1 = never; for tests)")
@@ -204,8 +246,19 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
       if (out.empty()) continue;
       if (Status st = CheckOutputPath(out); !st.ok()) return ReportError("train", st);
     }
+    // Ctrl-C / SIGTERM: stop at the next batch boundary, checkpoint, say how to resume
+    // (executor/interrupt.h); a second one ends the process at once. Ranks started by
+    // --nproc leave the notice to their launcher.
+    InstallStopSignalHandlers(std::getenv("SEER_LAUNCH_COMMAND") != nullptr
+                                  ? nullptr
+                                  : "\nseer train: stopping at the next batch boundary (once more to stop at once)\n");
+    o->stop_signal = &StopSignalFlag();
     auto summary = RunTraining(*o);
     if (!summary.ok()) return ReportError("train", summary.status());
+    if (summary->interrupted_by != 0) {
+      if (summary->rank == 0) fmt::print(stderr, "seer train: {}\n", StopLine(*o, *summary));
+      return 128 + summary->interrupted_by;
+    }
     // Data-parallel runs: rank 0 prints the results (the other ranks' are the same).
     if (summary->rank != 0) return 0;
     // The results go to stdout even with --quiet (which silences stderr only), so

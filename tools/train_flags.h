@@ -73,7 +73,7 @@ int LaunchRanksIfAsked(const char* command, int nproc, const Options& o) {
     return ReportError(command, "--nproc starts the ranks itself: drop --rank/--world-size, or run without "
                                 "--nproc under torchrun (WORLD_SIZE is set)");
   }
-  return LaunchLocalRanks(nproc, o.dist.master_addr, o.dist.master_port);
+  return LaunchLocalRanks(nproc, o.dist.master_addr, o.dist.master_port, o.dist.timeout_seconds);
 }
 
 }  // namespace seer::cli

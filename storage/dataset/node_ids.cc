@@ -33,15 +33,20 @@ bool CanonicalIntegerId(std::string_view id, int64_t* value) {
   return true;
 }
 
-std::string IdSortKey(std::string_view id) {
+void IdSortKeyInto(std::string_view id, std::string* key) {
   int64_t v;
   if (CanonicalIntegerId(id, &v)) {
-    std::string key(9, '\0');
-    PutBigEndian(static_cast<uint64_t>(v), key.data() + 1);
-    return key;
+    key->assign(9, '\0');
+    PutBigEndian(static_cast<uint64_t>(v), key->data() + 1);
+    return;
   }
-  std::string key(1, '\1');
-  key.append(id);
+  key->assign(1, '\1');
+  key->append(id);
+}
+
+std::string IdSortKey(std::string_view id) {
+  std::string key;
+  IdSortKeyInto(id, &key);
   return key;
 }
 

@@ -21,6 +21,8 @@ inline constexpr const char* kNodeIds = "node_ids.txt";
 
 // A byte string whose order is the id order above, and back.
 std::string IdSortKey(std::string_view id);
+// IdSortKey(id) into *key, reusing its buffer (no allocation per id in a loop).
+void IdSortKeyInto(std::string_view id, std::string* key);
 std::string IdFromSortKey(std::string_view key);
 // 8 bytes, most significant first (byte order = numeric order): the integer part of
 // the sort keys, also used by the external sorts of `seer prep --remap-ids`.

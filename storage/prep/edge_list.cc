@@ -19,6 +19,7 @@
 #include "storage/base/unique_fd.h"
 #include "storage/prep/npy.h"
 #include "storage/prep/text_reader.h"
+#include "storage/prep/text_table.h"
 
 namespace seer {
 namespace {
@@ -180,58 +181,17 @@ inline LineKind ParseLineFast(const char* p, const char* end, int64_t num_nodes,
   return LineKind::kEdge;
 }
 
-// A delimited table (TextColumns): the delimiter, the endpoint field indices.
-struct ColumnLayout {
-  char delimiter = ',';  // ' ' = runs of blanks
-  int src = 0, dst = 1;
-};
-
-char DetectDelimiter(std::string_view line) {
-  if (line.find(',') != std::string_view::npos) return ',';
-  if (line.find('\t') != std::string_view::npos) return '\t';
-  return ' ';
-}
-
-std::string_view TrimField(std::string_view f) {
-  while (!f.empty() && (f.front() == ' ' || f.front() == '\t' || f.front() == '\r')) f.remove_prefix(1);
-  while (!f.empty() && (f.back() == ' ' || f.back() == '\t' || f.back() == '\r')) f.remove_suffix(1);
-  if (f.size() >= 2 && f.front() == '"' && f.back() == '"') f = f.substr(1, f.size() - 2);
-  return f;
-}
-
-// Fields of `line` up to index `last` (inclusive) into fields[]; returns the number of
-// fields seen (all of them, for the message when too few).
-int SplitFields(std::string_view line, char delimiter, int last, std::string_view* fields) {
-  int count = 0;
-  size_t i = 0;
-  if (delimiter == ' ') {
-    for (;;) {
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-      if (i >= line.size()) break;
-      size_t start = i;
-      while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
-      if (count <= last) fields[count] = TrimField(line.substr(start, i - start));
-      ++count;
-    }
-    return count;
-  }
-  for (;;) {
-    size_t next = line.find(delimiter, i);
-    std::string_view f = line.substr(i, next == std::string_view::npos ? std::string_view::npos : next - i);
-    if (count <= last) fields[count] = TrimField(f);
-    ++count;
-    if (next == std::string_view::npos) break;
-    i = next + 1;
-  }
-  return count;
-}
+// A delimited table (TextColumns): index[0] is the source column, index[1] the
+// destination's (storage/prep/text_table.h).
+using ColumnLayout = TableLayout;
 
 LineKind ParseLineColumns(std::string_view line, const ColumnLayout& layout, int64_t num_nodes,
                           const std::string& path, int64_t line_number, Edge* edge, Status* error) {
   size_t first = line.find_first_not_of(" \t\r");
   if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') return LineKind::kSkip;
-  const int last = std::max(layout.src, layout.dst);
-  std::string_view fields[64];
+  const int src_col = layout.index[0], dst_col = layout.index[1];
+  const int last = layout.last;
+  std::string_view fields[kMaxTableFields];
   const int count = SplitFields(line, layout.delimiter, last, fields);
   if (count <= last) {
     *error = InvalidArgument(path + ":" + std::to_string(line_number) + ": " + std::to_string(count) +
@@ -239,11 +199,11 @@ LineKind ParseLineColumns(std::string_view line, const ColumnLayout& layout, int
                              std::string(line.substr(0, 80)) + "'");
     return LineKind::kError;
   }
-  std::optional<int64_t> src = ParseInt(fields[layout.src]);
-  std::optional<int64_t> dst = ParseInt(fields[layout.dst]);
+  std::optional<int64_t> src = ParseInt(fields[src_col]);
+  std::optional<int64_t> dst = ParseInt(fields[dst_col]);
   if (!src || !dst) {
     *error = InvalidArgument(path + ":" + std::to_string(line_number) + ": non-numeric node id '" +
-                             std::string(!src ? fields[layout.src] : fields[layout.dst]) + "'");
+                             std::string(!src ? fields[src_col] : fields[dst_col]) + "'");
     return LineKind::kError;
   }
   const std::string where = path + ":" + std::to_string(line_number);
@@ -254,8 +214,10 @@ LineKind ParseLineColumns(std::string_view line, const ColumnLayout& layout, int
   return LineKind::kEdge;
 }
 
-bool IsIndex(const std::string& column) {
-  return !column.empty() && std::all_of(column.begin(), column.end(), [](char c) { return c >= '0' && c <= '9'; });
+// The endpoint columns as text_table.h columns (numeric: integer ids).
+std::vector<TableColumn> EndpointColumns(const TextColumns& columns, bool numeric) {
+  return {TableColumn{columns.src.empty() ? "0" : columns.src, numeric},
+          TableColumn{columns.dst.empty() ? "1" : columns.dst, numeric}};
 }
 
 // Text edge list. Lines up to the first data line are read one at a time (that line may
@@ -408,38 +370,13 @@ class TextEdgeSource : public EdgeSource {
   // The first non-comment line of a table: fixes the delimiter and the columns; a header
   // (needed when a column is named) gives kSkip.
   Result<LineKind> FirstTableLine(std::string_view line, Edge* edge) {
-    size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') return LineKind::kSkip;
+    if (IsCommentOrBlank(line)) return LineKind::kSkip;
     const std::string where = path_ + ":" + std::to_string(reader_->line_number());
-    layout_.delimiter = DetectDelimiter(line);
+    SEER_ASSIGN_OR_RETURN(layout_, ResolveTableLayout(line, EndpointColumns(columns_, true), where));
     table_ = true;
     seen_data_ = true;
-    std::string_view fields[64];
-    const int count = SplitFields(line, layout_.delimiter, 63, fields);
-    const std::string wanted[2] = {columns_.src.empty() ? "0" : columns_.src, columns_.dst.empty() ? "1" : columns_.dst};
-    int* index[2] = {&layout_.src, &layout_.dst};
-    const bool named = !IsIndex(wanted[0]) || !IsIndex(wanted[1]);
-    for (int k = 0; k < 2; ++k) {
-      const std::string& want = wanted[k];
-      if (IsIndex(want)) {
-        *index[k] = ParseNumber<int>(want).value_or(64);
-        if (*index[k] > 63) return InvalidArgument(where + ": column index " + want + " is beyond the 64 fields read");
-        continue;
-      }
-      *index[k] = -1;
-      for (int f = 0; f < std::min(count, 64); ++f) {
-        if (fields[f] == want) *index[k] = f;
-      }
-      if (*index[k] < 0) {
-        std::string names;
-        for (int f = 0; f < std::min(count, 64); ++f) names += (f ? ", " : "") + std::string(fields[f]);
-        return InvalidArgument(where + ": no column '" + want + "' in the header (" + names + ")");
-      }
-    }
-    if (named) return LineKind::kSkip;
+    if (layout_.header) return LineKind::kSkip;
     Status error;
-    const int last = std::max(layout_.src, layout_.dst);
-    if (count > last && !ParseInt(fields[layout_.src]) && !ParseInt(fields[layout_.dst])) return LineKind::kSkip;
     LineKind kind = ParseLineColumns(line, layout_, num_nodes_, path_, reader_->line_number(), edge, &error);
     if (kind == LineKind::kError) return error;
     return kind;
@@ -658,79 +595,60 @@ Result<std::unique_ptr<EdgeSource>> OpenEdgeList(const std::string& path, EdgeLi
 
 struct TextPairReader::State {
   std::string path;
-  TextColumns columns;
-  TextLineReader reader;
-  bool first = true;
-  ColumnLayout layout;
+  std::unique_ptr<TextLineReader> reader;  // plain "src dst" lines
+  std::unique_ptr<TextTableReader> table;  // columns given
 };
 
 TextPairReader::TextPairReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
 TextPairReader::~TextPairReader() = default;
 
 Result<std::unique_ptr<TextPairReader>> TextPairReader::Open(const std::string& path, const TextColumns& columns) {
+  if (!columns.empty()) {
+    // Ids are any tokens here: a header only through a named column.
+    SEER_ASSIGN_OR_RETURN(TextTableReader table, TextTableReader::Open(path, EndpointColumns(columns, false)));
+    auto state =
+        std::unique_ptr<State>(new State{path, nullptr, std::make_unique<TextTableReader>(std::move(table))});
+    return std::unique_ptr<TextPairReader>(new TextPairReader(std::move(state)));
+  }
   SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(path));
-  auto state = std::unique_ptr<State>(new State{path, columns, std::move(reader), true, ColumnLayout{}});
+  auto state = std::unique_ptr<State>(new State{path, std::make_unique<TextLineReader>(std::move(reader)), nullptr});
   return std::unique_ptr<TextPairReader>(new TextPairReader(std::move(state)));
 }
 
-std::string TextPairReader::Where() const { return state_->path + ":" + std::to_string(state_->reader.line_number()); }
+std::string TextPairReader::Where() const {
+  if (state_->table) return state_->table->Where();
+  return state_->path + ":" + std::to_string(state_->reader->line_number());
+}
 
 Result<bool> TextPairReader::Next(std::string_view* src, std::string_view* dst) {
   State& st = *state_;
+  if (st.table) {
+    std::string_view fields[2];
+    SEER_ASSIGN_OR_RETURN(bool more, st.table->Next(fields));
+    if (!more) return false;
+    const int last = std::max(st.table->column_index(0), st.table->column_index(1));
+    if (st.table->fields_in_line() <= last) {
+      return InvalidArgument(Where() + ": " + std::to_string(st.table->fields_in_line()) + " fields, but column " +
+                             std::to_string(last) + " is needed: '" + std::string(st.table->line().substr(0, 80)) + "'");
+    }
+    *src = fields[0];
+    *dst = fields[1];
+    if (src->empty() || dst->empty()) return InvalidArgument(Where() + ": empty node id");
+    return true;
+  }
   std::string_view line;
   for (;;) {
-    SEER_ASSIGN_OR_RETURN(bool more, st.reader.NextLine(&line));
+    SEER_ASSIGN_OR_RETURN(bool more, st.reader->NextLine(&line));
     if (!more) return false;
-    size_t first = line.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') continue;
-    if (st.columns.empty()) {
-      std::string_view tokens[3];
-      const int count = Tokenize(line, tokens);
-      if (count != 2) {
-        return InvalidArgument(Where() + ": malformed line (expected 2 fields 'src dst', got " + std::to_string(count) +
-                               "): '" + std::string(line.substr(0, 80)) + "'");
-      }
-      *src = tokens[0];
-      *dst = tokens[1];
-      return true;
+    if (IsCommentOrBlank(line)) continue;
+    std::string_view tokens[3];
+    const int count = Tokenize(line, tokens);
+    if (count != 2) {
+      return InvalidArgument(Where() + ": malformed line (expected 2 fields 'src dst', got " + std::to_string(count) +
+                             "): '" + std::string(line.substr(0, 80)) + "'");
     }
-    std::string_view fields[64];
-    if (st.first) {
-      st.first = false;
-      st.layout.delimiter = DetectDelimiter(line);
-      const std::string wanted[2] = {st.columns.src.empty() ? "0" : st.columns.src,
-                                     st.columns.dst.empty() ? "1" : st.columns.dst};
-      int* index[2] = {&st.layout.src, &st.layout.dst};
-      const int count = SplitFields(line, st.layout.delimiter, 63, fields);
-      bool named = false;
-      for (int k = 0; k < 2; ++k) {
-        if (IsIndex(wanted[k])) {
-          *index[k] = ParseNumber<int>(wanted[k]).value_or(64);
-          if (*index[k] > 63) return InvalidArgument(Where() + ": column index " + wanted[k] + " is beyond the 64 fields read");
-          continue;
-        }
-        named = true;
-        *index[k] = -1;
-        for (int f = 0; f < std::min(count, 64); ++f) {
-          if (fields[f] == wanted[k]) *index[k] = f;
-        }
-        if (*index[k] < 0) {
-          std::string names;
-          for (int f = 0; f < std::min(count, 64); ++f) names += (f ? ", " : "") + std::string(fields[f]);
-          return InvalidArgument(Where() + ": no column '" + wanted[k] + "' in the header (" + names + ")");
-        }
-      }
-      if (named) continue;  // the header
-    }
-    const int last = std::max(st.layout.src, st.layout.dst);
-    const int count = SplitFields(line, st.layout.delimiter, last, fields);
-    if (count <= last) {
-      return InvalidArgument(Where() + ": " + std::to_string(count) + " fields, but column " + std::to_string(last) +
-                             " is needed: '" + std::string(line.substr(0, 80)) + "'");
-    }
-    *src = fields[st.layout.src];
-    *dst = fields[st.layout.dst];
-    if (src->empty() || dst->empty()) return InvalidArgument(Where() + ": empty node id");
+    *src = tokens[0];
+    *dst = tokens[1];
     return true;
   }
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "storage/base/progress.h"
+#include "storage/prep/dense_scatter.h"
 #include "storage/prep/record_sorter.h"
 
 namespace seer {
@@ -26,33 +27,41 @@ Result<std::unique_ptr<IdRemap>> IdRemap::Build(const std::string& text_path, co
   {
     ProgressReporter progress("remap: reading ids", -1, "edges", show_progress);
     std::string_view src, dst;
+    std::string key;
     for (int64_t e = 0;; ++e) {
       SEER_ASSIGN_OR_RETURN(bool more, reader->Next(&src, &dst));
       if (!more) break;
-      SEER_RETURN_IF_ERROR(by_id.Add(IdSortKey(src), 2 * static_cast<uint64_t>(e)));
-      SEER_RETURN_IF_ERROR(by_id.Add(IdSortKey(dst), 2 * static_cast<uint64_t>(e) + 1));
+      IdSortKeyInto(src, &key);
+      SEER_RETURN_IF_ERROR(by_id.Add(key, 2 * static_cast<uint64_t>(e)));
+      IdSortKeyInto(dst, &key);
+      SEER_RETURN_IF_ERROR(by_id.Add(key, 2 * static_cast<uint64_t>(e) + 1));
       ++remap->num_edges_;
       if ((e & 0xffff) == 0) progress.Set(e + 1);
     }
     progress.Set(remap->num_edges_);
     progress.Finish();
   }
-  // Merge 1: distinct ids in order -> dense numbers, the mapping file, (position, dense).
-  RecordSorter by_position(remap->scratch_.path(), "positions", sort_bytes);
+  // Merge 1: distinct ids in order -> dense numbers, the mapping file, and the dense id
+  // of every endpoint position (a DenseScatter: positions are 0..2E-1, no sort needed).
+  SEER_RETURN_IF_ERROR(by_id.StartMerge());
+  SEER_ASSIGN_OR_RETURN(DenseScatter by_position, DenseScatter::Create(remap->scratch_.path(), "positions",
+                                                                       2 * remap->num_edges_, sort_bytes));
   remap->original_ids_path_ = remap->scratch_.File("original_ids.bin");
   SEER_ASSIGN_OR_RETURN(SequentialWriter originals, SequentialWriter::Create(remap->original_ids_path_));
   std::string previous;
   bool any = false;
   int64_t dense = -1;
-  char position_key[8];
   std::string line;
-  SEER_RETURN_IF_ERROR(by_id.Merge([&](std::string_view key, uint64_t position) -> Status {
+  for (;;) {
+    std::string_view key;
+    uint64_t position;
+    SEER_ASSIGN_OR_RETURN(bool more, by_id.Next(&key, &position));
+    if (!more) break;
     if (!any || key != previous) {
       any = true;
       previous.assign(key);
       ++dense;
-      const std::string id = IdFromSortKey(key);
-      line = id;
+      line = IdFromSortKey(key);
       line.push_back('\n');
       SEER_RETURN_IF_ERROR(node_ids.Append(line.data(), static_cast<int64_t>(line.size())));
       if (key[0] == '\0') {
@@ -63,18 +72,14 @@ Result<std::unique_ptr<IdRemap>> IdRemap::Build(const std::string& text_path, co
       }
       if (on_node) SEER_RETURN_IF_ERROR(on_node(key, dense));
     }
-    PutBigEndian(position, position_key);
-    return by_position.Add(std::string_view(position_key, 8), static_cast<uint64_t>(dense));
-  }));
+    SEER_RETURN_IF_ERROR(by_position.Set(static_cast<int64_t>(position), dense));
+  }
   SEER_RETURN_IF_ERROR(originals.Close());
   remap->num_nodes_ = dense + 1;
-  // Merge 2: dense ids back in edge order, as int64 pairs.
+  // The dense ids back in edge order, as int64 pairs.
   remap->edges_path_ = remap->scratch_.File("edges.bin64");
   SEER_ASSIGN_OR_RETURN(SequentialWriter edges, SequentialWriter::Create(remap->edges_path_));
-  SEER_RETURN_IF_ERROR(by_position.Merge([&](std::string_view, uint64_t value) -> Status {
-    const int64_t id = static_cast<int64_t>(value);
-    return edges.Write(&id, sizeof id);
-  }));
+  SEER_RETURN_IF_ERROR(by_position.WriteTo(edges));
   SEER_RETURN_IF_ERROR(edges.Close());
   return remap;
 }

@@ -3,14 +3,18 @@
 // distinct id in the order of storage/dataset/node_ids.h (integers by value, then other
 // tokens by bytes).
 //
-// Bounded memory, two external sorts (never a hash map of all ids):
+// Bounded memory, one external sort and one scatter (never a hash map of all ids):
 //   1. every endpoint becomes a record (id, position 2e or 2e+1), sorted in runs that fit
-//      the budget and merged: each new id gets the next dense number and its line in the
-//      mapping file (`node_ids.txt`: line k+1 = original id of node k);
-//   2. the records (position, dense id) are sorted back into edge order and written as
-//      int64 pairs to a temporary bin64 edge list that the CSC builder then reads.
-// Runs and the temporary list live in a private directory under `work_dir`, removed by
-// ~IdRemap. Blocking, single-threaded.
+//      the budget (storage/prep/record_sorter.h) and merged: each new id gets the next
+//      dense number and its line in the mapping file (`node_ids.txt`: line k+1 = original
+//      id of node k);
+//   2. each position's dense id goes into a DenseScatter (storage/prep/dense_scatter.h:
+//      a table of 2E slots, in range buckets when it does not fit), which writes them in
+//      edge order as int64 pairs to a temporary bin64 edge list that the CSC builder
+//      then reads.
+// Runs, buckets and the temporary list live in a private directory under `work_dir`,
+// removed by ~IdRemap. Blocking; the sort's runs are sorted on the caller's TBB arena,
+// the rest runs on the calling thread.
 #pragma once
 
 #include <cstdint>

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
 #include "storage/base/file_io.h"
 #include "storage/base/progress.h"
 #include "storage/dataset/node_ids.h"
+#include "storage/prep/dense_scatter.h"
 #include "storage/prep/text_reader.h"
 
 namespace seer {
@@ -94,7 +96,14 @@ Status NodeRows::CheckArrayRows(const std::string& path, int64_t rows, const cha
 }
 
 NodeRowJoin::NodeRowJoin(std::unique_ptr<NodeRows> rows, int64_t sort_bytes)
-    : rows_(std::move(rows)), sort_bytes_(sort_bytes), by_id_(rows_->scratch_.path(), "node-ids", sort_bytes) {}
+    : rows_(std::move(rows)),
+      sort_bytes_(sort_bytes),
+      // Records come in (key, row) order, so a repeated id shows with the lower row kept.
+      by_id_(rows_->scratch_.path(), "node-ids", sort_bytes,
+             [path = rows_->ids_path_](std::string_view key, uint64_t kept, uint64_t row) {
+               return InvalidArgument(path + ":" + std::to_string(row + 1) + ": node id '" + IdFromSortKey(key) +
+                                      "' repeats line " + std::to_string(kept + 1) + " (--node-ids: one line per id)");
+             }) {}
 
 NodeRowJoin::~NodeRowJoin() = default;
 
@@ -111,6 +120,7 @@ Result<std::unique_ptr<NodeRowJoin>> NodeRowJoin::Start(const std::string& ids_p
   SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ids_path));
   ProgressReporter progress("remap: reading " + ids_path, -1, "ids", show_progress);
   std::string_view line;
+  std::string key;
   for (;;) {
     SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
     if (!more) break;
@@ -119,32 +129,17 @@ Result<std::unique_ptr<NodeRowJoin>> NodeRowJoin::Start(const std::string& ids_p
       return InvalidArgument(ids_path + ":" + std::to_string(reader.line_number()) +
                              ": empty node id (--node-ids: line r+1 holds the id of row r of the node arrays)");
     }
-    SEER_RETURN_IF_ERROR(join->by_id_.Add(IdSortKey(id), static_cast<uint64_t>(r.num_rows_)));
+    IdSortKeyInto(id, &key);
+    SEER_RETURN_IF_ERROR(join->by_id_.Add(key, static_cast<uint64_t>(r.num_rows_)));
     if ((++r.num_rows_ & 0xffff) == 0) progress.Set(r.num_rows_);
   }
   progress.Set(r.num_rows_);
   progress.Finish();
   SEER_RETURN_IF_ERROR(join->by_id_.StartMerge());
-  SEER_RETURN_IF_ERROR(join->Advance());
   r.row_of_node_path_ = r.scratch_.File("row_of_node.bin");
   SEER_ASSIGN_OR_RETURN(SequentialWriter out, SequentialWriter::Create(r.row_of_node_path_));
   join->row_of_node_ = std::make_unique<SequentialWriter>(std::move(out));
   return join;
-}
-
-// Records come in (key, row) order, so a repeated id is two neighbours, the lower row first.
-Status NodeRowJoin::Advance() {
-  std::string_view key;
-  uint64_t row;
-  SEER_ASSIGN_OR_RETURN(have_, by_id_.Next(&key, &row));
-  if (!have_) return Status::Ok();
-  if (key == key_) {
-    return InvalidArgument(rows_->ids_path_ + ":" + std::to_string(row + 1) + ": node id '" + IdFromSortKey(key) +
-                           "' repeats line " + std::to_string(row_ + 1) + " (--node-ids: one line per id)");
-  }
-  key_.assign(key);
-  row_ = row;
-  return Status::Ok();
 }
 
 Status NodeRowJoin::Match(std::string_view sort_key, int64_t node) {
@@ -153,17 +148,13 @@ Status NodeRowJoin::Match(std::string_view sort_key, int64_t node) {
                            std::to_string(next_node_) + ")");
   }
   ++next_node_;
-  while (have_ && std::string_view(key_) < sort_key) {  // an id of FILE that is not a node
-    ++rows_->unmatched_rows_;
-    SEER_RETURN_IF_ERROR(Advance());
-  }
-  if (!have_ || std::string_view(key_) != sort_key) {
+  SEER_ASSIGN_OR_RETURN(std::optional<uint64_t> row, by_id_.Match(sort_key));
+  if (!row) {
     return InvalidArgument(rows_->ids_path_ + ": no line for node id '" + IdFromSortKey(sort_key) +
                            "' of the edge list (--node-ids: every node needs the row of its features/labels)");
   }
-  const int64_t row = static_cast<int64_t>(row_);
-  SEER_RETURN_IF_ERROR(row_of_node_->Write(&row, sizeof row));
-  return Advance();
+  const int64_t value = static_cast<int64_t>(*row);
+  return row_of_node_->Write(&value, sizeof value);
 }
 
 Result<std::unique_ptr<NodeRows>> NodeRowJoin::Finish(int64_t num_nodes) {
@@ -172,37 +163,24 @@ Result<std::unique_ptr<NodeRows>> NodeRowJoin::Finish(int64_t num_nodes) {
                            std::to_string(num_nodes) + " expected");
   }
   NodeRows& r = *rows_;
-  while (have_) {
-    ++r.unmatched_rows_;
-    SEER_RETURN_IF_ERROR(Advance());
-  }
+  SEER_RETURN_IF_ERROR(by_id_.Finish());
+  r.unmatched_rows_ = by_id_.unmatched_keys();  // repeats are errors: one row per key
   SEER_RETURN_IF_ERROR(row_of_node_->Close());
   row_of_node_.reset();
   r.num_nodes_ = num_nodes;
-  // node_of_row: (row, node) sorted back by row; rows without a node get -1.
+  // node_of_row: every node's row scattered back (rows without a node read -1).
   {
-    RecordSorter by_row(r.scratch_.path(), "rows", sort_bytes_);
+    SEER_ASSIGN_OR_RETURN(DenseScatter by_row, DenseScatter::Create(r.scratch_.path(), "rows", r.num_rows_, sort_bytes_));
     SEER_ASSIGN_OR_RETURN(SequentialReader row_of_node, SequentialReader::Open(r.row_of_node_path_));
-    char key[8];
     for (int64_t node = 0; node < num_nodes; ++node) {
       int64_t row;
       SEER_ASSIGN_OR_RETURN(bool more, row_of_node.Read(&row, sizeof row));
       if (!more) return Corrupt(r.row_of_node_path_ + ": ends at node " + std::to_string(node));
-      PutBigEndian(static_cast<uint64_t>(row), key);
-      SEER_RETURN_IF_ERROR(by_row.Add(std::string_view(key, 8), static_cast<uint64_t>(node)));
+      SEER_RETURN_IF_ERROR(by_row.Set(row, node));
     }
     r.node_of_row_path_ = r.scratch_.File("node_of_row.bin");
     SEER_ASSIGN_OR_RETURN(SequentialWriter out, SequentialWriter::Create(r.node_of_row_path_));
-    int64_t next_row = 0;
-    const int64_t none = -1;
-    SEER_RETURN_IF_ERROR(by_row.Merge([&](std::string_view row_key, uint64_t node) -> Status {
-      const int64_t row = static_cast<int64_t>(GetBigEndian(row_key.data()));
-      for (; next_row < row; ++next_row) SEER_RETURN_IF_ERROR(out.Write(&none, sizeof none));
-      const int64_t value = static_cast<int64_t>(node);
-      ++next_row;
-      return out.Write(&value, sizeof value);
-    }));
-    for (; next_row < r.num_rows_; ++next_row) SEER_RETURN_IF_ERROR(out.Write(&none, sizeof none));
+    SEER_RETURN_IF_ERROR(by_row.WriteTo(out));
     SEER_RETURN_IF_ERROR(out.Close());
   }
   SEER_ASSIGN_OR_RETURN(r.row_of_node_, UniqueFd::Open(r.row_of_node_path_, O_RDONLY));

@@ -12,10 +12,10 @@
 // as in storage/dataset/node_ids.h, so "007" is not 7, as in the edge list.
 //
 // The by-file rule is an external join within the memory budget (never a map of all ids):
-// NodeRowJoin sorts FILE's (id, row) records (storage/prep/record_sorter.h), IdRemap's
-// renumbering shows it every node in id order (Match), and the two sorted streams merge
-// into an int64 file row_of_node[k]; Finish sorts (row, node) back by row into
-// node_of_row[r] (-1: row r's id is not a node). Both files live in a private directory
+// NodeRowJoin joins FILE's (id, row) records with the nodes IdRemap's renumbering shows
+// in id order (storage/prep/id_join.h) into an int64 file row_of_node[k]; Finish
+// scatters (row, node) back by row (storage/prep/dense_scatter.h) into node_of_row[r]
+// (-1: row r's id is not a node). Both files live in a private directory
 // under the work dir, removed with the NodeRows. Blocking, single-threaded; lookups are
 // one pread each and const (safe from several threads).
 #pragma once
@@ -28,6 +28,7 @@
 #include "storage/base/scratch_dir.h"
 #include "storage/base/status.h"
 #include "storage/base/unique_fd.h"
+#include "storage/prep/id_join.h"
 #include "storage/prep/record_sorter.h"
 
 namespace seer {
@@ -96,15 +97,10 @@ class NodeRowJoin {
 
  private:
   NodeRowJoin(std::unique_ptr<NodeRows> rows, int64_t sort_bytes);
-  Status Advance();  // the next (key, row) of the sorted FILE, checking for a repeat
-
   std::unique_ptr<NodeRows> rows_;  // declared first: its directory outlives the runs
   int64_t sort_bytes_;
-  RecordSorter by_id_;
+  IdJoin by_id_;
   std::unique_ptr<SequentialWriter> row_of_node_;
-  bool have_ = false;  // by_id_'s current record
-  std::string key_;
-  uint64_t row_ = 0;
   int64_t next_node_ = 0;
 };
 

@@ -4,11 +4,13 @@
 // spilling them, and merging them k-way; SequentialWriter/SequentialReader are the
 // buffered plain-file streams the runs, and the int64 files built from a merge, go
 // through. The sorter owns its run files (removed by the merge, or by the destructor
-// after an error). Blocking, single-threaded; errors name the file.
+// after an error). Blocking; a run is sorted on the caller's TBB arena (chunks sorted in
+// parallel, merged as the run is written; the order is total, so the files do not
+// depend on the thread count), everything else on the calling thread. Errors name the
+// file.
 #pragma once
 
 #include <cstdint>
-#include <queue>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,24 +83,30 @@ class RecordSorter {
   }
 
  private:
+  // A key's first 16 bytes as two big-endian words (zero-padded), so most comparisons
+  // are two integer compares; bytes past 16 live in arena_ at `tail`.
   struct Record {
-    size_t offset;
-    uint32_t length;
+    uint64_t head[2];
     uint64_t payload;
+    uint64_t tail;
+    uint32_t length;
   };
+  static bool Less(const Record& a, const Record& b, const char* arena);
   struct Head {
     std::string key;
-    uint64_t payload;
-    size_t run;
+    uint64_t payload = 0;
+    size_t run = 0;
   };
   struct Later {
     bool operator()(const Head& a, const Head& b) const {
-      return a.key != b.key ? a.key > b.key : a.payload > b.payload;
+      const int c = a.key.compare(b.key);
+      return c != 0 ? c > 0 : a.payload > b.payload;
     }
   };
 
   Status SpillRun();
-  Status ReadHead(size_t run);  // the next record of `run` onto the heap, if any
+  Status WriteRecord(SequentialWriter& out, const Record& r);
+  Result<bool> ReadRecord(size_t run, Head* head);  // the next record of `run`; false at its end
   void RemoveRuns();
 
   std::string dir_, name_;
@@ -109,7 +117,7 @@ class RecordSorter {
   std::vector<std::string> run_paths_;
   // The merge.
   std::vector<SequentialReader> runs_;
-  std::priority_queue<Head, std::vector<Head>, Later> heap_;
+  std::vector<Head> heap_;  // a binary heap (std::push_heap with Later)
   Head current_;
 };
 

@@ -18,6 +18,7 @@
 #include "storage/base/progress.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/csc_builder.h"
+#include "storage/prep/node_split.h"
 
 namespace seer {
 namespace {
@@ -28,7 +29,7 @@ constexpr uint64_t kPermutationSalt = 0xbb67ae8584caa73bull;
 constexpr uint64_t kRotationSalt = 0x3c6ef372fe94f82bull;
 constexpr uint64_t kCentroidSalt = 0xa54ff53a5f1d36f1ull;
 constexpr uint64_t kNoiseSalt = 0x510e527fade682d1ull;
-constexpr uint64_t kSplitSalt = 0x9b05688c2b3e6c1full;
+// (the split stream's salt is in storage/prep/node_split.cc: prep draws with the same rule)
 constexpr uint64_t kDegreeSalt = 0x1f83d9abfb41bd6bull;
 constexpr uint64_t kSourceSalt = 0x5be0cd19137e2179ull;
 constexpr int64_t kNodeChunk = 8192;
@@ -323,6 +324,10 @@ class SyntheticEdgeSource : public EdgeSource {
   int64_t next_ = 0;
 };
 
+SplitFractions SplitFractionsOf(const SyntheticGraphConfig& c) {
+  return SplitFractions{c.train_fraction, c.valid_fraction, c.test_fraction};
+}
+
 Status CheckRange(const char* field, double value, double lo, double hi) {
   if (!(value >= lo && value <= hi)) {
     return InvalidArgument(std::string(field) + " = " + std::to_string(value) +
@@ -343,14 +348,7 @@ Status ValidateSyntheticGraphConfig(const SyntheticGraphConfig& c) {
   if (c.feature_dim < 0) return InvalidArgument("feature-dim must be >= 0");
   if (c.num_classes < 1) return InvalidArgument("classes = " + std::to_string(c.num_classes) + " must be >= 1");
   if (c.num_classes > (int64_t{1} << 31) - 1) return InvalidArgument("classes must fit in int32");
-  SEER_RETURN_IF_ERROR(CheckRange("train-fraction", c.train_fraction, 0, 1));
-  SEER_RETURN_IF_ERROR(CheckRange("valid-fraction", c.valid_fraction, 0, 1));
-  SEER_RETURN_IF_ERROR(CheckRange("test-fraction", c.test_fraction, 0, 1));
-  if (c.train_fraction + c.valid_fraction + c.test_fraction > 1 + 1e-9) {
-    return InvalidArgument("train + valid + test fractions = " +
-                           std::to_string(c.train_fraction + c.valid_fraction + c.test_fraction) +
-                           " exceed 1");
-  }
+  SEER_RETURN_IF_ERROR(ValidateSplitFractions(SplitFractionsOf(c)));
   SEER_RETURN_IF_ERROR(CheckRange("homophily", c.homophily, 0, 1));
   SEER_RETURN_IF_ERROR(CheckRange("rmat a", c.rmat_a, 0, 1));
   SEER_RETURN_IF_ERROR(CheckRange("rmat b", c.rmat_b, 0, 1));
@@ -420,11 +418,9 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
   std::vector<float> rows32(half ? 0 : static_cast<size_t>(kNodeChunk * f));
   std::vector<uint16_t> rows16(half ? static_cast<size_t>(kNodeChunk * f) : 0);
   std::vector<int32_t> chunk_labels(kNodeChunk);
-  std::vector<int8_t> chunk_split(kNodeChunk);  // 0 none, 1 train, 2 valid, 3 test
+  std::vector<NodeSplit> chunk_split(kNodeChunk);
   std::vector<int64_t> split_ids[4];
-  const double t_train = config.train_fraction;
-  const double t_valid = t_train + config.valid_fraction;
-  const double t_test = t_valid + config.test_fraction;
+  const SplitFractions fractions = SplitFractionsOf(config);
   ProgressReporter progress("gen: node data", n, "nodes", config.show_progress);
   for (int64_t first = 0; first < n; first += kNodeChunk) {
     const int64_t count = std::min(kNodeChunk, n - first);
@@ -433,8 +429,7 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
         const int64_t y = first + i;
         const int64_t cls = model.ClassOf(model.permutation().Inverse(y));
         chunk_labels[i] = static_cast<int32_t>(cls);
-        double u = SplitMix64(SplitMixFinalize(config.seed ^ kSplitSalt) ^ SplitMixFinalize(static_cast<uint64_t>(y))).Uniform();
-        chunk_split[i] = u < t_train ? 1 : u < t_valid ? 2 : u < t_test ? 3 : 0;
+        chunk_split[i] = DrawNodeSplit(fractions, config.seed, y);
         SplitMix64 rng(SplitMixFinalize(config.seed ^ kNoiseSalt) ^ SplitMixFinalize(static_cast<uint64_t>(y)));
         const float* centroid = centroids.data() + cls * f;
         for (int64_t j = 0; j < f; ++j) {
@@ -448,7 +443,7 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
     else SEER_RETURN_IF_ERROR(features->AppendValues(rows32.data(), count * f));
     SEER_RETURN_IF_ERROR(labels->AppendValues(chunk_labels.data(), count));
     for (auto& ids : split_ids) ids.clear();
-    for (int64_t i = 0; i < count; ++i) split_ids[chunk_split[i]].push_back(first + i);
+    for (int64_t i = 0; i < count; ++i) split_ids[static_cast<int>(chunk_split[i])].push_back(first + i);
     SEER_RETURN_IF_ERROR(train->AppendValues(split_ids[1].data(), static_cast<int64_t>(split_ids[1].size())));
     SEER_RETURN_IF_ERROR(valid->AppendValues(split_ids[2].data(), static_cast<int64_t>(split_ids[2].size())));
     SEER_RETURN_IF_ERROR(test->AppendValues(split_ids[3].data(), static_cast<int64_t>(split_ids[3].size())));

@@ -18,97 +18,19 @@
 
 #include "cache/belady_planner.h"
 #include "kernels/belady_gpu.h"
+#include "kernels/belady_gpu_batches.h"
+#include "support/belady_oracle.h"
+#include "support/random_seed.h"
 #include "support/temp_dir.h"
 
 namespace seer {
 namespace {
 
-using Batches = std::vector<std::vector<int64_t>>;
-
-struct OraclePlan {
-  std::vector<Changeset> changesets;
-  std::vector<int64_t> final_slots;
-};
-
-// score(v); empty = every score 0.
-using ScoreOf = std::function<uint32_t(int64_t)>;
-
-// Independent oracle: no buckets, no sorting of accesses; next use by scanning forward.
-OraclePlan BruteForceBelady(std::vector<int64_t> slots, const Batches& batches,
-                            const ScoreOf& score = {}) {
-  const int64_t capacity = static_cast<int64_t>(slots.size());
-  const int64_t num_batches = static_cast<int64_t>(batches.size());
-  OraclePlan out;
-  for (int64_t i = 0; i < num_batches; ++i) {
-    const auto& ids = batches[i];
-    std::set<int64_t> cached;
-    for (int64_t v : slots) {
-      if (v != kFreeSlot) cached.insert(v);
-    }
-    auto next_use = [&](int64_t v) -> int64_t {
-      for (int64_t j = i + 1; j < num_batches; ++j) {
-        if (std::find(batches[j].begin(), batches[j].end(), v) != batches[j].end()) return j;
-      }
-      return std::numeric_limits<int64_t>::max();
-    };
-    std::vector<std::tuple<int, int64_t, int, int64_t>> keys;
-    std::set<int64_t> candidates = cached;
-    candidates.insert(ids.begin(), ids.end());
-    for (int64_t v : candidates) {
-      const int64_t next = next_use(v);
-      const int not_cached = cached.count(v) ? 0 : 1;
-      if (next != std::numeric_limits<int64_t>::max()) {
-        keys.emplace_back(0, next, not_cached, v);
-      } else {
-        keys.emplace_back(1, -static_cast<int64_t>(score ? score(v) : 0u), not_cached, v);
-      }
-    }
-    std::sort(keys.begin(), keys.end());
-    std::set<int64_t> kept;
-    for (int64_t k = 0; k < std::min<int64_t>(capacity, keys.size()); ++k) kept.insert(std::get<3>(keys[k]));
-
-    Changeset cs;
-    cs.num_accesses = static_cast<int64_t>(ids.size());
-    for (int64_t v : ids) cs.num_misses += cached.count(v) ? 0 : 1;
-    for (int64_t s = 0; s < capacity; ++s) {
-      if (slots[s] != kFreeSlot && !kept.count(slots[s])) {
-        cs.out_slots.push_back(static_cast<int32_t>(s));
-        cs.out_ids.push_back(slots[s]);
-        slots[s] = kFreeSlot;
-      }
-    }
-    std::vector<int32_t> free_slots;
-    for (int64_t s = 0; s < capacity; ++s) {
-      if (slots[s] == kFreeSlot) free_slots.push_back(static_cast<int32_t>(s));
-    }
-    size_t next_free = 0;
-    for (size_t p = 0; p < ids.size(); ++p) {
-      if (!cached.count(ids[p]) && kept.count(ids[p])) {
-        const int32_t slot = free_slots.at(next_free++);
-        cs.in_ids.push_back(ids[p]);
-        cs.in_positions.push_back(static_cast<int32_t>(p));
-        cs.in_slots.push_back(slot);
-        slots[slot] = ids[p];
-      }
-    }
-    out.changesets.push_back(cs);
-  }
-  out.final_slots = slots;
-  return out;
-}
-
-std::string Describe(const Changeset& c) {
-  std::string s = "misses " + std::to_string(c.num_misses) + " in:";
-  for (size_t k = 0; k < c.in_ids.size(); ++k) {
-    s += " " + std::to_string(c.in_ids[k]) + "@" + std::to_string(c.in_positions[k]) + "->" +
-         std::to_string(c.in_slots[k]);
-  }
-  s += " out:";
-  for (size_t k = 0; k < c.out_ids.size(); ++k) {
-    s += " " + std::to_string(c.out_ids[k]) + "@" + std::to_string(c.out_slots[k]);
-  }
-  return s;
-}
+using testing::Batches;
+using testing::BruteForceBelady;
+using testing::DescribeChangeset;
+using testing::OraclePlan;
+using testing::ScoreOf;
 
 // Scores from a table (ids past its end score 0), as the planner's node_scores.
 std::function<void(const int64_t*, int64_t, uint32_t*)> TableScores(std::vector<uint32_t> table) {
@@ -122,16 +44,14 @@ std::function<void(const int64_t*, int64_t, uint32_t*)> TableScores(std::vector<
 // Compares a plan with the oracle's: every changeset and the final state.
 void ExpectSamePlan(const BeladyPlan& plan, const OraclePlan& want, const std::string& label) {
   ASSERT_EQ(plan.changesets.size(), static_cast<int64_t>(want.changesets.size())) << label;
-  int64_t misses = 0;
   for (size_t i = 0; i < want.changesets.size(); ++i) {
     auto got = plan.changesets.Get(static_cast<int64_t>(i));
     ASSERT_TRUE(got.ok());
     ASSERT_TRUE(*got == want.changesets[i])
-        << label << " iteration " << i << "\n planner: " << Describe(*got)
-        << "\n oracle:  " << Describe(want.changesets[i]);
-    misses += want.changesets[i].num_misses;
+        << label << " iteration " << i << "\n planner: " << DescribeChangeset(*got)
+        << "\n oracle:  " << DescribeChangeset(want.changesets[i]);
   }
-  EXPECT_EQ(plan.num_misses, misses) << label;
+  EXPECT_EQ(plan.num_misses, want.num_misses) << label;
   EXPECT_EQ(plan.final_slots, want.final_slots) << label;
 }
 
@@ -142,8 +62,7 @@ void ExpectMatchesOracle(const std::vector<int64_t>& c0, const Batches& batches,
                          const std::string& label, const std::vector<uint32_t>& scores = {},
                          const std::string& streaming_dir = "", int64_t working_memory = 0) {
   ScoreOf score_of;
-  BeladyPlannerOptions options;
-  options.device = PlannerDevice::kCpu;
+  BeladyPlannerOptions options = testing::CpuPlannerOptions();
   if (!scores.empty()) {
     score_of = [&scores](int64_t v) { return v < static_cast<int64_t>(scores.size()) ? scores[v] : 0u; };
     options.node_scores = TableScores(scores);
@@ -199,10 +118,8 @@ std::vector<int64_t> RandomInitialState(std::mt19937_64& rng, int64_t capacity, 
 }
 
 TEST(BeladyPlannerTest, MatchesBruteForceOracle) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   const std::string dir = testing::MakeTempDir("belady_oracle");
   for (int round = 0; round < 120; ++round) {
     const int num_batches = 1 + static_cast<int>(rng() % (round < 100 ? 30 : 200));
@@ -254,8 +171,7 @@ TEST(BeladyPlannerTest, TieRuleKeepsHigherScores) {
   // K = 2, C0 = {1, 2}. Batch 0 reads 3 and 4; nothing is used again. Keys (all ∞):
   // scores 1:5, 2:1, 3:9, 4:1 -> keep 3 (9) and 1 (5); 2 and 4 tie at 1, but both lose.
   std::vector<uint32_t> scores = {0, 5, 1, 9, 1};
-  BeladyPlannerOptions options;
-  options.device = PlannerDevice::kCpu;
+  BeladyPlannerOptions options = testing::CpuPlannerOptions();
   options.node_scores = TableScores(scores);
   auto plan = PlanBelady({1, 2}, MakeIdSpans({{3, 4}}), options);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
@@ -278,17 +194,14 @@ TEST(BeladyPlannerTest, TieRuleKeepsHigherScores) {
 }
 
 TEST(BeladyPlannerTest, StreamingMatchesInRamOnLargerTraces) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   const std::string dir = testing::MakeTempDir("belady_streaming");
   Batches batches = MakeBatches(rng, 150, 400, [](std::mt19937_64& r) { return PowerLaw(r, 5000, 2.0); });
   std::vector<uint32_t> scores(5000);
   for (auto& x : scores) x = static_cast<uint32_t>(rng() % 50);
   for (int64_t k : {int64_t{0}, int64_t{100}, int64_t{700}, int64_t{6000}}) {
-    BeladyPlannerOptions options;
-    options.device = PlannerDevice::kCpu;
+    BeladyPlannerOptions options = testing::CpuPlannerOptions();
     options.node_scores = TableScores(scores);
     const auto c0 = RandomInitialState(rng, k, 5000);
     auto ram = PlanBelady(c0, MakeIdSpans(batches), options);
@@ -316,20 +229,15 @@ TEST(BeladyPlannerTest, StreamingMatchesInRamOnLargerTraces) {
 // implementation (the cache as one array sorted by key, each batch merged into it) of the
 // same rule.
 TEST(BeladyPlannerTest, MatchesThrustPlannerOnLargeBatches) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   const int64_t num_nodes = 20000;
   for (int round = 0; round < 4; ++round) {
     const Batches batches = MakeBatches(rng, 10, 5000, [&](std::mt19937_64& r) {
       return round % 2 == 0 ? PowerLaw(r, num_nodes, 3.0) : static_cast<int64_t>(r() % num_nodes);
     });
-    std::vector<int64_t> flat, offsets{0};
-    for (const auto& b : batches) {
-      flat.insert(flat.end(), b.begin(), b.end());
-      offsets.push_back(static_cast<int64_t>(flat.size()));
-    }
+    kernels::FlatBatches flat;
+    for (const auto& b : batches) flat.Add(b.data(), static_cast<int64_t>(b.size()));
     // Scores: none, few values (many ties), spread.
     std::vector<uint32_t> table(static_cast<size_t>(num_nodes));
     const int score_kind = round % 3;
@@ -338,22 +246,9 @@ TEST(BeladyPlannerTest, MatchesThrustPlannerOnLargeBatches) {
       const std::vector<int64_t> c0s[] = {EmptyCacheState(k), RandomInitialState(rng, k, num_nodes)};
       for (const auto& c0 : c0s) {
         const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k);
-        BeladyPlannerOptions options;
-        options.device = PlannerDevice::kCpu;
-        std::vector<uint32_t> scores, initial_scores;
-        kernels::BeladyGpuInput in;
-        in.initial_slots = c0.data();
-        in.capacity = k;
-        in.ids = flat.data();
-        in.batch_offsets = offsets.data();
-        in.num_batches = static_cast<int64_t>(batches.size());
-        if (score_kind > 0) {
-          options.node_scores = TableScores(table);
-          for (int64_t v : flat) scores.push_back(table[static_cast<size_t>(v)]);
-          for (int64_t v : c0) initial_scores.push_back(v == kFreeSlot ? 0u : table[static_cast<size_t>(v)]);
-          in.scores = scores.data();
-          in.initial_scores = initial_scores.data();
-        }
+        BeladyPlannerOptions options = testing::CpuPlannerOptions();
+        if (score_kind > 0) options.node_scores = TableScores(table);
+        const kernels::BeladyGpuInput in = flat.Input(c0, options.node_scores);
         auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
         ASSERT_TRUE(plan.ok()) << plan.status().ToString();
         kernels::BeladyGpuOutput out;
@@ -363,20 +258,11 @@ TEST(BeladyPlannerTest, MatchesThrustPlannerOnLargeBatches) {
         for (size_t i = 0; i < batches.size(); ++i) {
           auto got = plan->changesets.Get(static_cast<int64_t>(i));
           ASSERT_TRUE(got.ok());
-          const auto ib = out.in_offsets[i], ie = out.in_offsets[i + 1];
-          const auto ob = out.out_offsets[i], oe = out.out_offsets[i + 1];
-          ASSERT_EQ(got->num_misses, out.num_misses[i]) << label << " iteration " << i;
-          ASSERT_EQ(got->in_ids, std::vector<int64_t>(out.in_ids.begin() + ib, out.in_ids.begin() + ie))
-              << label << " iteration " << i;
-          ASSERT_EQ(got->in_positions,
-                    std::vector<int32_t>(out.in_positions.begin() + ib, out.in_positions.begin() + ie))
-              << label << " iteration " << i;
-          ASSERT_EQ(got->in_slots, std::vector<int32_t>(out.in_slots.begin() + ib, out.in_slots.begin() + ie))
-              << label << " iteration " << i;
-          ASSERT_EQ(got->out_ids, std::vector<int64_t>(out.out_ids.begin() + ob, out.out_ids.begin() + oe))
-              << label << " iteration " << i;
-          ASSERT_EQ(got->out_slots, std::vector<int32_t>(out.out_slots.begin() + ob, out.out_slots.begin() + oe))
-              << label << " iteration " << i;
+          Changeset thrust;
+          thrust.num_accesses = static_cast<int64_t>(batches[i].size());
+          kernels::CopyBatchChanges(out, i, &thrust);
+          ASSERT_TRUE(*got == thrust) << label << " iteration " << i << "\n planner: " << DescribeChangeset(*got)
+                                      << "\n thrust:  " << DescribeChangeset(thrust);
         }
         EXPECT_EQ(plan->final_slots, out.final_slots) << label;
       }
@@ -406,8 +292,7 @@ TEST(BeladyPlannerTest, SingleInsertHasItsRealPosition) {
   // again in batch 2, while 12 is never used again: 20 replaces 12 in slot 2.
   std::vector<int64_t> c0 = {10, 11, 12};
   Batches batches = {{10, 11, 12}, {11, 10, 20}, {20, 10, 11}};
-  BeladyPlannerOptions options;
-  options.device = PlannerDevice::kCpu;
+  BeladyPlannerOptions options = testing::CpuPlannerOptions();
   auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   auto cs = plan->changesets.Get(1);

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "cache/belady_planner.h"
+#include "support/random_seed.h"
 #include "support/temp_dir.h"
 
 namespace seer {
@@ -40,9 +41,8 @@ Changeset RandomChangeset(std::mt19937_64& rng) {
 }
 
 TEST(ChangesetStoreTest, SpillsBeyondBudgetAndReadsBack) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   // 60 batches of up to 40 unique ids below 300.
   std::vector<std::vector<int64_t>> batches(60);
   for (auto& b : batches) {

@@ -1,7 +1,6 @@
 // The two-level (device over host) feature-cache plan against two independent oracles:
 //  * a brute-force two-level Belady that applies the rule of cache/belady_planner.h
-//    literally (forward scans for next use, a full sort of C_i ∪ ids_i per iteration) to
-//    the device tier on ids_i, derives the device misses D_i from its own state, and then
+//    literally (tests/support/belady_oracle.h, without scores) to the device tier on ids_i, derives the device misses D_i from its own state, and then
 //    applies the same rule to the host tier on D_i — every changeset of both tiers must
 //    be equal;
 //  * an exhaustive search (dynamic programming over every cache content, bypass allowed)
@@ -24,70 +23,15 @@
 #include "cache/device_tier.h"
 #include "cache/hit_simulator.h"
 #include "cache/policies.h"
+#include "support/belady_oracle.h"
+#include "support/random_seed.h"
 
 namespace seer {
 namespace {
 
-using Batches = std::vector<std::vector<int64_t>>;
-
-struct OracleTier {
-  std::vector<Changeset> changesets;
-  Batches misses;  // per batch: the ids not held before the batch, ascending position
-  std::vector<int64_t> final_slots;
-};
-
-// The rule, literally: C_{i+1} = K smallest of C_i ∪ ids_i under (next use, v ∉ C_i, v).
-OracleTier BruteForceTier(std::vector<int64_t> slots, const Batches& batches) {
-  const size_t capacity = slots.size();
-  OracleTier out;
-  for (size_t i = 0; i < batches.size(); ++i) {
-    const auto& ids = batches[i];
-    std::set<int64_t> cached;
-    for (int64_t v : slots) {
-      if (v != kFreeSlot) cached.insert(v);
-    }
-    auto next_use = [&](int64_t v) {
-      for (size_t j = i + 1; j < batches.size(); ++j) {
-        if (std::find(batches[j].begin(), batches[j].end(), v) != batches[j].end()) return static_cast<int64_t>(j);
-      }
-      return std::numeric_limits<int64_t>::max();
-    };
-    std::set<int64_t> candidates = cached;
-    candidates.insert(ids.begin(), ids.end());
-    std::vector<std::tuple<int64_t, int, int64_t>> keys;
-    for (int64_t v : candidates) keys.emplace_back(next_use(v), cached.count(v) ? 0 : 1, v);
-    std::sort(keys.begin(), keys.end());
-    std::set<int64_t> kept;
-    for (size_t k = 0; k < std::min(capacity, keys.size()); ++k) kept.insert(std::get<2>(keys[k]));
-
-    Changeset cs;
-    cs.num_accesses = static_cast<int64_t>(ids.size());
-    std::vector<int64_t> missed;
-    for (int64_t v : ids) {
-      if (!cached.count(v)) missed.push_back(v);
-    }
-    cs.num_misses = static_cast<int64_t>(missed.size());
-    for (size_t s = 0; s < capacity; ++s) {
-      if (slots[s] != kFreeSlot && !kept.count(slots[s])) {
-        cs.out_slots.push_back(static_cast<int32_t>(s));
-        cs.out_ids.push_back(slots[s]);
-        slots[s] = kFreeSlot;
-      }
-    }
-    for (size_t p = 0; p < ids.size(); ++p) {
-      if (cached.count(ids[p]) || !kept.count(ids[p])) continue;
-      const size_t slot = static_cast<size_t>(std::find(slots.begin(), slots.end(), kFreeSlot) - slots.begin());
-      cs.in_ids.push_back(ids[p]);
-      cs.in_positions.push_back(static_cast<int32_t>(p));
-      cs.in_slots.push_back(static_cast<int32_t>(slot));
-      slots[slot] = ids[p];
-    }
-    out.changesets.push_back(cs);
-    out.misses.push_back(missed);
-  }
-  out.final_slots = slots;
-  return out;
-}
+using testing::Batches;
+using testing::BruteForceBelady;
+using testing::OraclePlan;
 
 // Fewest misses of any plan over node ids < 16: C_{i+1} ⊆ C_i ∪ ids_i, |C_{i+1}| <= K,
 // misses_i = |ids_i \ C_i|. Exhaustive over contents (bit masks).
@@ -149,6 +93,29 @@ std::vector<int64_t> RandomState(std::mt19937_64& rng, int64_t capacity, int64_t
   return slots;
 }
 
+// A random two-tier case: num_nodes = min_nodes + rng() % node_span, tier capacities
+// rng() % device_span and rng() % host_span, 1 + rng() % max_batches batches of up to
+// 1 + rng() % max_size ids; initial states random (carried) or empty (cold).
+struct TwoTierCase {
+  int64_t num_nodes = 0, device_k = 0, host_k = 0;
+  Batches batches;
+  std::vector<int64_t> d0, h0;
+};
+
+TwoTierCase RandomTwoTierCase(std::mt19937_64& rng, int64_t min_nodes, int64_t node_span, int64_t device_span,
+                              int64_t host_span, int max_batches, int max_size, bool carried) {
+  TwoTierCase c;
+  c.num_nodes = min_nodes + static_cast<int64_t>(rng() % static_cast<uint64_t>(node_span));
+  c.device_k = static_cast<int64_t>(rng() % static_cast<uint64_t>(device_span));
+  c.host_k = static_cast<int64_t>(rng() % static_cast<uint64_t>(host_span));
+  const int num_batches = 1 + static_cast<int>(rng() % static_cast<uint64_t>(max_batches));
+  c.batches = RandomBatches(rng, num_batches, 1 + static_cast<int>(rng() % static_cast<uint64_t>(max_size)),
+                            c.num_nodes);
+  c.d0 = carried ? RandomState(rng, c.device_k, c.num_nodes) : EmptyCacheState(c.device_k);
+  c.h0 = carried ? RandomState(rng, c.host_k, c.num_nodes) : EmptyCacheState(c.host_k);
+  return c;
+}
+
 void ExpectSameChangesets(const ChangesetStore& got, const std::vector<Changeset>& want, const std::string& label) {
   ASSERT_EQ(got.size(), static_cast<int64_t>(want.size())) << label;
   for (size_t i = 0; i < want.size(); ++i) {
@@ -162,63 +129,47 @@ void ExpectSameChangesets(const ChangesetStore& got, const std::vector<Changeset
 }
 
 TEST(DeviceTierTest, TwoLevelPlanMatchesBruteForceOracle) {
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  BeladyPlannerOptions options;
-  options.device = PlannerDevice::kCpu;
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   for (int round = 0; round < 300; ++round) {
-    const int64_t num_nodes = 4 + static_cast<int64_t>(rng() % 40);
-    const int64_t device_k = static_cast<int64_t>(rng() % 9);
-    const int64_t host_k = static_cast<int64_t>(rng() % 17);
-    const Batches batches = RandomBatches(rng, 1 + static_cast<int>(rng() % 10), 1 + static_cast<int>(rng() % 10), num_nodes);
     const bool carried = rng() % 2 == 0;
-    const std::vector<int64_t> d0 = carried ? RandomState(rng, device_k, num_nodes) : EmptyCacheState(device_k);
-    const std::vector<int64_t> h0 = carried ? RandomState(rng, host_k, num_nodes) : EmptyCacheState(host_k);
-    const std::string label = "round " + std::to_string(round) + " Kd " + std::to_string(device_k) + " Kh " +
-                              std::to_string(host_k) + (carried ? " carried" : " cold");
+    const TwoTierCase c = RandomTwoTierCase(rng, /*min_nodes=*/4, /*node_span=*/40, /*device_span=*/9,
+                                            /*host_span=*/17, /*max_batches=*/10, /*max_size=*/10, carried);
+    const std::string label = "round " + std::to_string(round) + " Kd " + std::to_string(c.device_k) + " Kh " +
+                              std::to_string(c.host_k) + (carried ? " carried" : " cold");
 
-    const OracleTier device = BruteForceTier(d0, batches);
-    const OracleTier host = BruteForceTier(h0, device.misses);
-    auto plan = PlanTwoTierBelady(d0, h0, MakeIdSpans(batches), options);
+    const OraclePlan device = BruteForceBelady(c.d0, c.batches);
+    const OraclePlan host = BruteForceBelady(c.h0, device.misses);
+    auto plan = PlanTwoTierBelady(c.d0, c.h0, MakeIdSpans(c.batches), testing::CpuPlannerOptions());
     ASSERT_TRUE(plan.ok()) << label << ": " << plan.status().ToString();
     ExpectSameChangesets(plan->device.changesets, device.changesets, label + " device");
     EXPECT_EQ(plan->misses.ids, device.misses) << label;
     ExpectSameChangesets(plan->host.changesets, host.changesets, label + " host");
     EXPECT_EQ(plan->device.final_slots, device.final_slots) << label;
     EXPECT_EQ(plan->host.final_slots, host.final_slots) << label;
-    int64_t host_misses = 0;
-    for (const Changeset& cs : host.changesets) host_misses += cs.num_misses;
-    EXPECT_EQ(plan->host.num_misses, host_misses) << label;
+    EXPECT_EQ(plan->host.num_misses, host.num_misses) << label;
     if (HasFailure()) return;
   }
 }
 
 TEST(DeviceTierTest, BothTiersReachTheExhaustiveOptimum) {
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
-  BeladyPlannerOptions options;
-  options.device = PlannerDevice::kCpu;
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   for (int round = 0; round < 150; ++round) {
-    const int64_t num_nodes = 3 + static_cast<int64_t>(rng() % 8);  // <= 10 ids: exhaustive is cheap
-    const int64_t device_k = static_cast<int64_t>(rng() % 4);
-    const int64_t host_k = static_cast<int64_t>(rng() % 5);
-    const Batches batches = RandomBatches(rng, 1 + static_cast<int>(rng() % 7), 1 + static_cast<int>(rng() % 5), num_nodes);
-    const std::vector<int64_t> d0 = RandomState(rng, device_k, num_nodes);
-    const std::vector<int64_t> h0 = RandomState(rng, host_k, num_nodes);
-    auto plan = PlanTwoTierBelady(d0, h0, MakeIdSpans(batches), options);
+    // At most 10 ids: the exhaustive search is cheap.
+    const TwoTierCase c = RandomTwoTierCase(rng, /*min_nodes=*/3, /*node_span=*/8, /*device_span=*/4,
+                                            /*host_span=*/5, /*max_batches=*/7, /*max_size=*/5, /*carried=*/true);
+    auto plan = PlanTwoTierBelady(c.d0, c.h0, MakeIdSpans(c.batches), testing::CpuPlannerOptions());
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-    EXPECT_EQ(plan->device.num_misses, OptimalMisses(d0, batches)) << "round " << round << " device";
-    EXPECT_EQ(plan->host.num_misses, OptimalMisses(h0, plan->misses.ids)) << "round " << round << " host";
+    EXPECT_EQ(plan->device.num_misses, OptimalMisses(c.d0, c.batches)) << "round " << round << " device";
+    EXPECT_EQ(plan->host.num_misses, OptimalMisses(c.h0, plan->misses.ids)) << "round " << round << " host";
     if (HasFailure()) return;
   }
 }
 
 TEST(DeviceTierTest, PreviousBatchReuseHoldsOnlyThePreviousBatch) {
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   for (int round = 0; round < 200; ++round) {
     const int64_t num_nodes = 5 + static_cast<int64_t>(rng() % 30);
     const int64_t k = static_cast<int64_t>(rng() % 12);
@@ -282,9 +233,8 @@ TEST(DeviceTierTest, TierStateRefusesContradictingChangesets) {
 // The simulator's accounting: off is the single-tier simulator; device hits + transfers
 // = accesses; host accesses = transfers; Belady transfers the fewest rows.
 TEST(DeviceTierTest, SimulationAccountsBothTiers) {
-  const uint64_t seed = std::random_device{}();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   const int64_t num_nodes = 3001;
   std::vector<Batches> trace;
   for (int k = 0; k < 3; ++k) trace.push_back(RandomBatches(rng, 6, 120, num_nodes));

@@ -18,6 +18,7 @@
 #include "cache/policies.h"
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
+#include "support/random_seed.h"
 #include "support/temp_dir.h"
 
 namespace seer {
@@ -107,9 +108,8 @@ class FeatureCacheTest : public ::testing::Test {
 };
 
 TEST_F(FeatureCacheTest, BeladyReplayServesTheFileBytes) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   for (int64_t capacity : {int64_t{0}, int64_t{1}, int64_t{97}, int64_t{1000}, kNumNodes}) {
     SCOPED_TRACE("capacity " + std::to_string(capacity));
     FeatureCache cache = MakeCache(capacity);
@@ -136,9 +136,8 @@ TEST_F(FeatureCacheTest, BeladyReplayServesTheFileBytes) {
 }
 
 TEST_F(FeatureCacheTest, LruReplayServesTheFileBytes) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   auto batches = RandomBatches(rng, 30, 200);
   PolicyOptions policy_options;
   policy_options.capacity_rows = 150;

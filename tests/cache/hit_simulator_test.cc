@@ -15,6 +15,7 @@
 
 #include "cache/hit_simulator.h"
 #include "cache/policies.h"
+#include "support/random_seed.h"
 
 namespace seer {
 namespace {
@@ -42,9 +43,8 @@ std::vector<int64_t> FakeDegrees(std::mt19937_64& rng, int64_t num_nodes) {
 }
 
 TEST(HitSimulatorTest, BeladyMissesAtMostEveryPolicyAtEveryCapacity) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   const int64_t num_nodes = 3001;
   Batches trace = PowerLawTrace(rng, 40, 150, num_nodes);
   std::vector<std::vector<IdSpan>> whole = {MakeIdSpans(trace)};
@@ -165,9 +165,8 @@ TEST(HitSimulatorTest, SuperbatchBeladyWithDegreeScoresNeverMissesMoreThanStatic
 }
 
 TEST(HitSimulatorTest, BlockCountMatchesBruteForce) {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  std::mt19937_64 rng(seed);
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
   for (int round = 0; round < 200; ++round) {
     const int64_t row_bytes = 1 + static_cast<int64_t>(rng() % 9000);
     const int64_t block = int64_t{512} << (rng() % 4);

@@ -3,6 +3,7 @@
 // of this process, Gloo over loopback. Oracles: one process with the whole batch (the
 // same steps, losses and parameters), EvaluateSplit over the whole split, hand-computed
 // sums. Ranks in one process share torch's global generator, so the runs use dropout 0.
+#include <signal.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -319,6 +320,52 @@ TEST(DistributedTrainingTest, ResumeRestoresEveryRank) {
   auto first = RunRanks(o, 2);
   for (int r = 0; r < 2; ++r) ASSERT_TRUE(first[r].summary.ok()) << first[r].summary.status().ToString();
   o.stop_after_superbatches = -1;
+  o.resume = true;
+  auto rest = RunRanks(o, 2);
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(rest[r].summary.ok()) << r << ": " << rest[r].summary.status().ToString();
+    std::vector<double> joined = first[r].losses;
+    joined.insert(joined.end(), rest[r].losses.begin(), rest[r].losses.end());
+    ASSERT_EQ(joined.size(), whole[r].losses.size()) << "rank " << r;
+    for (size_t i = 0; i < joined.size(); ++i) EXPECT_NEAR(joined[i], whole[r].losses[i], 1e-5) << r << " step " << i;
+  }
+}
+
+// A stop request (SIGTERM) that reaches rank 1 alone: both ranks stop before the same
+// batch (at the next stop check: by the next superbatch's first batch), rank 0
+// checkpoints that position, and a resume finishes with the uninterrupted run's losses.
+TEST(DistributedTrainingTest, StopOnOneRankStopsEveryRankAtTheSameBatch) {
+  SKIP_WITHOUT_GLOO();
+  const std::string dir = testing::MakeSyntheticGraph("dist_stop", 1500, FeatureDtype::kFloat32);
+  const std::string ckpt = testing::MakeTempDir("dist_stop_ckpt");
+  TrainOptions o = DistRun(dir, 32);
+  auto whole = RunRanks(o, 2);
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(whole[r].summary.ok()) << whole[r].summary.status().ToString();
+  o.checkpoint_dir = ckpt;
+  std::atomic<int> stop0{0}, stop1{0};
+  auto first = RunRanks(o, 2, [&](TrainOptions& t, int rank) {
+    t.stop_signal = rank == 0 ? &stop0 : &stop1;
+    if (rank == 1) {
+      auto record = t.step_hook;
+      t.step_hook = [record, &stop1, steps = 0](int64_t e, int64_t b, double loss) mutable {
+        record(e, b, loss);
+        if (++steps == 5) stop1 = SIGTERM;  // inside the second superbatch of 3 batches
+      };
+    }
+  });
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(first[r].summary.ok()) << r << ": " << first[r].summary.status().ToString();
+    EXPECT_EQ(first[r].summary->interrupted_by, SIGTERM) << r;
+  }
+  const size_t trained = first[0].losses.size();
+  EXPECT_EQ(first[1].losses.size(), trained) << "both ranks stop before the same batch";
+  EXPECT_GE(trained, 5u);
+  EXPECT_LE(trained, 6u) << "the check before superbatch 2's first batch stops the run";
+  EXPECT_EQ(first[0].summary->checkpoint_path, ckpt + "/checkpoint.ckpt");
+  EXPECT_TRUE(first[1].summary->checkpoint_path.empty()) << "rank 0 alone writes";
+  const TrainPosition& at = first[0].summary->final_position;
+  EXPECT_EQ(at.global_step, static_cast<int64_t>(trained));
+  EXPECT_EQ(at.next_superbatch * 3 + at.next_batch, static_cast<int64_t>(trained));
   o.resume = true;
   auto rest = RunRanks(o, 2);
   for (int r = 0; r < 2; ++r) {

@@ -47,7 +47,8 @@ void WithinSeconds(double limit, const std::function<void()>& body) {
 // written to the trace file the pipeline names.
 PipelineStages FakeStages() {
   PipelineStages stages;
-  stages.sample = [](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats*) -> Result<TraceFile> {
+  stages.sample = [](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats*,
+                     const std::atomic<bool>&) -> Result<TraceFile> {
     SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k));
     for (int64_t b = 0; b < kBatchesPerSuperbatch; ++b) {
       BatchTrace batch;
@@ -146,10 +147,10 @@ PipelineStages FailingStages(const std::string& stage, Fault fault) {
   };
   if (stage == "inspector") {
     auto inner = stages.sample;
-    stages.sample = [inner, fail_now](int64_t e, int64_t k, const std::string& path,
-                                      SuperbatchStats* s) -> Result<TraceFile> {
+    stages.sample = [inner, fail_now](int64_t e, int64_t k, const std::string& path, SuperbatchStats* s,
+                                      const std::atomic<bool>& cancel) -> Result<TraceFile> {
       SEER_RETURN_IF_ERROR(fail_now());
-      return inner(e, k, path, s);
+      return inner(e, k, path, s, cancel);
     };
   } else if (stage == "planner") {
     auto inner = stages.plan;

@@ -1,5 +1,6 @@
-// Hand-made graphs opened the way the sampler reads them: the dataset plus a Topology
-// (indices.bin behind a DirectReader, an optional neighbor cache and fault injector).
+// Hand-made graphs (stars, random graphs with a train split) opened the way the sampler
+// reads them: the dataset plus a Topology (indices.bin behind a DirectReader, an optional
+// neighbor cache and fault injector).
 // Shared by the sampler and superbatch-driver tests; failures fail the calling test.
 #pragma once
 
@@ -43,6 +44,24 @@ inline OpenedGraph WriteAndOpenGraph(const std::string& prefix,
   const std::string dir = MakeTempDir(prefix);
   WriteGraph(dir, in_lists, train);
   return OpenGraph(dir);
+}
+
+// A RandomLists(num_nodes, graph_seed) graph whose train split is every `step`-th node
+// from `first`, written to a fresh temporary directory (opened with OpenGraph).
+struct RandomTrainGraph {
+  std::vector<std::vector<int64_t>> lists;
+  std::vector<int64_t> seeds;  // the train split
+  std::string dir;
+};
+
+inline RandomTrainGraph WriteRandomTrainGraph(const std::string& prefix, int64_t num_nodes, uint64_t graph_seed,
+                                              int64_t step, int64_t first = 0) {
+  RandomTrainGraph g;
+  g.lists = RandomLists(num_nodes, graph_seed);
+  for (int64_t v = first; v < num_nodes; v += step) g.seeds.push_back(v);
+  g.dir = MakeTempDir(prefix);
+  WriteGraph(g.dir, g.lists, g.seeds);
+  return g;
 }
 
 // Star: node 0's in-neighbors are 1..degree (position p holds node p+1).

@@ -55,10 +55,9 @@ std::vector<SuperbatchTrace> SampleAll(const TopologyView& view, const std::vect
 }
 
 TEST(SuperbatchSamplerTest, CutsEveryEpochIntoBatchesWithoutDroppingAny) {
-  const auto lists = testing::RandomLists(2000, 5);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 0; v < 2000; v += 3) seeds.push_back(v);  // 667 seeds
-  auto g = testing::WriteAndOpenGraph("cut", lists, seeds);
+  const testing::RandomTrainGraph graph = testing::WriteRandomTrainGraph("cut", 2000, 5, /*step=*/3);  // 667 seeds
+  const std::vector<int64_t>& seeds = graph.seeds;
+  auto g = testing::OpenGraph(graph.dir);
   SuperbatchOptions options;
   options.batch_size = 100;
   options.superbatch_size = 3;
@@ -99,11 +98,11 @@ TEST(SuperbatchSamplerTest, CutsEveryEpochIntoBatchesWithoutDroppingAny) {
 TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndFiles) {
   const uint64_t graph_seed = 77;
   std::printf("graph seed %llu\n", static_cast<unsigned long long>(graph_seed));
-  const auto lists = testing::RandomLists(2500, graph_seed);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 1; v < 2500; v += 4) seeds.push_back(v);
-  const std::string dir = testing::MakeTempDir("determinism");
-  testing::WriteGraph(dir, lists, seeds);
+  const testing::RandomTrainGraph graph =
+      testing::WriteRandomTrainGraph("determinism", 2500, graph_seed, /*step=*/4, /*first=*/1);
+  const auto& lists = graph.lists;
+  const std::vector<int64_t>& seeds = graph.seeds;
+  const std::string& dir = graph.dir;
   int64_t num_edges = 0;
   for (const auto& l : lists) num_edges += static_cast<int64_t>(l.size());
   const int64_t table = 8 * 2500;
@@ -152,12 +151,9 @@ TEST(SuperbatchSamplerTest, TracesIdenticalAcrossThreadsNeighborCacheAndFiles) {
 // The streamed trace file against an independent oracle: every batch sampled on its
 // own with NeighborSampler::SampleBatch over EpochOrder, serialized with SerializeTrace.
 TEST(SuperbatchSamplerTest, StreamedFileIsByteEqualToTheInRamTrace) {
-  const auto lists = testing::RandomLists(2500, 31);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 0; v < 2500; v += 3) seeds.push_back(v);
-  const std::string dir = testing::MakeTempDir("streamed");
-  testing::WriteGraph(dir, lists, seeds);
-  auto g = testing::OpenGraph(dir);
+  const testing::RandomTrainGraph graph = testing::WriteRandomTrainGraph("streamed", 2500, 31, /*step=*/3);
+  const std::vector<int64_t>& seeds = graph.seeds;
+  auto g = testing::OpenGraph(graph.dir);
   const std::string out = testing::MakeTempDir("streamed_out");
   for (int threads : {1, 3}) {
     SuperbatchOptions options;
@@ -236,13 +232,10 @@ class FailNthRead : public FaultInjector {
 };
 
 TEST(SuperbatchSamplerTest, ReadErrorSurfacesWithPathAndOffsetAndStopsCleanly) {
-  const auto lists = testing::RandomLists(3000, 13);
-  std::vector<int64_t> seeds;
-  for (int64_t v = 0; v < 3000; v += 2) seeds.push_back(v);
-  const std::string dir = testing::MakeTempDir("fault");
-  testing::WriteGraph(dir, lists, seeds);
+  const testing::RandomTrainGraph graph = testing::WriteRandomTrainGraph("fault", 3000, 13, /*step=*/2);
+  const std::vector<int64_t>& seeds = graph.seeds;
   auto faults = std::make_shared<FailNthRead>(40);
-  auto g = testing::OpenGraph(dir, 0, faults);
+  auto g = testing::OpenGraph(graph.dir, 0, faults);
   SuperbatchOptions options;
   options.batch_size = 50;
   options.superbatch_size = 8;
@@ -254,7 +247,7 @@ TEST(SuperbatchSamplerTest, ReadErrorSurfacesWithPathAndOffsetAndStopsCleanly) {
   EXPECT_EQ(trace.status().code(), StatusCode::kIoError);
   EXPECT_EQ(trace.status().sys_errno(), EIO);
   const std::string msg = trace.status().message();
-  EXPECT_NE(msg.find(dir + "/indices.bin"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(graph.dir + "/indices.bin"), std::string::npos) << msg;
   EXPECT_NE(msg.find(std::to_string(faults->failed_offset_.load())), std::string::npos) << msg;
   // The sampler is still usable: the next superbatch (no more faults) succeeds.
   auto next = sampler->Sample(0, 1);

@@ -1,10 +1,14 @@
 #include "support/cli.h"
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -23,9 +27,12 @@ CliRun RunSeer(const std::string& args, bool merge_stderr) {
   // dead processes' temporaries never finds another test's leftovers (a run killed by a
   // test running beside it) and adds a "removed ..." line to an expected one-line error.
   const std::string tmpdir = MakeTempDir("seer_cli_tmp");
-  const std::string command = "TMPDIR='" + tmpdir + "' " + std::string(binary) + " " + args +
-                              (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = ::popen(command.c_str(), "r");
+  return RunShell("TMPDIR='" + tmpdir + "' " + std::string(binary) + " " + args, merge_stderr);
+}
+
+CliRun RunShell(const std::string& command, bool merge_stderr) {
+  CliRun run;
+  FILE* pipe = ::popen((command + (merge_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
   if (pipe == nullptr) return run;
   std::array<char, 4096> buf;
   size_t n;
@@ -33,6 +40,27 @@ CliRun RunSeer(const std::string& args, bool merge_stderr) {
   const int status = ::pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
+}
+
+pid_t StartShell(const std::string& command) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int WaitForChild(pid_t pid, double seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  return -1;
 }
 
 bool HaveSeerBinary() { return std::getenv("SEER_BINARY") != nullptr; }

@@ -96,12 +96,8 @@ std::map<std::string, CacheCounts> StatsCounts(const std::string& json_path) {
 class ConsistencyCliTest : public seer::testing::CliSuite<ConsistencyCliTest> {
  public:
   static constexpr const char* kPrefix = "seer_consistency";
-  static void Prepare(const std::string& root) {
-    const CliRun gen = RunSeer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3 "
-                               "--quiet --out " + root + "/g");
-    ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    const CliRun sample = RunSeer("sample " + root + "/g --out " + root + "/t " + kShared + " --quiet");
-    ASSERT_EQ(sample.exit_code, 0) << sample.output;
+  static void Prepare(const std::string&) {
+    GenerateAndSample("--nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3", kShared);
   }
 };
 

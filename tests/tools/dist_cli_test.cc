@@ -39,27 +39,8 @@ int TestPort(int offset) { return 20000 + (getpid() * 7 + offset) % 20000; }
 
 // `$SEER_BINARY args` in the background with `env` prepended, output to `log`.
 pid_t Start(const std::string& env, const std::string& args, const std::string& log) {
-  const std::string command = env + " exec \"" + std::getenv("SEER_BINARY") + "\" " + args + " > " + log + " 2>&1";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-
-// Waits up to `seconds` for `pid`; its exit code, 128 + signal, or -1 (still running:
-// then killed).
-int WaitFor(pid_t pid, double seconds) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -1;
+  return seer::testing::StartShell(env + " exec \"" + std::getenv("SEER_BINARY") + "\" " + args + " > " + log +
+                                   " 2>&1");
 }
 
 std::string RankEnv(int rank, int world, int port) {
@@ -132,8 +113,8 @@ TEST_F(DistCliTest, TwoNodeRehearsalWithOwnDatasetCopies) {
   const int port = TestPort(1);
   const pid_t r0 = Start(RankEnv(0, 2, port), Common(ds_) + " --batch-size 50", tmp_ + "/r0.log");
   const pid_t r1 = Start(RankEnv(1, 2, port), Common(copy) + " --batch-size 50 --dist-bind 127.0.0.2", tmp_ + "/r1.log");
-  EXPECT_EQ(WaitFor(r1, 120), 0) << seer::testing::ReadFileBytes(tmp_ + "/r1.log");
-  EXPECT_EQ(WaitFor(r0, 30), 0) << seer::testing::ReadFileBytes(tmp_ + "/r0.log");
+  EXPECT_EQ(seer::testing::WaitForChild(r1, 120), 0) << seer::testing::ReadFileBytes(tmp_ + "/r1.log");
+  EXPECT_EQ(seer::testing::WaitForChild(r0, 30), 0) << seer::testing::ReadFileBytes(tmp_ + "/r0.log");
   const std::string out0 = seer::testing::ReadFileBytes(tmp_ + "/r0.log");
   EXPECT_GT(ValueAfter(out0, "test accuracy"), 0.2) << out0;
 }
@@ -145,8 +126,8 @@ TEST_F(DistCliTest, RanksOnDifferentDataRefuseNamingTheRank) {
   const int port = TestPort(2);
   const pid_t r0 = Start(RankEnv(0, 2, port), Common(ds_) + " --batch-size 50", tmp_ + "/r0.log");
   const pid_t r1 = Start(RankEnv(1, 2, port), Common(other) + " --batch-size 50", tmp_ + "/r1.log");
-  EXPECT_EQ(WaitFor(r1, 120), 1);
-  EXPECT_EQ(WaitFor(r0, 30), 1);
+  EXPECT_EQ(seer::testing::WaitForChild(r1, 120), 1);
+  EXPECT_EQ(seer::testing::WaitForChild(r0, 30), 1);
   const std::string out0 = seer::testing::ReadFileBytes(tmp_ + "/r0.log");
   EXPECT_NE(out0.find("the ranks train on different data"), std::string::npos) << out0;
   EXPECT_NE(out0.find("rank 1 ("), std::string::npos) << out0;
@@ -168,9 +149,9 @@ TEST_F(DistCliTest, KilledRankEndsTheRunWithAnError) {
   ASSERT_NE(seer::testing::ReadFileBytes(tmp_ + "/r0.log").find("epoch 1:"), std::string::npos)
       << seer::testing::ReadFileBytes(tmp_ + "/r0.log") << seer::testing::ReadFileBytes(tmp_ + "/r1.log");
   kill(r1, SIGKILL);
-  EXPECT_EQ(WaitFor(r1, 10), 128 + SIGKILL);
+  EXPECT_EQ(seer::testing::WaitForChild(r1, 10), 128 + SIGKILL);
   const auto killed = std::chrono::steady_clock::now();
-  const int code = WaitFor(r0, 40);
+  const int code = seer::testing::WaitForChild(r0, 40);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
   const std::string out0 = seer::testing::ReadFileBytes(tmp_ + "/r0.log");
   EXPECT_EQ(code, 1) << "rank 0 did not end (-1 = still running after 40 s)\n" << out0;

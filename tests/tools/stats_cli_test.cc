@@ -26,13 +26,9 @@ Json ReadJson(const std::string& path) {
 class StatsCliTest : public seer::testing::CliSuite<StatsCliTest> {
  public:
   static constexpr const char* kPrefix = "seer_stats_cli";
-  static void Prepare(const std::string& root) {
-    const CliRun gen = RunSeer("gen --nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3 "
-                               "--quiet --out " + root + "/g");
-    ASSERT_EQ(gen.exit_code, 0) << gen.output;
-    const CliRun sample = RunSeer("sample " + root + "/g --out " + root + "/t --batch-size 100 --superbatch 4 " +
-                                  "--epochs 2 --fanouts 5,5 --quiet");
-    ASSERT_EQ(sample.exit_code, 0) << sample.output;
+  static void Prepare(const std::string&) {
+    GenerateAndSample("--nodes 4111 --avg-degree 9 --feature-dim 47 --train-fraction 0.3 --seed 3",
+                      "--batch-size 100 --superbatch 4 --epochs 2 --fanouts 5,5");
   }
 };
 

@@ -22,9 +22,8 @@ TEST(OutputLockTest, SecondWriterIsRefusedNamingTheHolder) {
   const std::string dir = testing::MakeTempDir("output_lock");
   auto first = OutputLock::Acquire(dir, "seer train --checkpoint-dir");
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  const std::string parent = std::filesystem::path(dir).parent_path().string();
-  const std::string name = std::filesystem::path(dir).filename().string();
-  EXPECT_EQ(first->lock_path(), parent + "/." + name + ".seer-lock");
+  const fs::path path(dir);  // the lock sits beside the output: PARENT/.NAME.seer-lock
+  EXPECT_EQ(first->lock_path(), path.parent_path().string() + "/." + path.filename().string() + ".seer-lock");
   auto second = OutputLock::Acquire(dir + "/", "seer train --checkpoint-dir");
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);

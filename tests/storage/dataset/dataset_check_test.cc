@@ -17,11 +17,8 @@ namespace {
 
 using testing::Peek;
 using testing::Poke;
-constexpr int64_t kNodes = testing::kSmallDatasetNodes;
-constexpr int64_t kClasses = testing::kSmallDatasetClasses;
 
-// A fresh valid dataset per test (tests corrupt it).
-std::string MakeDataset() { return testing::MakeSmallDataset("dataset_check"); }
+class DatasetCheckTest : public testing::SmallDatasetTest {};
 
 std::string CheckError(const std::string& dir, bool deep = false) {
   auto r = CheckDataset(dir, DatasetCheckOptions{deep});
@@ -29,7 +26,7 @@ std::string CheckError(const std::string& dir, bool deep = false) {
   return r.status().message();
 }
 
-TEST(DatasetCheckTest, ValidDatasetPasses) {
+TEST_F(DatasetCheckTest, ValidDatasetPasses) {
   std::string dir = MakeDataset();
   auto r = CheckDataset(dir, DatasetCheckOptions{true});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -37,7 +34,7 @@ TEST(DatasetCheckTest, ValidDatasetPasses) {
   EXPECT_EQ(r->num_labeled, kNodes);
 }
 
-TEST(DatasetCheckTest, DecreasingIndptrNamesIndexAndOffset) {
+TEST_F(DatasetCheckTest, DecreasingIndptrNamesIndexAndOffset) {
   std::string dir = MakeDataset();
   std::string path = dir + "/indptr.bin";
   Poke<int64_t>(path, 3, Peek<int64_t>(path, 4) + 1);
@@ -45,7 +42,7 @@ TEST(DatasetCheckTest, DecreasingIndptrNamesIndexAndOffset) {
             std::string::npos) << CheckError(dir);
 }
 
-TEST(DatasetCheckTest, IndptrMustEndAtNumEdges) {
+TEST_F(DatasetCheckTest, IndptrMustEndAtNumEdges) {
   std::string dir = MakeDataset();
   std::string path = dir + "/indptr.bin";
   const int64_t num_edges = Peek<int64_t>(path, kNodes);
@@ -60,14 +57,14 @@ TEST(DatasetCheckTest, IndptrMustEndAtNumEdges) {
       << CheckError(dir);
 }
 
-TEST(DatasetCheckTest, IndexOutOfRange) {
+TEST_F(DatasetCheckTest, IndexOutOfRange) {
   std::string dir = MakeDataset();
   Poke<uint32_t>(dir + "/indices.bin", 10, kNodes);
   EXPECT_NE(CheckError(dir).find("indices.bin at index 10 (byte offset 40): node id 1237 out of range"),
             std::string::npos) << CheckError(dir);
 }
 
-TEST(DatasetCheckTest, LabelOutOfRange) {
+TEST_F(DatasetCheckTest, LabelOutOfRange) {
   std::string dir = MakeDataset();
   Poke<int32_t>(dir + "/labels.bin", 7, kClasses);
   EXPECT_NE(CheckError(dir).find("labels.bin at index 7 (byte offset 28): label 5 out of range [-1, 5)"),
@@ -80,7 +77,7 @@ TEST(DatasetCheckTest, LabelOutOfRange) {
 
 // An in-range change of indices.bin (two neighbor ids swapped) passed the shallow check
 // before; the scan's checksum names the file now.
-TEST(DatasetCheckTest, ShallowCheckCatchesInRangeIndexChange) {
+TEST_F(DatasetCheckTest, ShallowCheckCatchesInRangeIndexChange) {
   std::string dir = MakeDataset();
   const std::string path = dir + "/indices.bin";
   int64_t j = 1;
@@ -94,7 +91,7 @@ TEST(DatasetCheckTest, ShallowCheckCatchesInRangeIndexChange) {
   EXPECT_EQ(shallow->checksums_verified, 6);  // indptr, indices, labels, 3 splits
 }
 
-TEST(DatasetCheckTest, SplitsMustBeInRangeAndDisjoint) {
+TEST_F(DatasetCheckTest, SplitsMustBeInRangeAndDisjoint) {
   std::string dir = MakeDataset();
   int64_t first_train = Peek<int64_t>(dir + "/train.bin", 0);
   int64_t first_test = Peek<int64_t>(dir + "/test.bin", 1);
@@ -108,7 +105,7 @@ TEST(DatasetCheckTest, SplitsMustBeInRangeAndDisjoint) {
             std::string::npos) << CheckError(dir);
 }
 
-TEST(DatasetCheckTest, TruncatedFileIsReported) {
+TEST_F(DatasetCheckTest, TruncatedFileIsReported) {
   std::string dir = MakeDataset();
   ASSERT_EQ(::truncate((dir + "/indices.bin").c_str(), 100), 0);
   std::string error = CheckError(dir);
@@ -116,14 +113,14 @@ TEST(DatasetCheckTest, TruncatedFileIsReported) {
   EXPECT_NE(error.find("indices.bin"), std::string::npos) << error;
 }
 
-TEST(DatasetCheckTest, DeepCheckCatchesFlippedFeatureByte) {
+TEST_F(DatasetCheckTest, DeepCheckCatchesFlippedFeatureByte) {
   std::string dir = MakeDataset();
   Poke<uint8_t>(dir + "/features.bin", 777, Peek<uint8_t>(dir + "/features.bin", 777) ^ 0x10);
   EXPECT_EQ(CheckError(dir, false), "OK");
   EXPECT_NE(CheckError(dir, true).find("features.bin: xxh64"), std::string::npos) << CheckError(dir, true);
 }
 
-TEST(DatasetCheckTest, MissingManifestIsNotADataset) {
+TEST_F(DatasetCheckTest, MissingManifestIsNotADataset) {
   std::string dir = MakeDataset();
   ASSERT_EQ(::unlink((dir + "/dataset.json").c_str()), 0);
   EXPECT_NE(CheckError(dir).find("dataset.json"), std::string::npos) << CheckError(dir);

@@ -18,11 +18,8 @@ namespace {
 
 using testing::Peek;
 using testing::Poke;
-constexpr int64_t kNodes = testing::kSmallDatasetNodes;
-constexpr int64_t kClasses = testing::kSmallDatasetClasses;
 
-// A fresh valid dataset per test (tests corrupt it).
-std::string MakeDataset() { return testing::MakeSmallDataset("small_files"); }
+class SmallFilesTest : public testing::SmallDatasetTest {};
 
 std::string Validate(const std::string& dir) {
   auto ds = Dataset::Open(dir);
@@ -31,7 +28,7 @@ std::string Validate(const std::string& dir) {
   return r.ok() ? "OK" : r.status().message();
 }
 
-TEST(SmallFilesTest, ValidDatasetPassesWithCountsFromTheLoaders) {
+TEST_F(SmallFilesTest, ValidDatasetPassesWithCountsFromTheLoaders) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok()) << ds.status().ToString();
@@ -58,7 +55,7 @@ TEST(SmallFilesTest, ValidDatasetPassesWithCountsFromTheLoaders) {
   EXPECT_EQ(r->checksums_verified, files);
 }
 
-TEST(SmallFilesTest, NonMonotoneIndptrNamesFileIndexAndOffset) {
+TEST_F(SmallFilesTest, NonMonotoneIndptrNamesFileIndexAndOffset) {
   const std::string dir = MakeDataset();
   const std::string path = dir + "/indptr.bin";
   Poke<int64_t>(path, 3, Peek<int64_t>(path, 4) + 1);
@@ -66,7 +63,7 @@ TEST(SmallFilesTest, NonMonotoneIndptrNamesFileIndexAndOffset) {
       << Validate(dir);
 }
 
-TEST(SmallFilesTest, IndptrBeyondNumEdgesIsRefusedWhereItHappens) {
+TEST_F(SmallFilesTest, IndptrBeyondNumEdgesIsRefusedWhereItHappens) {
   const std::string dir = MakeDataset();
   const std::string path = dir + "/indptr.bin";
   const int64_t num_edges = Peek<int64_t>(path, kNodes);
@@ -77,7 +74,7 @@ TEST(SmallFilesTest, IndptrBeyondNumEdgesIsRefusedWhereItHappens) {
       << Validate(dir);
 }
 
-TEST(SmallFilesTest, IndptrMustStartAtZeroAndEndAtNumEdges) {
+TEST_F(SmallFilesTest, IndptrMustStartAtZeroAndEndAtNumEdges) {
   std::string dir = MakeDataset();
   Poke<int64_t>(dir + "/indptr.bin", 0, 1);
   EXPECT_NE(Validate(dir).find("indptr[0] = 1, expected 0"), std::string::npos) << Validate(dir);
@@ -88,7 +85,7 @@ TEST(SmallFilesTest, IndptrMustStartAtZeroAndEndAtNumEdges) {
   EXPECT_NE(Validate(dir).find("expected num_edges"), std::string::npos) << Validate(dir);
 }
 
-TEST(SmallFilesTest, LabelOutOfRange) {
+TEST_F(SmallFilesTest, LabelOutOfRange) {
   const std::string dir = MakeDataset();
   Poke<int32_t>(dir + "/labels.bin", 7, 1000000000);
   EXPECT_NE(Validate(dir).find("labels.bin at index 7 (byte offset 28): label 1000000000 out of range [-1, 5)"),
@@ -96,7 +93,7 @@ TEST(SmallFilesTest, LabelOutOfRange) {
       << Validate(dir);
 }
 
-TEST(SmallFilesTest, InRangeLabelChangeFailsTheChecksum) {
+TEST_F(SmallFilesTest, InRangeLabelChangeFailsTheChecksum) {
   const std::string dir = MakeDataset();
   const std::string path = dir + "/labels.bin";
   Poke<int32_t>(path, 11, (Peek<int32_t>(path, 11) + 1 + 1) % kClasses);  // still in [0, 5)
@@ -104,7 +101,7 @@ TEST(SmallFilesTest, InRangeLabelChangeFailsTheChecksum) {
   EXPECT_NE(Validate(dir).find("does not match"), std::string::npos) << Validate(dir);
 }
 
-TEST(SmallFilesTest, InRangeSplitChangeFailsTheChecksum) {
+TEST_F(SmallFilesTest, InRangeSplitChangeFailsTheChecksum) {
   const std::string dir = MakeDataset();
   // Swap two train ids: same set, different bytes.
   const std::string path = dir + "/train.bin";
@@ -114,7 +111,7 @@ TEST(SmallFilesTest, InRangeSplitChangeFailsTheChecksum) {
   EXPECT_NE(Validate(dir).find("train.bin: xxh64 "), std::string::npos) << Validate(dir);
 }
 
-TEST(SmallFilesTest, SplitsMustBeInRangeAndDisjoint) {
+TEST_F(SmallFilesTest, SplitsMustBeInRangeAndDisjoint) {
   const std::string dir = MakeDataset();
   const int64_t first_train = Peek<int64_t>(dir + "/train.bin", 0);
   const int64_t first_test = Peek<int64_t>(dir + "/test.bin", 1);
@@ -130,7 +127,7 @@ TEST(SmallFilesTest, SplitsMustBeInRangeAndDisjoint) {
       << Validate(dir);
 }
 
-TEST(SmallFilesTest, FileShortenedAfterOpenIsReported) {
+TEST_F(SmallFilesTest, FileShortenedAfterOpenIsReported) {
   const std::string dir = MakeDataset();
   auto ds = Dataset::Open(dir);
   ASSERT_TRUE(ds.ok());

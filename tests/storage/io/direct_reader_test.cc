@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -30,6 +31,8 @@
 #include "storage/io/block_reader.h"
 #include "storage/io/direct_reader.h"
 #include "storage/io/direct_reader_internal.h"
+#include "support/files.h"
+#include "support/random_seed.h"
 
 #ifndef SEER_IO_TEST_DIR
 #define SEER_IO_TEST_DIR "."
@@ -48,28 +51,9 @@ std::string MakeTempDir(const std::string& parent) {
   return std::string(buf.data());
 }
 
-// A fresh seed per run, printed so a failure can be replayed.
-uint64_t PrintedRandomSeed() {
-  const uint64_t seed = std::random_device{}();
-  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
-  return seed;
-}
-
 bool IsTmpfs(const std::string& dir) {
   struct statfs fs;
   return statfs(dir.c_str(), &fs) == 0 && fs.f_type == TMPFS_MAGIC;
-}
-
-std::string WriteRandomFile(const std::string& dir, const std::string& name, int64_t bytes,
-                            uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::string data(static_cast<size_t>(bytes), '\0');
-  for (char& c : data) c = static_cast<char>(rng());
-  const std::string path = dir + "/" + name;
-  UniqueFd fd = UniqueFd::Open(path, O_WRONLY | O_CREAT | O_TRUNC).value();
-  EXPECT_TRUE(PwriteFull(fd.get(), data.data(), bytes, 0, path).ok());
-  EXPECT_TRUE(fd.Close(path).ok());
-  return path;
 }
 
 // The oracle: plain buffered pread of the same range.
@@ -148,6 +132,16 @@ void ExpectMatchesOracle(const std::string& path, const Batch& batch) {
   EXPECT_EQ(mismatches, 0u);
 }
 
+// Reads `batch` through `reader` (it must succeed) and compares every buffer with the
+// pread oracle of `path`. Returns the read's stats.
+ReadStats ReadExpectingOracle(BlockReader& reader, const std::string& path, const Batch& batch) {
+  ReadStats stats;
+  const Status st = reader.ReadBatch(batch.requests, &stats);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  if (st.ok()) ExpectMatchesOracle(path, batch);
+  return stats;
+}
+
 bool UringAvailable(std::string* why) {
   DirectReaderOptions options;
   options.mode = IoMode::kUring;
@@ -190,15 +184,22 @@ class DirectReaderTest : public ::testing::TestWithParam<std::tuple<IoMode, Fs>>
     }
   }
   std::string NewFile(const std::string& name, int64_t bytes, uint64_t seed) {
-    const std::string path = WriteRandomFile(dir_, name, bytes, seed);
+    const std::string path = dir_ + "/" + name;
+    testing::WriteRandomFile(path, static_cast<size_t>(bytes), seed);
     files_.push_back(path);
     return path;
   }
-  DirectReaderOptions Options() const {
+  // The backend under test, quiet, 4 pread threads; the queue depth and merge limit when
+  // given (else DirectReaderOptions' defaults), and the fault injector.
+  DirectReaderOptions Options(std::optional<int> queue_depth = {}, std::optional<int64_t> max_merge_bytes = {},
+                              std::shared_ptr<FaultInjector> faults = nullptr) const {
     DirectReaderOptions options;
     options.mode = mode_;
     options.quiet = true;
     options.pread_threads = 4;
+    if (queue_depth) options.queue_depth = *queue_depth;
+    if (max_merge_bytes) options.max_merge_bytes = *max_merge_bytes;
+    options.faults = std::move(faults);
     return options;
   }
   std::unique_ptr<BlockReader> Open(const std::string& path, DirectReaderOptions options) {
@@ -215,43 +216,34 @@ class DirectReaderTest : public ::testing::TestWithParam<std::tuple<IoMode, Fs>>
 };
 
 TEST_P(DirectReaderTest, MatchesPreadOracleOnRandomOddRequests) {
-  const uint64_t seed = PrintedRandomSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const std::string path = NewFile("odd.bin", kOddFileBytes, seed);
-  DirectReaderOptions options = Options();
-  options.queue_depth = 7;
-  options.max_merge_bytes = 8192;  // forces long requests to be split over reads
+  testing::RandomTestSeed seed;
+  const std::string path = NewFile("odd.bin", kOddFileBytes, seed.value);
+  // Merges of at most 8 KiB: long requests are split over reads.
+  DirectReaderOptions options = Options(/*queue_depth=*/7, /*max_merge_bytes=*/8192);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(reader->file_size_bytes(), kOddFileBytes);
   EXPECT_EQ(reader->alignment_bytes(), DirectIoAlignment(UniqueFd::Open(path, O_RDONLY)->get()));
-  Batch batch = RandomBatch(kOddFileBytes, 3000, 9000, seed + 1);
-  ReadStats stats;
-  ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
+  Batch batch = RandomBatch(kOddFileBytes, 3000, 9000, seed.value + 1);
+  const ReadStats stats = ReadExpectingOracle(*reader, path, batch);
   EXPECT_EQ(stats.requests, 3000);
   EXPECT_GT(stats.device_reads, options.queue_depth);
-  ExpectMatchesOracle(path, batch);
 }
 
 TEST_P(DirectReaderTest, ThousandsOfSparseRequestsBeyondQueueDepth) {
-  const uint64_t seed = PrintedRandomSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  testing::RandomTestSeed seed;
   const int64_t bytes = (16 << 20) + 123;
-  const std::string path = NewFile("sparse.bin", bytes, seed);
-  DirectReaderOptions options = Options();
-  options.queue_depth = 16;
-  options.max_merge_bytes = 0;  // same-block merging only: many device reads
+  const std::string path = NewFile("sparse.bin", bytes, seed.value);
+  // Same-block merging only (0): many device reads.
+  DirectReaderOptions options = Options(/*queue_depth=*/16, /*max_merge_bytes=*/0);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
-  Batch batch = RandomBatch(bytes, 4000, 300, seed + 1, /*whole_file=*/false);
-  ReadStats stats;
-  ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
+  Batch batch = RandomBatch(bytes, 4000, 300, seed.value + 1, /*whole_file=*/false);
+  const ReadStats stats = ReadExpectingOracle(*reader, path, batch);
   EXPECT_GT(stats.device_reads, 50 * options.queue_depth);
-  ExpectMatchesOracle(path, batch);
   // Same reader, second batch: nothing stale left in the ring between calls.
-  Batch again = RandomBatch(bytes, 500, 5000, seed + 2);
-  ASSERT_TRUE(reader->ReadBatch(again.requests).ok());
-  ExpectMatchesOracle(path, again);
+  Batch again = RandomBatch(bytes, 500, 5000, seed.value + 2);
+  ReadExpectingOracle(*reader, path, again);
 }
 
 // Records which threads complete device reads. The first read completed on each thread
@@ -302,10 +294,9 @@ class ThreadRecordingFaults : public FaultInjector {
 };
 
 TEST_P(DirectReaderTest, BatchSplitOverRingsMatchesPreadOracle) {
-  const uint64_t seed = PrintedRandomSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  testing::RandomTestSeed seed;
   const int64_t bytes = (4 << 20) + 4111;
-  const std::string path = NewFile("rings.bin", bytes, seed);
+  const std::string path = NewFile("rings.bin", bytes, seed.value);
   for (int rings : {1, 2, 3}) {
     for (bool submit_per_read : {false, true}) {
       SCOPED_TRACE("rings " + std::to_string(rings) + " submit_per_read " +
@@ -313,27 +304,23 @@ TEST_P(DirectReaderTest, BatchSplitOverRingsMatchesPreadOracle) {
       const size_t expected_threads =
           mode_ == IoMode::kUring ? static_cast<size_t>(rings) : 1;
       auto faults = std::make_shared<ThreadRecordingFaults>(expected_threads, nullptr);
-      DirectReaderOptions options = Options();
+      // Queue depth 7, odd: shards get 3 + 2 + 2 (or 4 + 3); same-block merging only: ~3000
+      // device reads.
+      DirectReaderOptions options = Options(/*queue_depth=*/7, /*max_merge_bytes=*/0, faults);
       options.rings = rings;
       options.submit_per_read = submit_per_read;
-      options.queue_depth = 7;      // odd: shards get 3 + 2 + 2 (or 4 + 3)
-      options.max_merge_bytes = 0;  // same-block merging only: ~3000 device reads
-      options.faults = faults;
       auto reader = Open(path, options);
       ASSERT_NE(reader, nullptr);
-      Batch batch = RandomBatch(bytes, 3000, 300, seed + rings, /*whole_file=*/false);
-      ReadStats stats;
-      ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
+      Batch batch = RandomBatch(bytes, 3000, 300, seed.value + rings, /*whole_file=*/false);
+      const ReadStats stats = ReadExpectingOracle(*reader, path, batch);
       ASSERT_GE(stats.device_reads, 64 * rings);
-      ExpectMatchesOracle(path, batch);
       if (mode_ == IoMode::kUring) {
         EXPECT_EQ(faults->threads(), expected_threads);
       }
       // Small batches stay on the caller's ring.
       faults->Reset(1);
-      Batch small = RandomBatch(bytes, 20, 3000, seed + 10 + rings, /*whole_file=*/false);
-      ASSERT_TRUE(reader->ReadBatch(small.requests).ok());
-      ExpectMatchesOracle(path, small);
+      Batch small = RandomBatch(bytes, 20, 3000, seed.value + 10 + rings, /*whole_file=*/false);
+      ReadExpectingOracle(*reader, path, small);
       if (mode_ == IoMode::kUring) {
         EXPECT_EQ(faults->threads(), 1u);
       }
@@ -342,19 +329,16 @@ TEST_P(DirectReaderTest, BatchSplitOverRingsMatchesPreadOracle) {
 }
 
 TEST_P(DirectReaderTest, MergedReadsTransferOnlyTheBlocksRequested) {
-  const uint64_t seed = PrintedRandomSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  const std::string path = NewFile("blocks_only.bin", kOddFileBytes, seed);
+  testing::RandomTestSeed seed;
+  const std::string path = NewFile("blocks_only.bin", kOddFileBytes, seed.value);
   for (int64_t max_merge : {int64_t{0}, int64_t{1} << 20}) {
-    DirectReaderOptions options = Options();
-    options.max_merge_bytes = max_merge;  // 0 = one block per read; 1 MiB > the file
+    // 0 = one block per read; 1 MiB > the file.
+    DirectReaderOptions options = Options(/*queue_depth=*/{}, max_merge);
     auto reader = Open(path, options);
     ASSERT_NE(reader, nullptr);
     const int64_t a = reader->alignment_bytes();
-    Batch batch = RandomBatch(kOddFileBytes, 150, 2000, seed + 1, /*whole_file=*/false);
-    ReadStats stats;
-    ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
-    ExpectMatchesOracle(path, batch);
+    Batch batch = RandomBatch(kOddFileBytes, 150, 2000, seed.value + 1, /*whole_file=*/false);
+    const ReadStats stats = ReadExpectingOracle(*reader, path, batch);
     // Brute force: every aligned block any byte of any request falls in.
     std::set<int64_t> blocks;
     for (const ReadRequest& r : batch.requests) {
@@ -371,8 +355,7 @@ TEST_P(DirectReaderTest, MergedReadsTransferOnlyTheBlocksRequested) {
 
 TEST_P(DirectReaderTest, SameBlockRequestsAreReadOnce) {
   const std::string path = NewFile("blocks.bin", kOddFileBytes, 7);
-  DirectReaderOptions options = Options();
-  options.max_merge_bytes = 0;  // only same-block merging
+  DirectReaderOptions options = Options(/*queue_depth=*/{}, /*max_merge_bytes=*/0);  // same-block merging only
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   const int64_t a = reader->alignment_bytes();
@@ -424,16 +407,14 @@ TEST_P(DirectReaderTest, ReadingPastEofIsAnErrorNamingThePath) {
 }
 
 TEST_P(DirectReaderTest, ConcurrentBatchesFromEightThreads) {
-  const uint64_t seed = PrintedRandomSeed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
+  testing::RandomTestSeed seed;
   const int64_t bytes = (4 << 20) + 4111;
-  const std::string path = NewFile("concurrent.bin", bytes, seed);
-  DirectReaderOptions options = Options();
-  options.queue_depth = 8;
+  const std::string path = NewFile("concurrent.bin", bytes, seed.value);
+  DirectReaderOptions options = Options(/*queue_depth=*/8);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   std::vector<Batch> batches;
-  for (int t = 0; t < 8; ++t) batches.push_back(RandomBatch(bytes, 600, 3000, seed + 10 + t));
+  for (int t = 0; t < 8; ++t) batches.push_back(RandomBatch(bytes, 600, 3000, seed.value + 10 + t));
   std::vector<Status> results(8);
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t) {
@@ -484,6 +465,26 @@ class ScriptedFaults : public FaultInjector {
 
 class DirectReaderFaultTest : public DirectReaderTest {};
 
+// 8 bytes at the start of every 4 KiB block of a `bytes`-byte file, into `dest`: one
+// device read per block when nothing is merged.
+std::vector<ReadRequest> BlockHeads(int64_t bytes, std::vector<char>* dest) {
+  dest->assign(static_cast<size_t>(bytes / 4096) * 8, '\0');
+  std::vector<ReadRequest> requests;
+  for (int64_t block = 0; block < bytes / 4096; ++block) {
+    requests.push_back({block * 4096, 8, dest->data() + block * 8});
+  }
+  return requests;
+}
+
+// `st` is the EIO of the read at `offset` of `path`, naming both.
+void ExpectEioAt(const Status& st, const std::string& path, int64_t offset) {
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_EQ(st.sys_errno(), EIO);
+  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("offset " + std::to_string(offset)), std::string::npos) << st.message();
+}
+
 TEST_P(DirectReaderFaultTest, ShortReadIsResubmitted) {
   const std::string path = NewFile("short_reads.bin", kOddFileBytes, 11);
   std::set<int64_t> shortened;
@@ -495,16 +496,11 @@ TEST_P(DirectReaderFaultTest, ShortReadIsResubmitted) {
     if (result > 100 && shortened.insert(offset).second) return 100;
     return result;
   });
-  DirectReaderOptions options = Options();
-  options.faults = faults;
-  options.queue_depth = 4;
-  options.max_merge_bytes = 4 * 4096;
+  DirectReaderOptions options = Options(/*queue_depth=*/4, /*max_merge_bytes=*/4 * 4096, faults);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   Batch batch = RandomBatch(kOddFileBytes, 400, 20000, 12);
-  ReadStats stats;
-  ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
-  ExpectMatchesOracle(path, batch);
+  const ReadStats stats = ReadExpectingOracle(*reader, path, batch);
   const auto seen = faults->seen();
   EXPECT_GT(static_cast<int64_t>(seen.size()), stats.device_reads);  // resubmissions happened
   if (reader->direct()) {
@@ -527,16 +523,11 @@ TEST_P(DirectReaderFaultTest, EagainAndEintrAreRetried) {
     if (n == 1) return -EINTR;
     return result;
   });
-  DirectReaderOptions options = Options();
-  options.faults = faults;
-  options.queue_depth = 8;
-  options.max_merge_bytes = 0;
+  DirectReaderOptions options = Options(/*queue_depth=*/8, /*max_merge_bytes=*/0, faults);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   Batch batch = RandomBatch(kOddFileBytes, 300, 700, 14);
-  ReadStats stats;
-  ASSERT_TRUE(reader->ReadBatch(batch.requests, &stats).ok());
-  ExpectMatchesOracle(path, batch);
+  const ReadStats stats = ReadExpectingOracle(*reader, path, batch);
   EXPECT_EQ(static_cast<int64_t>(faults->seen().size()), 3 * stats.device_reads);
 }
 
@@ -548,41 +539,27 @@ TEST_P(DirectReaderFaultTest, EioIsReportedWithPathAndOffsetAfterDraining) {
       [&](int64_t offset, int64_t, int result, int) {
         return offset == bad_offset ? -EIO : result;
       });
-  DirectReaderOptions options = Options();
-  options.faults = faults;
-  options.queue_depth = 32;
-  options.max_merge_bytes = 0;
+  DirectReaderOptions options = Options(/*queue_depth=*/32, /*max_merge_bytes=*/0, faults);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   ASSERT_EQ(4096 % reader->alignment_bytes(), 0);
-  std::vector<ReadRequest> requests;
-  std::vector<char> dest(static_cast<size_t>(bytes / 4096) * 8);
-  for (int64_t block = 0; block < bytes / 4096; ++block) {
-    requests.push_back({block * 4096, 8, dest.data() + block * 8});
-  }
+  std::vector<char> dest;
+  const std::vector<ReadRequest> requests = BlockHeads(bytes, &dest);
   Status st = reader->ReadBatch(requests);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.code(), StatusCode::kIoError);
-  EXPECT_EQ(st.sys_errno(), EIO);
-  EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("offset " + std::to_string(bad_offset)), std::string::npos)
-      << st.message();
+  ASSERT_NO_FATAL_FAILURE(ExpectEioAt(st, path, bad_offset));
   EXPECT_NE(st.message().find(std::strerror(EIO)), std::string::npos) << st.message();
   // Submission stopped early: far fewer reads than the batch holds.
   EXPECT_LT(faults->seen().size(), requests.size());
   // Everything in flight was reaped: the next batch on the same threads is correct.
   Batch batch = RandomBatch(2 << 20, 200, 5000, 16);
-  ASSERT_TRUE(reader->ReadBatch(batch.requests).ok());
-  ExpectMatchesOracle(path, batch);
+  ReadExpectingOracle(*reader, path, batch);
 }
 
 TEST_P(DirectReaderFaultTest, EofIsReported) {
   const std::string path = NewFile("eof.bin", kOddFileBytes, 17);
   auto faults = std::make_shared<ScriptedFaults>(
       [&](int64_t offset, int64_t, int result, int) { return offset == 8192 ? 0 : result; });
-  DirectReaderOptions options = Options();
-  options.faults = faults;
-  options.max_merge_bytes = 0;
+  DirectReaderOptions options = Options(/*queue_depth=*/{}, /*max_merge_bytes=*/0, faults);
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   char buf[64];
@@ -597,8 +574,7 @@ TEST_P(DirectReaderFaultTest, ShortReadsWithoutProgressFailInsteadOfSpinning) {
   const std::string path = NewFile("stuck.bin", kOddFileBytes, 19);
   auto faults = std::make_shared<ScriptedFaults>(
       [&](int64_t, int64_t, int result, int) { return result > 0 ? 1 : result; });
-  DirectReaderOptions options = Options();
-  options.faults = faults;
+  DirectReaderOptions options = Options(/*queue_depth=*/{}, /*max_merge_bytes=*/{}, faults);
   options.direct = true;
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
@@ -618,31 +594,20 @@ TEST_P(DirectReaderFaultTest, EioInOneRingStopsAllRingsAndIsReportedAfterDrainin
   auto faults = std::make_shared<ThreadRecordingFaults>(rings, [&](int64_t offset, int result) {
     return offset == bad_offset.load() ? -EIO : result;
   });
-  DirectReaderOptions options = Options();
-  options.faults = faults;
+  DirectReaderOptions options = Options(/*queue_depth=*/16, /*max_merge_bytes=*/0, faults);
   options.rings = 2;
-  options.queue_depth = 16;
-  options.max_merge_bytes = 0;
   auto reader = Open(path, options);
   ASSERT_NE(reader, nullptr);
   ASSERT_EQ(4096 % reader->alignment_bytes(), 0);
-  std::vector<ReadRequest> requests;  // one device read per 4 KiB block, 2048 in all
-  std::vector<char> dest(static_cast<size_t>(bytes / 4096) * 8);
-  for (int64_t block = 0; block < bytes / 4096; ++block) {
-    requests.push_back({block * 4096, 8, dest.data() + block * 8});
-  }
+  std::vector<char> dest;
+  const std::vector<ReadRequest> requests = BlockHeads(bytes, &dest);  // 2048 device reads
   // One ring reads the lower half of the file, the other the upper: fail in each in turn.
   for (int64_t bad : {int64_t{6} << 20, int64_t{1} << 20}) {
     SCOPED_TRACE("bad offset " + std::to_string(bad));
     faults->Reset(rings);
     bad_offset = bad;
     Status st = reader->ReadBatch(requests);
-    ASSERT_FALSE(st.ok());
-    EXPECT_EQ(st.code(), StatusCode::kIoError);
-    EXPECT_EQ(st.sys_errno(), EIO);
-    EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
-    EXPECT_NE(st.message().find("offset " + std::to_string(bad)), std::string::npos)
-        << st.message();
+    ASSERT_NO_FATAL_FAILURE(ExpectEioAt(st, path, bad));
     if (mode_ == IoMode::kUring) {
       EXPECT_EQ(faults->threads(), rings);
     }
@@ -656,8 +621,7 @@ TEST_P(DirectReaderFaultTest, EioInOneRingStopsAllRingsAndIsReportedAfterDrainin
   // Every ring was drained: the next batches on the same threads are correct.
   bad_offset = -1;
   Batch batch = RandomBatch(bytes, 3000, 300, 24, /*whole_file=*/false);
-  ASSERT_TRUE(reader->ReadBatch(batch.requests).ok());
-  ExpectMatchesOracle(path, batch);
+  ReadExpectingOracle(*reader, path, batch);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DirectReaderFaultTest,
@@ -685,7 +649,8 @@ TEST(DirectReaderModeTest, PreadModeGivesIdenticalBytesToUring) {
   std::string why;
   if (!UringAvailable(&why)) GTEST_SKIP() << "io_uring refused here: " << why;
   const std::string dir = MakeTempDir(SEER_IO_TEST_DIR);
-  const std::string path = WriteRandomFile(dir, "same.bin", kOddFileBytes, 21);
+  const std::string path = dir + "/same.bin";
+  testing::WriteRandomFile(path, kOddFileBytes, /*seed=*/21);
   DirectReaderOptions options;
   options.quiet = true;
   options.mode = IoMode::kUring;
@@ -707,7 +672,8 @@ TEST(DirectReaderModeTest, PreadModeGivesIdenticalBytesToUring) {
 
 TEST(DirectReaderModeTest, RefusedIoUringFallsBackWithOneWarning) {
   const std::string dir = MakeTempDir(SEER_IO_TEST_DIR);
-  const std::string path = WriteRandomFile(dir, "fallback.bin", 10000, 23);
+  const std::string path = dir + "/fallback.bin";
+  testing::WriteRandomFile(path, 10000, /*seed=*/23);
   internal::OverrideIoUringProbeForTesting(-EPERM);
   internal::ResetFallbackWarningsForTesting();
   DirectReaderOptions options;

@@ -11,11 +11,13 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "support/files.h"
 #include "support/temp_dir.h"
 
 namespace seer {
@@ -23,21 +25,30 @@ namespace {
 
 using seer::testing::MakeTempDir;
 
+// A file of `size` random bytes (from `seed`) in a fresh temp dir, and a reader mapping it.
+struct MappedFile {
+  std::string path;
+  std::string bytes;
+  std::unique_ptr<BlockReader> reader;  // null (and a test failure) when it does not open
+};
+
+MappedFile MapRandomFile(const std::string& temp_prefix, const std::string& name, size_t size, uint64_t seed) {
+  MappedFile f;
+  f.path = MakeTempDir(temp_prefix) + "/" + name;
+  f.bytes = testing::WriteRandomFile(f.path, size, seed);
+  auto reader = OpenMmapReader(f.path);
+  EXPECT_TRUE(reader.ok()) << reader.status().message();
+  if (reader.ok()) f.reader = std::move(reader).value();
+  return f;
+}
+
 TEST(MmapReaderTest, ReadsMatchTheFileAndOutOfRangeIsAnError) {
-  const std::string dir = MakeTempDir("mmap");
-  const std::string path = dir + "/data.bin";
-  std::string bytes(4111 * 47, '\0');
-  std::mt19937_64 rng(7);
-  for (char& c : bytes) c = static_cast<char>(rng());
-  {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    std::fwrite(bytes.data(), 1, bytes.size(), f);
-    std::fclose(f);
-  }
-  auto reader = OpenMmapReader(path);
-  ASSERT_TRUE(reader.ok()) << reader.status().message();
-  EXPECT_EQ((*reader)->file_size_bytes(), static_cast<int64_t>(bytes.size()));
+  const MappedFile f = MapRandomFile("mmap", "data.bin", 4111 * 47, /*seed=*/7);
+  ASSERT_NE(f.reader, nullptr);
+  const std::string& path = f.path;
+  const std::string& bytes = f.bytes;
+  BlockReader* const reader = f.reader.get();
+  EXPECT_EQ(reader->file_size_bytes(), static_cast<int64_t>(bytes.size()));
   std::vector<std::string> out = {std::string(47, 'x'), std::string(1, 'x'), std::string(0, 'x'),
                                   std::string(4096, 'x')};
   std::vector<ReadRequest> requests = {{47 * 4110, 47, out[0].data()},  // the last row
@@ -45,64 +56,51 @@ TEST(MmapReaderTest, ReadsMatchTheFileAndOutOfRangeIsAnError) {
                                        {static_cast<int64_t>(bytes.size()), 0, out[2].data()},
                                        {1000, 4096, out[3].data()}};
   ReadStats stats;
-  ASSERT_TRUE((*reader)->ReadBatch(requests, &stats).ok());
+  ASSERT_TRUE(reader->ReadBatch(requests, &stats).ok());
   EXPECT_EQ(out[0], bytes.substr(47 * 4110, 47));
   EXPECT_EQ(out[1], bytes.substr(0, 1));
   EXPECT_EQ(out[3], bytes.substr(1000, 4096));
   EXPECT_EQ(stats.requests, 4);
   EXPECT_GE(stats.device_reads, 0);
   std::vector<ReadRequest> beyond = {{static_cast<int64_t>(bytes.size()) - 10, 11, out[0].data()}};
-  Status st = (*reader)->ReadBatch(beyond);
+  Status st = reader->ReadBatch(beyond);
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kUnexpectedEof);
   EXPECT_NE(st.message().find(path), std::string::npos) << st.message();
   EXPECT_NE(st.message().find(std::to_string(bytes.size() - 10)), std::string::npos) << st.message();
-  EXPECT_FALSE(OpenMmapReader(dir + "/missing.bin").ok());
-}
-
-std::string WriteRandomFile(const std::string& path, size_t size) {
-  std::string bytes(size, '\0');
-  std::mt19937_64 rng(11);
-  for (char& c : bytes) c = static_cast<char>(rng());
-  FILE* f = std::fopen(path.c_str(), "wb");
-  EXPECT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
-  std::fclose(f);
-  return bytes;
+  EXPECT_FALSE(OpenMmapReader(path + ".missing").ok());
 }
 
 // A file truncated after it was mapped: a read of a page past the new end is an error
 // naming the file, the page's offset and both sizes (it was SIGBUS, signal 7, before);
 // reads of the remaining pages still work, and a second bad read is an error again.
 TEST(MmapReaderTest, FileTruncatedWhileMappedIsAnErrorNotASignal) {
-  const std::string dir = MakeTempDir("mmap_bus");
-  const std::string path = dir + "/features.bin";
-  const std::string bytes = WriteRandomFile(path, 16 * 4096);
-  auto reader = OpenMmapReader(path);
-  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const MappedFile f = MapRandomFile("mmap_bus", "features.bin", 16 * 4096, /*seed=*/11);
+  ASSERT_NE(f.reader, nullptr);
+  const std::string& path = f.path;
+  BlockReader* const reader = f.reader.get();
   ASSERT_EQ(::truncate(path.c_str(), 2 * 4096), 0);
   std::string out(100, 'x');
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<ReadRequest> lost = {{0, 100, out.data()}, {9 * 4096 + 5, 100, out.data()}};
-    Status st = (*reader)->ReadBatch(lost);
+    Status st = reader->ReadBatch(lost);
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.code(), StatusCode::kUnexpectedEof);
     EXPECT_NE(st.message().find(path + " at offset 36864"), std::string::npos) << st.message();
     EXPECT_NE(st.message().find("now 8192 bytes, 65536 when mapped"), std::string::npos) << st.message();
     std::vector<ReadRequest> kept = {{4096 + 3, 100, out.data()}};
-    ASSERT_TRUE((*reader)->ReadBatch(kept).ok());
-    EXPECT_EQ(out, bytes.substr(4096 + 3, 100));
+    ASSERT_TRUE(reader->ReadBatch(kept).ok());
+    EXPECT_EQ(out, f.bytes.substr(4096 + 3, 100));
   }
 }
 
 // Truncation under readers running on several threads: every thread gets the error (none
 // kills the process), whatever it was reading when the file shrank.
 TEST(MmapReaderTest, TruncationUnderRunningReadersOnManyThreads) {
-  const std::string dir = MakeTempDir("mmap_bus_threads");
-  const std::string path = dir + "/features.bin";
-  WriteRandomFile(path, 64 * 4096);
-  auto reader = OpenMmapReader(path);
-  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  const MappedFile f = MapRandomFile("mmap_bus_threads", "features.bin", 64 * 4096, /*seed=*/11);
+  ASSERT_NE(f.reader, nullptr);
+  const std::string& path = f.path;
+  BlockReader* const reader = f.reader.get();
   constexpr int kThreads = 4;
   std::atomic<int> started{0};
   std::vector<std::string> errors(kThreads);
@@ -114,7 +112,7 @@ TEST(MmapReaderTest, TruncationUnderRunningReadersOnManyThreads) {
       bool counted = false;
       while (true) {
         ReadRequest r{static_cast<int64_t>(rng() % (64 * 4096 - 512)), 512, out.data()};
-        Status st = (*reader)->ReadBatch(&r, 1);
+        Status st = reader->ReadBatch(&r, 1);
         if (!st.ok()) {
           errors[t] = st.message();
           if (!counted) started.fetch_add(1);
@@ -140,7 +138,7 @@ TEST(MmapReaderTest, TruncationUnderRunningReadersOnManyThreads) {
 TEST(MmapReaderTest, BusErrorOutsideAReadStillEndsTheProcess) {
   const std::string dir = MakeTempDir("mmap_bus_other");
   const std::string path = dir + "/other.bin";
-  WriteRandomFile(path, 4 * 4096);
+  testing::WriteRandomFile(path, 4 * 4096, /*seed=*/11);
   ASSERT_TRUE(OpenMmapReader(path).ok());  // installs the handler
   auto died = [](int status) {
     return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);

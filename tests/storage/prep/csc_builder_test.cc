@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <utility>
@@ -115,6 +117,15 @@ std::vector<Edge> RandomEdges(int64_t num_nodes, int64_t num_edges, uint64_t see
   return edges;
 }
 
+// Options for a build at `budget` spilling into `dir`; the rest at their defaults.
+CscBuildOptions OptionsFor(bool undirected, int64_t budget, const std::string& dir) {
+  CscBuildOptions options;
+  options.undirected = undirected;
+  options.memory_budget_bytes = budget;
+  options.spill_dir = dir;
+  return options;
+}
+
 bool DirIsEmptyOfSpill(const std::string& dir) {
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return false;
@@ -198,12 +209,9 @@ TEST(CscBuilderTest, OptionsMatchBruteForceInBothModes) {
         for (int64_t budget : {int64_t{64} << 20, int64_t{256} << 10}) {
           SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " dedup " << dedup
                                           << " drop " << drop << " budget " << budget);
-          CscBuildOptions options;
-          options.undirected = undirected;
+          CscBuildOptions options = OptionsFor(undirected, budget, dir);
           options.dedup = dedup;
           options.drop_self_loops = drop;
-          options.memory_budget_bytes = budget;
-          options.spill_dir = dir;
           VectorEdgeSource source(edges, num_nodes);
           auto built = Build(source, options, dir);
           ASSERT_TRUE(built.ok()) << built.status().ToString();
@@ -278,12 +286,9 @@ TEST(CscBuilderTest, OneThreadAndManyThreadsWriteIdenticalFiles) {
   for (bool undirected : {false, true}) {
     for (int64_t budget : {int64_t{64} << 20, int64_t{1} << 20}) {
       SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " budget " << budget);
-      CscBuildOptions options;
-      options.undirected = undirected;
+      CscBuildOptions options = OptionsFor(undirected, budget, dir);
       options.dedup = true;
       options.drop_self_loops = true;
-      options.memory_budget_bytes = budget;
-      options.spill_dir = dir;
       std::string bytes[2][2];
       CscBuildStats stats[2];
       int run = 0;
@@ -313,15 +318,6 @@ TEST(CscBuilderTest, OneThreadAndManyThreadsWriteIdenticalFiles) {
   EXPECT_TRUE(DirIsEmptyOfSpill(dir));
 }
 
-// Options for a build at `budget` spilling into `dir`; the rest at their defaults.
-CscBuildOptions OptionsFor(bool undirected, int64_t budget, const std::string& dir) {
-  CscBuildOptions options;
-  options.undirected = undirected;
-  options.memory_budget_bytes = budget;
-  options.spill_dir = dir;
-  return options;
-}
-
 // Builds `edges` on `threads` threads (a task arena of that size) into `dir`, expects the
 // oracle's CSC and returns the build's stats.
 CscBuildStats BuildExpectingOracle(const std::vector<Edge>& edges, int64_t num_nodes, const CscBuildOptions& options,
@@ -338,6 +334,27 @@ CscBuildStats BuildExpectingOracle(const std::vector<Edge>& edges, int64_t num_n
   return stats;
 }
 
+// The sweep of the oracle tests: for each direction (with its oracle, BruteForce with
+// `dedup`), budget and thread count, body(options, threads, oracle) under a trace naming
+// them, where options = OptionsFor(direction, budget, dir) with `dedup`.
+void ForEachBuild(const std::vector<Edge>& edges, int64_t num_nodes, bool dedup,
+                  std::initializer_list<int64_t> budgets, std::initializer_list<int> thread_counts,
+                  const std::string& dir,
+                  const std::function<void(CscBuildOptions options, int threads, const Csc& oracle)>& body) {
+  for (bool undirected : {false, true}) {
+    const Csc oracle = BruteForce(edges, num_nodes, undirected, dedup, false);
+    for (int64_t budget : budgets) {
+      for (int threads : thread_counts) {
+        SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " budget " << budget << " threads "
+                                          << threads);
+        CscBuildOptions options = OptionsFor(undirected, budget, dir);
+        options.dedup = dedup;
+        body(options, threads, oracle);
+      }
+    }
+  }
+}
+
 // Sorted lists are appended in segments whose writes overlap the next segment's sort;
 // with dedup, compaction moves lists left across segment boundaries while an earlier
 // segment is still being written. Tiny segments (and a segment size of 1) cross many
@@ -348,25 +365,20 @@ TEST(CscBuilderTest, SegmentedWritesMatchOracle) {
   const int64_t num_nodes = 2000;
   std::vector<Edge> edges = RandomEdges(num_nodes, 300000, 53);
   std::string dir = MakeTempDir();
-  for (bool undirected : {false, true}) {
-    for (bool dedup : {false, true}) {
-      const Csc oracle = BruteForce(edges, num_nodes, undirected, dedup, false);
-      for (int64_t budget : {int64_t{64} << 20, int64_t{1} << 20}) {
-        for (int64_t segment : {int64_t{1}, int64_t{5000}}) {
-          for (int threads : {1, 3}) {
-            SCOPED_TRACE(::testing::Message() << "undirected " << undirected << " dedup " << dedup << " budget "
-                                              << budget << " segment " << segment << " threads " << threads);
-            CscBuildOptions options = OptionsFor(undirected, budget, dir);
-            options.dedup = dedup;
-            options.write_segment_edges = segment;
-            const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
-            if (budget < (2 << 20)) {
-              EXPECT_GT(stats.num_partitions, 1);
-            }
-          }
-        }
-      }
-    }
+  for (bool dedup : {false, true}) {
+    SCOPED_TRACE(::testing::Message() << "dedup " << dedup);
+    ForEachBuild(edges, num_nodes, dedup, {int64_t{64} << 20, int64_t{1} << 20}, {1, 3}, dir,
+                 [&](CscBuildOptions options, int threads, const Csc& oracle) {
+                   for (int64_t segment : {int64_t{1}, int64_t{5000}}) {
+                     SCOPED_TRACE(::testing::Message() << "segment " << segment);
+                     options.write_segment_edges = segment;
+                     const CscBuildStats stats =
+                         BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
+                     if (options.memory_budget_bytes < (2 << 20)) {
+                       EXPECT_GT(stats.num_partitions, 1);
+                     }
+                   }
+                 });
   }
   EXPECT_TRUE(DirIsEmptyOfSpill(dir));
 }
@@ -384,25 +396,19 @@ TEST(CscBuilderTest, SpilledPartitionsMatchOracleOnDiskAndTemp) {
 #endif
   bool saw_direct = false, saw_several = false;
   for (const std::string& dir : dirs) {
-    for (bool undirected : {false, true}) {
-      const Csc oracle = BruteForce(edges, num_nodes, undirected, false, false);
-      for (int64_t budget : {int64_t{3} << 19, int64_t{3} << 20}) {
-        for (int threads : {1, 3}) {
-          SCOPED_TRACE(::testing::Message() << dir << " undirected " << undirected << " budget " << budget
-                                            << " threads " << threads);
-          const CscBuildOptions options = OptionsFor(undirected, budget, dir);
-          const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
-          saw_several |= stats.num_partitions > 1;
-          saw_direct |= stats.spill_direct;
+    SCOPED_TRACE(dir);
+    ForEachBuild(edges, num_nodes, /*dedup=*/false, {int64_t{3} << 19, int64_t{3} << 20}, {1, 3}, dir,
+                 [&](const CscBuildOptions& options, int threads, const Csc& oracle) {
+                   const CscBuildStats stats = BuildExpectingOracle(edges, num_nodes, options, threads, dir, oracle);
+                   saw_several |= stats.num_partitions > 1;
+                   saw_direct |= stats.spill_direct;
 #ifdef SEER_IO_TEST_DIR
-          // The build tree's disk takes O_DIRECT: indices.bin's blocks go that way.
-          if (dir != dirs.front()) {
-            EXPECT_TRUE(stats.indices_direct);
-          }
+                   // The build tree's disk takes O_DIRECT: indices.bin's blocks go that way.
+                   if (dir != dirs.front()) {
+                     EXPECT_TRUE(stats.indices_direct);
+                   }
 #endif
-        }
-      }
-    }
+                 });
     EXPECT_TRUE(DirIsEmptyOfSpill(dir));
   }
   EXPECT_TRUE(saw_several);
@@ -423,36 +429,27 @@ TEST(CscBuilderTest, CostlySourceIsReadOnceAndStagedEdgesGiveTheOracle) {
   std::vector<Edge> edges = RandomEdges(num_nodes, 260000, 53);
   std::string dir = MakeTempDir();
   for (bool known : {true, false}) {
-    for (bool undirected : {false, true}) {
-      const Csc oracle = BruteForce(edges, num_nodes, undirected, true, false);
-      for (int64_t budget : {int64_t{64} << 20, int64_t{1} << 20}) {
-        for (int threads : {1, 3}) {
-          SCOPED_TRACE(::testing::Message() << "known " << known << " undirected " << undirected << " budget "
-                                            << budget << " threads " << threads);
-          CscBuildOptions options;
-          options.undirected = undirected;
-          options.dedup = true;
-          options.memory_budget_bytes = budget;
-          options.spill_dir = dir;
-          tbb::task_arena arena(threads);
-          arena.execute([&] {
-            CostlySource source(edges, known ? num_nodes : -1);
-            auto built = Build(source, options, dir);
-            ASSERT_TRUE(built.ok()) << built.status().ToString();
-            Csc got = built->first;
-            // Unknown node count: 1 + the largest id (the oracle has every node).
-            EXPECT_EQ(got.indices, oracle.indices);
-            EXPECT_EQ(got.indptr, std::vector<int64_t>(oracle.indptr.begin(), oracle.indptr.begin() + got.indptr.size()));
-            EXPECT_TRUE(built->second.staged_edges);
-            EXPECT_EQ(source.rewinds_, 1);
-            EXPECT_EQ(source.releases_, 1);
-            if (budget < (4 << 20)) {
-              EXPECT_GT(built->second.num_partitions, 1);
-            }
-          });
-        }
-      }
-    }
+    SCOPED_TRACE(::testing::Message() << "known " << known);
+    ForEachBuild(edges, num_nodes, /*dedup=*/true, {int64_t{64} << 20, int64_t{1} << 20}, {1, 3}, dir,
+                 [&](const CscBuildOptions& options, int threads, const Csc& oracle) {
+                   tbb::task_arena arena(threads);
+                   arena.execute([&] {
+                     CostlySource source(edges, known ? num_nodes : -1);
+                     auto built = Build(source, options, dir);
+                     ASSERT_TRUE(built.ok()) << built.status().ToString();
+                     Csc got = built->first;
+                     // Unknown node count: 1 + the largest id (the oracle has every node).
+                     EXPECT_EQ(got.indices, oracle.indices);
+                     EXPECT_EQ(got.indptr, std::vector<int64_t>(oracle.indptr.begin(),
+                                                                oracle.indptr.begin() + got.indptr.size()));
+                     EXPECT_TRUE(built->second.staged_edges);
+                     EXPECT_EQ(source.rewinds_, 1);
+                     EXPECT_EQ(source.releases_, 1);
+                     if (options.memory_budget_bytes < (4 << 20)) {
+                       EXPECT_GT(built->second.num_partitions, 1);
+                     }
+                   });
+                 });
   }
   EXPECT_TRUE(DirIsEmptyOfSpill(dir));
 }

@@ -23,12 +23,14 @@ std::string MakeTempDir() { return testing::MakeTempDir("edge_list"); }
 using testing::Gzip;
 using testing::WriteText;
 
-std::vector<std::pair<int64_t, int64_t>> ReadAll(EdgeSource& source) {
+// Every edge of `source` from its start, read `chunk` edges at a time (small chunks
+// exercise the chunk boundaries).
+std::vector<std::pair<int64_t, int64_t>> ReadAll(EdgeSource& source, size_t chunk = 3) {
   std::vector<std::pair<int64_t, int64_t>> out;
   EXPECT_TRUE(source.Rewind().ok());
-  Edge buf[3];  // small chunks exercise the chunk boundaries
+  std::vector<Edge> buf(chunk);
   for (;;) {
-    auto n = source.Read(buf, 3);
+    auto n = source.Read(buf.data(), static_cast<int64_t>(buf.size()));
     EXPECT_TRUE(n.ok()) << n.status().ToString();
     if (!n.ok() || *n == 0) break;
     for (int64_t i = 0; i < *n; ++i) out.emplace_back(buf[i].src, buf[i].dst);
@@ -36,11 +38,12 @@ std::vector<std::pair<int64_t, int64_t>> ReadAll(EdgeSource& source) {
   return out;
 }
 
-std::string ReadError(EdgeSource& source) {
+// The first read error of `source` from its start ("OK" when none), `chunk` edges a read.
+std::string ReadError(EdgeSource& source, size_t chunk = 16) {
   if (!source.Rewind().ok()) return "rewind failed";
-  Edge buf[16];
+  std::vector<Edge> buf(chunk);
   for (;;) {
-    auto n = source.Read(buf, 16);
+    auto n = source.Read(buf.data(), static_cast<int64_t>(buf.size()));
     if (!n.ok()) return n.status().message();
     if (*n == 0) return "OK";
   }
@@ -164,31 +167,13 @@ TEST(EdgeListTest, ParallelTextParseKeepsOrderAndExactLineNumbers) {
     arena.execute([&] {
       auto source = OpenEdgeList(dir + "/big.txt", EdgeListFormat::kText, -1);
       ASSERT_TRUE(source.ok());
-      std::vector<std::pair<int64_t, int64_t>> got;
-      std::vector<Edge> buf(50000);  // several blocks, each cut into many pieces
       for (int pass = 0; pass < 2; ++pass) {
-        got.clear();
-        ASSERT_TRUE((*source)->Rewind().ok());
-        for (;;) {
-          auto n = (*source)->Read(buf.data(), static_cast<int64_t>(buf.size()));
-          ASSERT_TRUE(n.ok()) << n.status().ToString();
-          if (*n == 0) break;
-          for (int64_t i = 0; i < *n; ++i) got.emplace_back(buf[i].src, buf[i].dst);
-        }
-        EXPECT_EQ(got, expected);
+        // Chunks of 50000 edges: several blocks, each cut into many pieces.
+        EXPECT_EQ(ReadAll(**source, 50000), expected) << "pass " << pass;
       }
       auto bad = OpenEdgeList(dir + "/bad.txt", EdgeListFormat::kText, -1);
       ASSERT_TRUE(bad.ok());
-      std::string error = "OK";
-      ASSERT_TRUE((*bad)->Rewind().ok());
-      for (;;) {
-        auto n = (*bad)->Read(buf.data(), static_cast<int64_t>(buf.size()));
-        if (!n.ok()) {
-          error = n.status().message();
-          break;
-        }
-        if (*n == 0) break;
-      }
+      const std::string error = ReadError(**bad, 50000);
       EXPECT_NE(error.find("/bad.txt:" + std::to_string(bad_line) + ": non-numeric node id 'x'"),
                 std::string::npos) << error;
     });
@@ -298,16 +283,7 @@ TEST(EdgeListTest, DigitsOfEveryLengthAndSeparatorParseExactly) {
   auto source = OpenEdgeList(dir + "/digits.txt", EdgeListFormat::kAuto, -1);
   ASSERT_TRUE(source.ok()) << source.status().ToString();
   EXPECT_EQ(ReadAll(**source), oracle);
-  std::vector<std::pair<int64_t, int64_t>> big;
-  ASSERT_TRUE((*source)->Rewind().ok());
-  std::vector<Edge> buf(1 << 16);
-  for (;;) {
-    auto n = (*source)->Read(buf.data(), static_cast<int64_t>(buf.size()));
-    ASSERT_TRUE(n.ok()) << n.status().ToString();
-    if (*n == 0) break;
-    for (int64_t i = 0; i < *n; ++i) big.emplace_back(buf[i].src, buf[i].dst);
-  }
-  EXPECT_EQ(big, oracle);
+  EXPECT_EQ(ReadAll(**source, 1 << 16), oracle);
 }
 
 }  // namespace

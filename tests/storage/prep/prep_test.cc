@@ -34,10 +34,42 @@ using testing::ReadArray;
 
 bool HasManifest(const std::string& dir) { return FileSizeBytes(dir + "/dataset.json").ok(); }
 
+// PrepareDataset(in, options, out) fails with a message holding `expected` and leaves no
+// dataset.json in `out`. Returns the message ("" when it did not fail).
+std::string ExpectPrepRefused(const PrepInputs& in, const PrepOptions& options, const std::string& out,
+                              const std::string& expected) {
+  auto result = PrepareDataset(in, options, out);
+  EXPECT_FALSE(result.ok()) << "expected an error holding: " << expected;
+  const std::string message = result.ok() ? "" : result.status().message();
+  EXPECT_NE(message.find(expected), std::string::npos) << message;
+  EXPECT_FALSE(HasManifest(out)) << out;
+  return message;
+}
+
 struct NpyDataset {
   std::string dir;
   PrepInputs in;
 };
+
+// Writes `values` as a 1-D int64 .npy (labels, split ids).
+void WriteInt64Npy(const std::string& path, const std::vector<int64_t>& values) {
+  ASSERT_TRUE(WriteNpy(path, "<i8", {static_cast<int64_t>(values.size())}, values.data()).ok()) << path;
+}
+
+// Writes a rows x cols float32 .npy of zeros (features).
+void WriteZeroFeatures(const std::string& path, int64_t rows, int64_t cols) {
+  const std::vector<float> zeros(static_cast<size_t>(rows * cols));
+  ASSERT_TRUE(WriteNpy(path, "<f4", {rows, cols}, zeros.data()).ok()) << path;
+}
+
+// The edge list alone: no features, labels or splits.
+void DropNodeArrays(PrepInputs* in) {
+  in->features.clear();
+  in->labels.clear();
+  in->train.clear();
+  in->valid.clear();
+  in->test.clear();
+}
 
 // 6 nodes, features 6x5 float32, labels with NaN, splits.
 NpyDataset MakeNpyInputs() {
@@ -62,21 +94,38 @@ NpyDataset MakeNpyInputs() {
   return d;
 }
 
+// MakeNpyInputs() converted with `options` into D/out, which must pass the deep check:
+// the converted inputs, the conversion's summary and the check's.
+struct PreparedNpy {
+  NpyDataset inputs;
+  std::string out;
+  PrepSummary summary;
+  DatasetCheckSummary checked;
+};
+
+void PrepareNpyInputs(const PrepOptions& options, PreparedNpy* p) {
+  p->inputs = MakeNpyInputs();
+  p->out = p->inputs.dir + "/out";
+  auto summary = PrepareDataset(p->inputs.in, options, p->out);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  p->summary = *summary;
+  auto checked = CheckDataset(p->out, DatasetCheckOptions{true});
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  p->checked = *checked;
+}
+
 TEST(PrepTest, NpyInputsGiveAValidDataset) {
-  NpyDataset d = MakeNpyInputs();
   PrepOptions options;
   options.feature_dtype = FeatureDtype::kFloat16;
-  auto summary = PrepareDataset(d.in, options, d.dir + "/out");
-  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
-  EXPECT_EQ(summary->csc.num_nodes, 6);
-  EXPECT_EQ(summary->num_classes, 3);
-  EXPECT_EQ(summary->num_labeled, 5);
-  auto checked = CheckDataset(d.dir + "/out", DatasetCheckOptions{true});
-  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
-  EXPECT_EQ(ReadArray<int64_t>(d.dir + "/out/indptr.bin"), (std::vector<int64_t>{0, 1, 4, 4, 7, 8, 8}));
-  EXPECT_EQ(ReadArray<int32_t>(d.dir + "/out/labels.bin"), (std::vector<int32_t>{0, 2, -1, 1, 2, 0}));
-  EXPECT_EQ(ReadArray<int64_t>(d.dir + "/out/test.bin"), (std::vector<int64_t>{4, 5}));
-  auto halves = ReadArray<uint16_t>(d.dir + "/out/features.bin");
+  PreparedNpy p;
+  ASSERT_NO_FATAL_FAILURE(PrepareNpyInputs(options, &p));
+  EXPECT_EQ(p.summary.csc.num_nodes, 6);
+  EXPECT_EQ(p.summary.num_classes, 3);
+  EXPECT_EQ(p.summary.num_labeled, 5);
+  EXPECT_EQ(ReadArray<int64_t>(p.out + "/indptr.bin"), (std::vector<int64_t>{0, 1, 4, 4, 7, 8, 8}));
+  EXPECT_EQ(ReadArray<int32_t>(p.out + "/labels.bin"), (std::vector<int32_t>{0, 2, -1, 1, 2, 0}));
+  EXPECT_EQ(ReadArray<int64_t>(p.out + "/test.bin"), (std::vector<int64_t>{4, 5}));
+  auto halves = ReadArray<uint16_t>(p.out + "/features.bin");
   EXPECT_EQ(halves.size(), 2048u);  // 60 bytes padded to 4096
   EXPECT_EQ(halves[7], 0x3c00);     // 7/7 = 1.0
 }
@@ -88,8 +137,7 @@ TEST(PrepTest, BadNodeArraysFailWithoutManifest) {
     std::string expected;
   } cases[] = {
       {"feature rows", [](NpyDataset& d) {
-         std::vector<float> f(25);
-         ASSERT_TRUE(WriteNpy(d.dir + "/feat.npy", "<f4", {5, 5}, f.data()).ok());
+         WriteZeroFeatures(d.dir + "/feat.npy", 5, 5);
          d.in.num_nodes = 6;
        }, "feat.npy: 5 feature rows, but the graph has 6 nodes"},
       {"feature dtype", [](NpyDataset& d) {
@@ -100,16 +148,13 @@ TEST(PrepTest, BadNodeArraysFailWithoutManifest) {
          ASSERT_EQ(::truncate((d.dir + "/feat.npy").c_str(), 150), 0);
        }, "feat.npy: truncated .npy"},
       {"split out of range", [](NpyDataset& d) {
-         std::vector<int64_t> t = {4, 6};
-         ASSERT_TRUE(WriteNpy(d.dir + "/test.npy", "<i8", {2}, t.data()).ok());
+         WriteInt64Npy(d.dir + "/test.npy", {4, 6});
        }, "test.npy: element 1: split node id 6 out of range [0, 6)"},
       {"split overlap", [](NpyDataset& d) {
-         std::vector<int64_t> t = {4, 0};
-         ASSERT_TRUE(WriteNpy(d.dir + "/test.npy", "<i8", {2}, t.data()).ok());
+         WriteInt64Npy(d.dir + "/test.npy", {4, 0});
        }, "test.npy: element 1: node 0 is already in the train split"},
       {"bad label", [](NpyDataset& d) {
-         std::vector<int64_t> l = {0, 1, -2, 0, 0, 0};
-         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, l.data()).ok());
+         WriteInt64Npy(d.dir + "/labels.npy", {0, 1, -2, 0, 0, 0});
        }, "labels.npy: element 2: label -2 out of range"},
       {"edge id", [](NpyDataset& d) {
          WriteText(d.dir + "/edges.txt", "0 1\n\n6 2\n");
@@ -118,38 +163,26 @@ TEST(PrepTest, BadNodeArraysFailWithoutManifest) {
       // The node count comes from the feature rows: a short feature array is named, not the
       // edge list (which was blamed before: "edges.txt:3: node id 6 >= num_nodes 6").
       {"short features", [](NpyDataset& d) {
-         std::vector<float> f(25);
-         ASSERT_TRUE(WriteNpy(d.dir + "/feat.npy", "<f4", {5, 5}, f.data()).ok());
+         WriteZeroFeatures(d.dir + "/feat.npy", 5, 5);
        }, "feat.npy: 5 feature rows, but " },
       {"short labels", [](NpyDataset& d) {
          d.in.features.clear();
-         std::vector<int64_t> l = {0, 1, 1, 0, 0};
-         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {5}, l.data()).ok());
+         WriteInt64Npy(d.dir + "/labels.npy", {0, 1, 1, 0, 0});
        }, "labels.npy: 5 labels, but "},
       {"huge label", [](NpyDataset& d) {
-         std::vector<int64_t> l = {0, 1, 1000000000, 0, 0, 0};
-         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, l.data()).ok());
+         WriteInt64Npy(d.dir + "/labels.npy", {0, 1, 1000000000, 0, 0, 0});
        }, "labels.npy: element 2: label 1000000000 out of range [-1, 100000)"},
       {"label above --num-classes", [](NpyDataset& d) {
-         std::vector<int64_t> l = {0, 1, 4, 0, 0, 0};
-         ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, l.data()).ok());
+         WriteInt64Npy(d.dir + "/labels.npy", {0, 1, 4, 0, 0, 0});
          d.in.num_nodes = -2;  // marker: run with --num-classes 4 (below)
        }, "labels.npy: element 2: label 4 out of range [-1, 4) given by --num-classes"},
       // Ids near 2^62 overflowed the degree table's size (vector::_M_fill_insert) before.
       {"id near 2^62", [](NpyDataset& d) {
-         d.in.features.clear();
-         d.in.labels.clear();
-         d.in.train.clear();
-         d.in.valid.clear();
-         d.in.test.clear();
+         DropNodeArrays(&d.in);
          WriteText(d.dir + "/edges.txt", "0 1\n4611686018427387904 2\n");
        }, "edges.txt:2: node id 4611686018427387904 is above the largest supported id"},
       {"id of 18 digits (fast parser path)", [](NpyDataset& d) {
-         d.in.features.clear();
-         d.in.labels.clear();
-         d.in.train.clear();
-         d.in.valid.clear();
-         d.in.test.clear();
+         DropNodeArrays(&d.in);
          WriteText(d.dir + "/edges.txt", "0 1\n1 2\n3 999999999999999999\n");
        }, "edges.txt:3: node id 999999999999999999 is above the largest supported id"},
   };
@@ -162,10 +195,7 @@ TEST(PrepTest, BadNodeArraysFailWithoutManifest) {
       d.in.num_nodes = -1;
       options.num_classes = 4;
     }
-    auto summary = PrepareDataset(d.in, options, d.dir + "/out");
-    ASSERT_FALSE(summary.ok());
-    EXPECT_NE(summary.status().message().find(c.expected), std::string::npos) << summary.status().message();
-    EXPECT_FALSE(HasManifest(d.dir + "/out"));
+    ExpectPrepRefused(d.in, options, d.dir + "/out", c.expected);
   }
 }
 
@@ -202,11 +232,7 @@ TEST(PrepTest, OgbFolderWithGzipFiles) {
   // A malformed feature row names the .gz file and its line.
   WriteText(dir + "/raw/node-feat.csv", "0.5,1,2\n-1,0\n");
   Gzip(dir + "/raw/node-feat.csv");
-  auto bad = PrepareDataset(in, PrepOptions{}, dir + "/out2");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("node-feat.csv.gz:2: malformed line: 2 values, expected 3"),
-            std::string::npos) << bad.status().message();
-  EXPECT_FALSE(HasManifest(dir + "/out2"));
+  ExpectPrepRefused(in, PrepOptions{}, dir + "/out2", "node-feat.csv.gz:2: malformed line: 2 values, expected 3");
 }
 
 // --remap-ids: string ids renumbered in id order (integers by value, then strings by
@@ -236,14 +262,9 @@ TEST(PrepTest, RemapStringIdsWritesTheMapping) {
   EXPECT_NE(bad.status().message().find("node_ids.txt:4: node id 'alice' is not after 'bob'"), std::string::npos)
       << bad.status().message();
   // Node arrays of string ids need --node-ids (the id of each row).
-  std::vector<float> f(10);
-  ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {5, 2}, f.data()).ok());
+  WriteZeroFeatures(dir + "/f.npy", 5, 2);
   in.features = dir + "/f.npy";
-  auto refused = PrepareDataset(in, PrepOptions{}, dir + "/out2");
-  ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.status().message().find("non-integer ids: node arrays then need --node-ids FILE"),
-            std::string::npos) << refused.status().message();
-  EXPECT_FALSE(HasManifest(dir + "/out2"));
+  ExpectPrepRefused(in, PrepOptions{}, dir + "/out2", "non-integer ids: node arrays then need --node-ids FILE");
 }
 
 // Sparse integer ids with node arrays indexed by original id, through a budget small
@@ -272,8 +293,8 @@ TEST(PrepTest, RemapSparseIntegerIdsMapsNodeArrays) {
   for (int64_t i = 0; i < kIdSpace; ++i) labels[i] = i % 7;
   std::vector<int64_t> train = {ids[5], ids[2], ids.back()};
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {kIdSpace, 3}, features.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {kIdSpace}, labels.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {3}, train.data()).ok());
+  WriteInt64Npy(dir + "/l.npy", labels);
+  WriteInt64Npy(dir + "/t.npy", train);
   PrepInputs in;
   in.edges = dir + "/e.txt";
   in.remap_ids = true;
@@ -305,11 +326,8 @@ TEST(PrepTest, RemapSparseIntegerIdsMapsNodeArrays) {
   ASSERT_TRUE(CheckDataset(dir + "/out", DatasetCheckOptions{true}).ok());
   // A split id that is not a node of the edge list is named.
   train[1] = 7;
-  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {3}, train.data()).ok());
-  auto bad = PrepareDataset(in, options, dir + "/out2");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("t.npy: element 1: node id 7 does not occur in the edge list"),
-            std::string::npos) << bad.status().message();
+  WriteInt64Npy(dir + "/t.npy", train);
+  ExpectPrepRefused(in, options, dir + "/out2", "t.npy: element 1: node id 7 does not occur in the edge list");
 }
 
 // Oracle order of original ids (node_ids.h): canonical non-negative integers by value,
@@ -385,9 +403,9 @@ TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
   std::vector<int64_t> labels = {0, 1, 2, 3, 4, 5, 6, -1};
   std::vector<int64_t> train = {7, 0}, valid = {4};  // bob, carol; 007
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {rows, f}, features.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {rows}, labels.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/v.npy", "<i8", {1}, valid.data()).ok());
+  WriteInt64Npy(dir + "/l.npy", labels);
+  WriteInt64Npy(dir + "/t.npy", train);
+  WriteInt64Npy(dir + "/v.npy", valid);
   PrepInputs in = NodeIdsInputs(dir);
   in.features = dir + "/f.npy";
   in.labels = dir + "/l.npy";
@@ -424,8 +442,8 @@ TEST(PrepTest, NodeIdsFileOverridesRowEqualsIdForIntegerIds) {
   WriteText(dir + "/ids.txt", "30\n10\n20\n");
   std::vector<int64_t> labels = {3, 1, 2};  // by row: id 30 -> 3, 10 -> 1, 20 -> 2
   std::vector<int64_t> train = {0};         // row 0 = id 30 = node 2
-  ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i8", {3}, labels.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {1}, train.data()).ok());
+  WriteInt64Npy(dir + "/l.npy", labels);
+  WriteInt64Npy(dir + "/t.npy", train);
   PrepInputs in = NodeIdsInputs(dir);
   in.labels = dir + "/l.npy";
   in.train = dir + "/t.npy";
@@ -478,7 +496,7 @@ TEST(PrepTest, NodeIdsJoinWithATinyBudgetMatchesAMapOracle) {
   }
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f8", {rows, f}, features.data()).ok());
   ASSERT_TRUE(WriteNpy(dir + "/l.npy", "<i4", {rows}, labels.data()).ok());
-  ASSERT_TRUE(WriteNpy(dir + "/test.npy", "<i8", {static_cast<int64_t>(test.size())}, test.data()).ok());
+  WriteInt64Npy(dir + "/test.npy", test);
   PrepInputs in = NodeIdsInputs(dir);
   in.features = dir + "/f.npy";
   in.labels = dir + "/l.npy";
@@ -517,12 +535,8 @@ TEST(PrepTest, NodeIdsErrorsAreOneLineNamingTheFile) {
   int run = 0;
   auto expect_error = [&](const PrepInputs& in, const std::string& expected) {
     const std::string out = dir + "/out" + std::to_string(run++);
-    auto result = PrepareDataset(in, PrepOptions{}, out);
-    ASSERT_FALSE(result.ok()) << expected;
-    const std::string& message = result.status().message();
-    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    const std::string message = ExpectPrepRefused(in, PrepOptions{}, out, expected);
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    EXPECT_FALSE(HasManifest(out));
   };
   const std::string ids = dir + "/ids.txt";
   WriteText(ids, "alice\ncarol\nzed\ndave\n");
@@ -535,12 +549,12 @@ TEST(PrepTest, NodeIdsErrorsAreOneLineNamingTheFile) {
   expect_error(base, dir + "/f.npy: 4 feature rows, but " + ids + " has 3 lines");
   WriteText(ids, "alice\nbob\ncarol\nzed\n");
   std::vector<int64_t> train = {0, 3};
-  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  WriteInt64Npy(dir + "/t.npy", train);
   PrepInputs with_split = base;
   with_split.train = dir + "/t.npy";
   expect_error(with_split, dir + "/t.npy: element 1: row 3 of " + ids + " (line 4) has an id that is not a node");
   train = {4, 0};
-  ASSERT_TRUE(WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  WriteInt64Npy(dir + "/t.npy", train);
   expect_error(with_split, dir + "/t.npy: element 0: row 4 out of range [0, 4)");
   PrepInputs not_remapped = base;
   not_remapped.remap_ids = false;
@@ -552,16 +566,13 @@ TEST(PrepTest, NodeIdsErrorsAreOneLineNamingTheFile) {
 
 // Features stored as bfloat16: every value is the nearest bfloat16 of the float32 input.
 TEST(PrepTest, BFloat16FeaturesAreTheRoundedInputs) {
-  NpyDataset d = MakeNpyInputs();
   PrepOptions options;
   options.feature_dtype = FeatureDtype::kBFloat16;
-  auto summary = PrepareDataset(d.in, options, d.dir + "/out");
-  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
-  EXPECT_EQ(summary->feature_dtype, FeatureDtype::kBFloat16);
-  auto checked = CheckDataset(d.dir + "/out", DatasetCheckOptions{true});
-  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
-  EXPECT_EQ(checked->manifest.feature_dtype, FeatureDtype::kBFloat16);
-  auto stored = ReadArray<uint16_t>(d.dir + "/out/features.bin");
+  PreparedNpy p;
+  ASSERT_NO_FATAL_FAILURE(PrepareNpyInputs(options, &p));
+  EXPECT_EQ(p.summary.feature_dtype, FeatureDtype::kBFloat16);
+  EXPECT_EQ(p.checked.manifest.feature_dtype, FeatureDtype::kBFloat16);
+  auto stored = ReadArray<uint16_t>(p.out + "/features.bin");
   for (int i = 0; i < 30; ++i) {
     const float x = static_cast<float>(i) / 7;
     uint32_t bits;
@@ -580,7 +591,7 @@ TEST(PrepTest, FailedForcedConversionKeepsTheOldDataset) {
   ASSERT_TRUE(PrepareDataset(d.in, PrepOptions{}, d.dir + "/out").ok());
   const std::string manifest_before = testing::ReadFileBytes(d.dir + "/out/dataset.json");
   std::vector<int64_t> bad = {0, 1, -2, 0, 0, 0};
-  ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, bad.data()).ok());
+  WriteInt64Npy(d.dir + "/labels.npy", bad);
   WriteText(d.dir + "/edges.txt", "0 1\n1 2\n");
   PrepOptions force;
   force.force = true;
@@ -595,7 +606,7 @@ TEST(PrepTest, FailedForcedConversionKeepsTheOldDataset) {
   }
   // And a forced conversion that succeeds replaces it.
   std::vector<int64_t> good = {0, 1, 1, 0, 0, 0};
-  ASSERT_TRUE(WriteNpy(d.dir + "/labels.npy", "<i8", {6}, good.data()).ok());
+  WriteInt64Npy(d.dir + "/labels.npy", good);
   auto replaced = PrepareDataset(d.in, force, d.dir + "/out");
   ASSERT_TRUE(replaced.ok()) << replaced.status().ToString();
   checked = CheckDataset(d.dir + "/out", DatasetCheckOptions{true});
@@ -605,13 +616,12 @@ TEST(PrepTest, FailedForcedConversionKeepsTheOldDataset) {
 
 // --num-classes fixes the manifest's count (classes with no labeled node allowed).
 TEST(PrepTest, NumClassesIsRecorded) {
-  NpyDataset d = MakeNpyInputs();
   PrepOptions options;
   options.num_classes = 10;
-  auto summary = PrepareDataset(d.in, options, d.dir + "/out");
-  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
-  EXPECT_EQ(summary->num_classes, 10);
-  auto ds = Dataset::Open(d.dir + "/out");
+  PreparedNpy p;
+  ASSERT_NO_FATAL_FAILURE(PrepareNpyInputs(options, &p));
+  EXPECT_EQ(p.summary.num_classes, 10);
+  auto ds = Dataset::Open(p.out);
   ASSERT_TRUE(ds.ok());
   EXPECT_EQ(ds->manifest().num_classes, 10);
 }
@@ -623,11 +633,8 @@ TEST(PrepTest, HugeIdInBinaryEdgesIsNamedByOffset) {
   WriteText(dir + "/e.bin64", std::string(reinterpret_cast<const char*>(pairs.data()), pairs.size() * 8));
   PrepInputs in;
   in.edges = dir + "/e.bin64";
-  auto summary = PrepareDataset(in, PrepOptions{}, dir + "/out");
-  ASSERT_FALSE(summary.ok());
-  EXPECT_NE(summary.status().message().find("e.bin64: edge #1 at byte offset 16: node id 4611686018427387909 is above"),
-            std::string::npos)
-      << summary.status().message();
+  ExpectPrepRefused(in, PrepOptions{}, dir + "/out",
+                    "e.bin64: edge #1 at byte offset 16: node id 4611686018427387909 is above");
 }
 
 }  // namespace

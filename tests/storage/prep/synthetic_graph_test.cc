@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <tbb/task_arena.h>
 
+#include "support/small_dataset.h"
 #include "support/test_support.h"
 
 #include "storage/base/file_io.h"
@@ -44,36 +46,65 @@ Loaded Load(const std::string& dir, int64_t num_nodes, int64_t feature_dim) {
 }
 
 SyntheticGraphConfig SmallConfig() {
-  SyntheticGraphConfig c;
-  c.num_nodes = 20011;
-  c.avg_degree = 12;
-  c.feature_dim = 24;
-  c.num_classes = 7;
-  c.seed = 42;
-  c.memory_budget_bytes = 64 << 20;
+  return testing::SmallGraphConfig(/*num_nodes=*/20011, /*avg_degree=*/12, /*feature_dim=*/24, /*num_classes=*/7,
+                                   /*seed=*/42);
+}
+
+// SmallConfig built with direct_csc in blocks of 1000 destinations.
+SyntheticGraphConfig DirectConfig() {
+  SyntheticGraphConfig c = SmallConfig();
+  c.direct_csc = true;
+  c.block_nodes = 1000;
   return c;
 }
 
-TEST(SyntheticGraphTest, DeterministicForSeedAndPassesCheck) {
-  SyntheticGraphConfig c = SmallConfig();
-  std::string a = MakeTempDir(), b = MakeTempDir(), other = MakeTempDir();
-  auto sa = GenerateSyntheticDataset(c, a, false);
-  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
-  c.memory_budget_bytes = (32 << 20) + (1200 << 10);  // forces a multi-partition build
-  auto sb = GenerateSyntheticDataset(c, b, false);
-  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
-  EXPECT_GT(sb->num_partitions, 1);
-  c.seed = 43;
-  ASSERT_TRUE(GenerateSyntheticDataset(c, other, false).ok());
+// What ExpectSameFilesForTheSameSeed generated.
+struct GeneratedTwice {
+  std::string dir;                    // the first build's dataset
+  int64_t manifest_edges = 0;         // its manifest's edge count
+  SyntheticGraphSummary first, second;
+};
 
-  auto da = Dataset::Open(a), db = Dataset::Open(b), dother = Dataset::Open(other);
+// The files depend on the config's graph and seed only, not on how they are built:
+// generates `c` into a fresh dir, then builds the same graph another way through
+// `second_build(dir)` (a smaller budget, other blocks or threads) into another, and `c`
+// with seed 43 into a third. Every file's checksum must be equal in the first two and
+// differ in the third.
+void ExpectSameFilesForTheSameSeed(
+    const SyntheticGraphConfig& c,
+    const std::function<Result<SyntheticGraphSummary>(const std::string& dir)>& second_build,
+    GeneratedTwice* out) {
+  out->dir = MakeTempDir();
+  const std::string b = MakeTempDir(), other = MakeTempDir();
+  auto sa = GenerateSyntheticDataset(c, out->dir, false);
+  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+  auto sb = second_build(b);
+  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
+  SyntheticGraphConfig reseeded = c;
+  reseeded.seed = 43;
+  ASSERT_TRUE(GenerateSyntheticDataset(reseeded, other, false).ok());
+  auto da = Dataset::Open(out->dir), db = Dataset::Open(b), dother = Dataset::Open(other);
   ASSERT_TRUE(da.ok() && db.ok() && dother.ok());
-  EXPECT_EQ(da->manifest().num_edges, 20011 * 12);
   for (const char* name : {"indptr.bin", "indices.bin", "features.bin", "labels.bin", "train.bin"}) {
     SCOPED_TRACE(name);
     EXPECT_EQ(da->manifest().files.at(name).checksum, db->manifest().files.at(name).checksum);
     EXPECT_NE(da->manifest().files.at(name).checksum, dother->manifest().files.at(name).checksum);
   }
+  out->manifest_edges = da->manifest().num_edges;
+  out->first = *sa;
+  out->second = *sb;
+}
+
+TEST(SyntheticGraphTest, DeterministicForSeedAndPassesCheck) {
+  const SyntheticGraphConfig c = SmallConfig();
+  SyntheticGraphConfig multi = c;
+  multi.memory_budget_bytes = (32 << 20) + (1200 << 10);  // forces a multi-partition build
+  GeneratedTwice built;
+  ASSERT_NO_FATAL_FAILURE(ExpectSameFilesForTheSameSeed(
+      c, [&](const std::string& dir) { return GenerateSyntheticDataset(multi, dir, false); }, &built));
+  EXPECT_GT(built.second.num_partitions, 1);
+  EXPECT_EQ(built.manifest_edges, 20011 * 12);
+  const std::string& a = built.dir;
   DatasetCheckOptions deep;
   deep.deep = true;
   auto checked = CheckDataset(a, deep);
@@ -114,9 +145,12 @@ TEST(SyntheticGraphTest, DegreesAreHeavyTailedAndIdsCarryNoDegree) {
   EXPECT_NEAR(low_half / high_half, 1.0, 0.15);
 }
 
-TEST(SyntheticGraphTest, HomophilyIsCloseToRequested) {
+// The fraction of edges joining same-class nodes is within 0.02 of the requested
+// homophily (0.2 and 0.8) for graphs like `base`; with `balanced_classes`, every class
+// also holds N / C nodes (± 5).
+void ExpectHomophilyCloseToRequested(const SyntheticGraphConfig& base, bool balanced_classes) {
   for (double h : {0.2, 0.8}) {
-    SyntheticGraphConfig c = SmallConfig();
+    SyntheticGraphConfig c = base;
     c.homophily = h;
     std::string dir = MakeTempDir();
     ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
@@ -129,8 +163,15 @@ TEST(SyntheticGraphTest, HomophilyIsCloseToRequested) {
     }
     double measured = static_cast<double>(same) / static_cast<double>(g.indices.size());
     EXPECT_NEAR(measured, h, 0.02) << "requested " << h;
+    if (!balanced_classes) continue;
     for (int64_t size : class_sizes) EXPECT_NEAR(size, c.num_nodes / c.num_classes, 5);
   }
+}
+
+// Both builds: the default one (balanced classes) and direct_csc.
+TEST(SyntheticGraphTest, HomophilyIsCloseToRequested) {
+  ExpectHomophilyCloseToRequested(SmallConfig(), /*balanced_classes=*/true);
+  ExpectHomophilyCloseToRequested(DirectConfig(), /*balanced_classes=*/false);
 }
 
 // Nearest-centroid classifiers with centroids estimated on train nodes: on raw features
@@ -220,36 +261,25 @@ TEST(SyntheticGraphTest, BadConfigIsRejectedWithTheFieldName) {
 
 // ---- direct_csc: per-destination blocks, no spill ---------------------------------------
 
-SyntheticGraphConfig DirectConfig() {
-  SyntheticGraphConfig c = SmallConfig();
-  c.direct_csc = true;
-  c.block_nodes = 1000;
-  return c;
-}
-
 TEST(SyntheticGraphDirectTest, SameFilesWhateverTheBlockSizeAndThreadsAndPassesCheck) {
-  SyntheticGraphConfig c = DirectConfig();
-  std::string a = MakeTempDir(), b = MakeTempDir(), other = MakeTempDir();
-  auto sa = GenerateSyntheticDataset(c, a, false);
-  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
-  EXPECT_EQ(sa->num_partitions, (c.num_nodes + 999) / 1000);
-  c.block_nodes = 4096;
-  tbb::task_arena one_thread(1);
-  Result<SyntheticGraphSummary> sb = InvalidArgument("not run");
-  one_thread.execute([&] { sb = GenerateSyntheticDataset(c, b, false); });
-  ASSERT_TRUE(sb.ok()) << sb.status().ToString();
-  c.seed = 43;
-  ASSERT_TRUE(GenerateSyntheticDataset(c, other, false).ok());
-  auto da = Dataset::Open(a), db = Dataset::Open(b), dother = Dataset::Open(other);
-  ASSERT_TRUE(da.ok() && db.ok() && dother.ok());
-  for (const char* name : {"indptr.bin", "indices.bin", "features.bin", "labels.bin", "train.bin"}) {
-    SCOPED_TRACE(name);
-    EXPECT_EQ(da->manifest().files.at(name).checksum, db->manifest().files.at(name).checksum);
-    EXPECT_NE(da->manifest().files.at(name).checksum, dother->manifest().files.at(name).checksum);
-  }
+  const SyntheticGraphConfig c = DirectConfig();
+  SyntheticGraphConfig other_blocks = c;
+  other_blocks.block_nodes = 4096;
+  GeneratedTwice built;
+  ASSERT_NO_FATAL_FAILURE(ExpectSameFilesForTheSameSeed(
+      c,
+      [&](const std::string& dir) {
+        tbb::task_arena one_thread(1);
+        Result<SyntheticGraphSummary> sb = InvalidArgument("not run");
+        one_thread.execute([&] { sb = GenerateSyntheticDataset(other_blocks, dir, false); });
+        return sb;
+      },
+      &built));
+  EXPECT_EQ(built.first.num_partitions, (c.num_nodes + 999) / 1000);
   // The edge count is a sum of Poisson draws around N × avg_degree.
-  EXPECT_NEAR(static_cast<double>(sa->num_edges) / (20011.0 * 12), 1.0, 0.03);
-  EXPECT_EQ(da->manifest().num_edges, sa->num_edges);
+  EXPECT_NEAR(static_cast<double>(built.first.num_edges) / (20011.0 * 12), 1.0, 0.03);
+  EXPECT_EQ(built.manifest_edges, built.first.num_edges);
+  const std::string& a = built.dir;
   auto checked = CheckDataset(a, DatasetCheckOptions{});
   ASSERT_TRUE(checked.ok()) << checked.status().ToString();
   // Lists sorted, no self-loops, every node at least min_in_degree (avg/2) in-neighbors,
@@ -299,22 +329,6 @@ TEST(SyntheticGraphDirectTest, TopologyBufferIsOneBlockWhateverN) {
   // 8x the nodes: the largest block grows by far less (only through the hubs' degrees).
   EXPECT_LT(max_block[1], 3 * max_block[0]) << max_block[0] << " then " << max_block[1];
   EXPECT_LT(max_block[1], num_edges[1] / 20);
-}
-
-TEST(SyntheticGraphDirectTest, HomophilyIsCloseToRequested) {
-  for (double h : {0.2, 0.8}) {
-    SyntheticGraphConfig c = DirectConfig();
-    c.homophily = h;
-    std::string dir = MakeTempDir();
-    ASSERT_TRUE(GenerateSyntheticDataset(c, dir, false).ok());
-    Loaded g = Load(dir, c.num_nodes, c.feature_dim);
-    int64_t same = 0;
-    for (int64_t v = 0; v < c.num_nodes; ++v) {
-      for (int64_t e = g.indptr[v]; e < g.indptr[v + 1]; ++e) same += g.labels[g.indices[e]] == g.labels[v];
-    }
-    double measured = static_cast<double>(same) / static_cast<double>(g.indices.size());
-    EXPECT_NEAR(measured, h, 0.02) << "requested " << h;
-  }
 }
 
 // Without a per-node table the budget no longer limits N; the default mode still needs
