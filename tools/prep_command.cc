@@ -17,12 +17,37 @@
 #include "storage/prep/dataset_prep.h"
 
 namespace seer::cli {
+namespace {
+
+// After the split sizes: how they were drawn, or, when train is empty, that `seer train`
+// will refuse the dataset and the flag that fixes it.
+std::string SplitNote(const PrepInputs& in, const PrepSummary& s) {
+  if (s.num_train > 0) {
+    return s.splits_drawn ? fmt::format(" (drawn among the {} labeled nodes, seed {})", s.num_labeled, in.split_seed)
+                          : std::string();
+  }
+  std::string fix;
+  if (s.num_labeled == 0) {
+    fix = in.labels.empty() ? "give --labels FILE and --train-fraction F (or --train FILE)"
+                            : "no node has a label: check --labels " + in.labels;
+  } else if (s.splits_drawn) {
+    fix = in.split_fractions.train > 0 ? "raise --train-fraction (too few labeled nodes drawn)"
+                                       : "give --train-fraction F";
+  } else if (!in.train.empty()) {
+    fix = in.train + " names no node of the graph";
+  } else {
+    fix = "add --train-fraction F (e.g. 0.8, with --valid-fraction/--test-fraction) or --train FILE";
+  }
+  return " (no train split: `seer train` will refuse this dataset; " + fix + ")";
+}
+
+}  // namespace
 
 CommandMain RegisterPrepCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "prep",
-      "Convert an edge list (text/bin32/bin64/npy, + .npy features/labels/splits) or an OGB "
-      "node-property folder into a dataset");
+      "Convert an edge list (text/bin32/bin64/npy, + .npy features, labels and splits as .npy or "
+      "tables) or an OGB node-property folder into a dataset");
   struct Flags {
     PrepInputs in;
     std::string out;
@@ -43,16 +68,37 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   cmd->add_option("--node-ids", in.node_ids,
                   "With --remap-ids: text file, line r+1 = the original id of row r of --features/--labels "
                   "(exactly that many rows; every node needs a line, others are skipped and counted); "
-                  "--train/--valid/--test then hold rows. Empty: row r = integer id r")
+                  ".npy --train/--valid/--test then hold rows. Empty: row r = integer id r")
       ->capture_default_str();
   cmd->add_option("--num-nodes", in.num_nodes,
                   "Node count (-1: feature rows, else labels, else 1 + largest id)")->capture_default_str();
   cmd->add_option("--features", in.features, "Features .npy, shape (N, F), float16/32/64")->capture_default_str();
-  cmd->add_option("--labels", in.labels, "Labels .npy, shape (N,) or (N,1); -1 or NaN = unlabeled")
+  cmd->add_option("--labels", in.labels,
+                  "Labels: .npy of shape (N,) or (N,1) (-1 or NaN = unlabeled), or a table (.csv/.tsv/.txt[.gz]) "
+                  "of node id and label (0..C-1; empty = unlabeled); ids are original ids with --remap-ids")
       ->capture_default_str();
-  cmd->add_option("--train", in.train, "Train node ids .npy")->capture_default_str();
-  cmd->add_option("--valid", in.valid, "Validation node ids .npy")->capture_default_str();
-  cmd->add_option("--test", in.test, "Test node ids .npy")->capture_default_str();
+  cmd->add_option("--label-id-col", in.label_id_col,
+                  "Labels table: the node id column, by header name or 0-based index (default: 0)");
+  cmd->add_option("--label-col", in.label_col,
+                  "Labels table: the label column, by header name or 0-based index (default: 1)");
+  const char* split_help =
+      " node ids: .npy (rows of --node-ids with it), or a text/CSV list of node ids, one per line "
+      "(original ids with --remap-ids)";
+  cmd->add_option("--train", in.train, std::string("Train") + split_help)->capture_default_str();
+  cmd->add_option("--valid", in.valid, std::string("Validation") + split_help)->capture_default_str();
+  cmd->add_option("--test", in.test, std::string("Test") + split_help)->capture_default_str();
+  cmd->add_option("--split-id-col", in.split_id_col,
+                  "Text --train/--valid/--test: the id column, by header name (then line 1 is the header) or "
+                  "0-based index (default: 0)");
+  cmd->add_option("--train-fraction", in.split_fractions.train,
+                  "Draw train.bin: this fraction of the labeled nodes (as seer gen; not with --train/--valid/--test)")
+      ->capture_default_str();
+  cmd->add_option("--valid-fraction", in.split_fractions.valid, "Draw valid.bin: this fraction of the labeled nodes")
+      ->capture_default_str();
+  cmd->add_option("--test-fraction", in.split_fractions.test, "Draw test.bin: this fraction of the labeled nodes")
+      ->capture_default_str();
+  cmd->add_option("--split-seed", in.split_seed, "Seed of the drawn splits (same seed, same splits)")
+      ->capture_default_str();
   cmd->add_option("--num-classes", flags->options.num_classes,
                   "Number of classes (0: 1 + the largest label, which must then be below 100000)")
       ->capture_default_str();
@@ -86,13 +132,18 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     auto summary = PrepareDataset(flags->in, options, flags->out);
     if (!summary.ok()) return ReportError("prep", summary.status());
     const auto& s = *summary;
+    std::string not_in_graph;
+    for (const auto& [path, count] : s.ids_not_in_graph) {
+      not_in_graph += fmt::format("; {} ids of {} are not nodes of the graph (skipped)", count, path);
+    }
     fmt::print(
         "seer prep: wrote {}: {} nodes, {} edges ({}; {} read, {} self-loops and {} duplicates dropped), {} "
-        "features x {}, {} classes ({} labeled), train/valid/test {}/{}/{}, {} in {:.1f} s ({:.2f}M edges/s), "
-        "peak memory {} ({} above the {} the program takes at start; budget {}, {} partitions){}{}\n",
+        "features x {}, {} classes ({} labeled), train/valid/test {}/{}/{}{}, {} in {:.1f} s ({:.2f}M edges/s), "
+        "peak memory {} ({} above the {} the program takes at start; budget {}, {} partitions){}{}{}\n",
         flags->out, s.csc.num_nodes, s.csc.num_edges, IndexDtypeName(s.csc.index_dtype), s.csc.input_edges,
         s.csc.self_loops_dropped, s.csc.duplicates_dropped, s.feature_dim, FeatureDtypeName(s.feature_dtype),
-        s.num_classes, s.num_labeled, s.num_train, s.num_valid, s.num_test, FormatBytes(s.bytes_written),
+        s.num_classes, s.num_labeled, s.num_train, s.num_valid, s.num_test, SplitNote(flags->in, s),
+        FormatBytes(s.bytes_written),
         clock.ElapsedSeconds(), static_cast<double>(s.csc.input_edges) / 1e6 / std::max(1e-9, clock.ElapsedSeconds()),
         FormatBytes(PeakRssBytes()), FormatBytes(std::max<int64_t>(0, PeakRssBytes() - start_rss)),
         FormatBytes(start_rss), FormatBytes(options.memory_budget_bytes), s.csc.num_partitions,
@@ -100,7 +151,8 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
         flags->in.node_ids.empty()
             ? std::string()
             : fmt::format("; {} ids of {} are not nodes of the graph (their rows skipped)", s.node_ids_not_in_graph,
-                          flags->in.node_ids));
+                          flags->in.node_ids),
+        not_in_graph);
     return 0;
   };
 }

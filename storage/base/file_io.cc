@@ -1,6 +1,7 @@
 #include "storage/base/file_io.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +118,53 @@ Result<std::string> ReadWholeFile(const std::string& path) {
   std::string data(static_cast<size_t>(size), '\0');
   SEER_RETURN_IF_ERROR(PreadFull(fd.get(), data.data(), size, 0, path));
   return data;
+}
+
+namespace {
+
+// nftw has no user pointer: one walk at a time per thread keeps its state here.
+thread_local int64_t tree_bytes = 0;
+thread_local int remove_errno = 0;
+thread_local std::string* remove_failed = nullptr;
+
+int AddFileBytes(const char*, const struct stat* st, int type, struct FTW*) {
+  if (type == FTW_F && S_ISREG(st->st_mode)) tree_bytes += static_cast<int64_t>(st->st_size);
+  return 0;
+}
+
+int RemoveEntry(const char* path, const struct stat*, int type, struct FTW*) {
+  const int rc = (type == FTW_DP || type == FTW_D) ? ::rmdir(path) : ::unlink(path);
+  if (rc != 0 && errno != ENOENT && remove_errno == 0) {
+    remove_errno = errno;
+    *remove_failed = path;
+  }
+  return 0;  // keep going: remove what can be removed
+}
+
+}  // namespace
+
+Status RemoveTree(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? Status::Ok() : ErrnoStatus(errno, "stat", path);
+  if (!S_ISDIR(st.st_mode)) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "remove", path);
+    return Status::Ok();
+  }
+  std::string failed;
+  remove_errno = 0;
+  remove_failed = &failed;
+  const int rc = ::nftw(path.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+  const int walk_errno = errno;
+  remove_failed = nullptr;
+  if (remove_errno != 0) return ErrnoStatus(remove_errno, "remove", failed);
+  if (rc != 0 && walk_errno != ENOENT) return ErrnoStatus(walk_errno, "remove", path);
+  return Status::Ok();
+}
+
+int64_t TreeBytes(const std::string& path) {
+  tree_bytes = 0;
+  if (::nftw(path.c_str(), AddFileBytes, 16, FTW_PHYS) != 0) return tree_bytes;
+  return tree_bytes;
 }
 
 }  // namespace seer

@@ -27,6 +27,15 @@ Status WriteFull(int fd, const void* src, int64_t length_bytes,
 // an existing non-directory is kInvalidArgument naming it.
 Status MakeDirectories(const std::string& dir);
 
+// rm -r: removes `path` (a file, or a directory and everything below it, links not
+// followed); a missing path is fine. POSIX nftw, not std::filesystem::remove_all: PyTorch's
+// wheels export an older std::filesystem from libtorch.so whose remove_all calls through a
+// null PLT slot (a jump to address 0, seen on the H200 with PyTorch 2.11), and the
+// dynamic linker binds our calls to it. Errors name the entry that could not go.
+Status RemoveTree(const std::string& path);
+// Bytes of the regular files at or under `path` (links not followed); 0 when unreadable.
+int64_t TreeBytes(const std::string& path);
+
 // Reads a whole (small) file into a string.
 Result<std::string> ReadWholeFile(const std::string& path);
 

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "storage/base/file_io.h"
 #include "storage/base/parse_number.h"
 
 namespace seer {
@@ -96,11 +97,9 @@ std::string ScratchDir::NewFile(std::string_view stem) {
 Status ScratchDir::Remove() {
   if (path_.empty()) return Status::Ok();
   const std::string path = std::exchange(path_, std::string());
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
+  Status removed = RemoveTree(path);
   mark_.Reset();  // the lock goes last: a sweep never races a half-removed live directory
-  if (ec) return Status(StatusCode::kIoError, fmt::format("remove scratch directory {}: {}", path, ec.message()));
-  return Status::Ok();
+  return removed;
 }
 
 int64_t ScratchDirPid(std::string_view name) {

@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "storage/base/byte_size.h"
+#include "storage/base/file_io.h"
 #include "storage/base/scratch_dir.h"
 #include "storage/base/unique_fd.h"
 
@@ -43,24 +44,6 @@ int64_t PidAfterPrefix(const std::string& name, const std::string& prefix) {
   const size_t dash = name.find('-', prefix.size());
   if (dash == std::string::npos) return -1;
   return ParsePid(name, prefix.size(), dash);
-}
-
-int64_t TreeBytes(const std::string& path, bool is_dir) {
-  std::error_code ec;
-  if (!is_dir) {
-    const auto size = std::filesystem::file_size(path, ec);
-    return ec ? 0 : static_cast<int64_t>(size);
-  }
-  int64_t total = 0;
-  for (auto it = std::filesystem::recursive_directory_iterator(path, ec);
-       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code size_ec;
-    if (it->is_regular_file(size_ec)) {
-      const auto size = it->file_size(size_ec);
-      if (!size_ec) total += static_cast<int64_t>(size);
-    }
-  }
-  return total;
 }
 
 }  // namespace
@@ -119,14 +102,8 @@ std::vector<StaleTemporary> SweepStaleTemporaries(const std::string& dir) {
     } else if (is_dir || FileIsLocked(path)) {
       continue;  // NAME.tmp.PID.N is a file, unlocked once its writer is gone
     }
-    StaleTemporary entry{path, pid, TreeBytes(path, is_dir)};
-    std::error_code ec;
-    if (is_dir) {
-      std::filesystem::remove_all(path, ec);
-    } else {
-      std::filesystem::remove(path, ec);
-    }
-    if (!ec) removed.push_back(std::move(entry));
+    StaleTemporary entry{path, pid, TreeBytes(path)};
+    if (RemoveTree(path).ok()) removed.push_back(std::move(entry));
   }
   return removed;
 }

@@ -294,8 +294,7 @@ Result<std::vector<int64_t>> Dataset::LoadSplit(const std::string& split) const 
 
 DatasetWriter::Staging::~Staging() {
   if (keep || path.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(path, ec);
+  (void)RemoveTree(path);
 }
 
 Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) {
@@ -320,8 +319,7 @@ Result<DatasetWriter> DatasetWriter::Create(const std::string& dir, bool force) 
   const std::string name = slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
   auto staging = std::make_unique<Staging>();
   staging->path = parent + "/.seer-prep-" + std::to_string(::getpid()) + "-" + name;
-  std::error_code ec;
-  std::filesystem::remove_all(staging->path, ec);  // a leftover of this pid (reused)
+  (void)RemoveTree(staging->path);  // a leftover of this pid (reused)
   if (::mkdir(staging->path.c_str(), 0755) != 0) return ErrnoStatus(errno, "mkdir", staging->path);
   std::string path = staging->path;
   return DatasetWriter(std::move(lock), path, dir, std::move(staging));

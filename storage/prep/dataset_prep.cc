@@ -1,14 +1,7 @@
 #include "storage/prep/dataset_prep.h"
-#include "storage/base/parse_number.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <dirent.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -18,13 +11,18 @@
 #include <tbb/task_arena.h>
 
 #include "storage/base/byte_size.h"
+#include "storage/base/parse_number.h"
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/base/progress.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/npy.h"
+#include "storage/prep/ogb_folder.h"
 #include "storage/prep/node_rows.h"
+#include "storage/prep/node_split.h"
+#include "storage/prep/node_tables.h"
+#include "storage/prep/split_writer.h"
 #include "storage/prep/text_reader.h"
 
 namespace seer {
@@ -34,23 +32,16 @@ constexpr int64_t kMaxChunkBytes = 4 << 20;
 constexpr int64_t kMinChunkBytes = 64 << 10;
 constexpr int64_t kWriterBufferBytes = 1 << 20;   // AtomicFileWriter's buffer
 constexpr int64_t kTextReaderBytes = (1 << 20) + (512 << 10);  // line buffer + zlib's
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-// "dir/name.gz" if present, else "dir/name" if present, else "".
-std::string FindCsv(const std::string& dir, const std::string& name) {
-  if (Exists(dir + "/" + name + ".gz")) return dir + "/" + name + ".gz";
-  if (Exists(dir + "/" + name)) return dir + "/" + name;
-  return "";
-}
+constexpr int64_t kSequentialBufferBytes = 64 << 10;            // SequentialReader's
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
+}
+
+bool IsNpyPath(const std::string& path) {
+  return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
 }
 
 bool ParseInt64(std::string_view token, int64_t* out) {
@@ -89,33 +80,6 @@ Status ForEachRowRun(const int64_t* rows, int64_t n, ReadRange&& read) {
   return Status::Ok();
 }
 
-// Bitmap over node ids; rejects ids out of range and ids seen in an earlier split.
-class SplitRegistry {
- public:
-  explicit SplitRegistry(int64_t num_nodes) : num_nodes_(num_nodes), owner_(static_cast<size_t>(num_nodes), 0) {}
-  Status Add(int64_t id, int split, const std::string& where) {
-    static const char* kNames[] = {"", "train", "valid", "test"};
-    if (id < 0 || id >= num_nodes_) {
-      return InvalidArgument(where + ": split node id " + std::to_string(id) + " out of range [0, " +
-                             std::to_string(num_nodes_) + ")");
-    }
-    uint8_t& o = owner_[static_cast<size_t>(id)];
-    if (o != 0) {
-      return InvalidArgument(where + ": node " + std::to_string(id) + " is already in the " + kNames[o] + " split");
-    }
-    o = static_cast<uint8_t>(split);
-    return Status::Ok();
-  }
-
- private:
-  int64_t num_nodes_;
-  std::vector<uint8_t> owner_;
-};
-
-struct NodeArrayStats {
-  int64_t num_classes = 0, num_labeled = 0;
-};
-
 class Prep {
  public:
   Prep(const PrepInputs& in, const PrepOptions& options, const std::string& out_dir)
@@ -147,6 +111,7 @@ class Prep {
       num_nodes_ = -1;
     }
     SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir_, options_.force));
+    SEER_RETURN_IF_ERROR(StartTables());
     if (in_.remap_ids) SEER_RETURN_IF_ERROR(RemapIds(writer));
     // A node count taken from a node array's rows does not bound the edge ids: an id
     // beyond it then shows as that array being short (it is named), not as a bad edge.
@@ -179,6 +144,7 @@ class Prep {
     }
     SEER_ASSIGN_OR_RETURN(summary_.csc, BuildCsc(*edges, build, *indptr, *indices));
     num_nodes_ = summary_.csc.num_nodes;
+    SEER_RETURN_IF_ERROR(JoinTables());
     if (const int64_t fixed = NodeArrayBytes(); fixed > options_.memory_budget_bytes) {
       return Status(StatusCode::kResourceExhausted, "memory budget " + FormatBytes(options_.memory_budget_bytes) +
                                                         " is below the " + FormatBytes(fixed) + " that the node arrays of " +
@@ -207,49 +173,13 @@ class Prep {
 
  private:
   Status ResolveOgb() {
-    const std::string raw = in_.ogb_dir + "/raw";
-    edges_path_ = FindCsv(raw, "edge.csv");
-    if (edges_path_.empty()) return Status(StatusCode::kNotFound, raw + "/edge.csv[.gz]: not found (is " + in_.ogb_dir + " an OGB node-property folder?)");
+    SEER_ASSIGN_OR_RETURN(OgbFolder folder, ResolveOgbFolder(in_.ogb_dir, in_.ogb_split, in_.num_nodes < 0));
+    edges_path_ = folder.edges;
     edges_format_ = EdgeListFormat::kText;
-    ogb_features_ = FindCsv(raw, "node-feat.csv");
-    ogb_labels_ = FindCsv(raw, "node-label.csv");
-    std::string count_path = FindCsv(raw, "num-node-list.csv");
-    if (!count_path.empty() && in_.num_nodes < 0) {
-      SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(count_path));
-      std::string_view line;
-      SEER_ASSIGN_OR_RETURN(bool any, reader.NextLine(&line));
-      int64_t n = -1;
-      if (!any || !ParseInt64(Trim(line), &n) || n < 0) {
-        return InvalidArgument(count_path + ":1: expected the node count, got '" + std::string(line) + "'");
-      }
-      ogb_num_nodes_ = n;
-    }
-    const std::string split_root = in_.ogb_dir + "/split";
-    std::string scheme = in_.ogb_split;
-    if (scheme.empty() && Exists(split_root)) {
-      std::vector<std::string> schemes;
-      if (DIR* d = ::opendir(split_root.c_str())) {
-        while (dirent* e = ::readdir(d)) {
-          std::string name = e->d_name;
-          if (name != "." && name != ".." && Exists(split_root + "/" + name + "/")) schemes.push_back(name);
-        }
-        ::closedir(d);
-      }
-      std::sort(schemes.begin(), schemes.end());
-      if (schemes.size() > 1) {
-        std::string list;
-        for (auto& s : schemes) list += (list.empty() ? "" : ", ") + s;
-        return InvalidArgument(split_root + ": several split schemes (" + list + "); choose one with --ogb-split");
-      }
-      if (schemes.size() == 1) scheme = schemes[0];
-    }
-    if (!scheme.empty()) {
-      const std::string dir = split_root + "/" + scheme;
-      if (!Exists(dir)) return Status(StatusCode::kNotFound, dir + ": split scheme not found");
-      ogb_splits_[0] = FindCsv(dir, "train.csv");
-      ogb_splits_[1] = FindCsv(dir, "valid.csv");
-      ogb_splits_[2] = FindCsv(dir, "test.csv");
-    }
+    ogb_features_ = folder.features;
+    ogb_labels_ = folder.labels;
+    for (int s = 0; s < 3; ++s) ogb_splits_[s] = folder.splits[s];
+    ogb_num_nodes_ = folder.num_nodes;
     return Status::Ok();
   }
 
@@ -277,7 +207,9 @@ class Prep {
       SEER_RETURN_IF_ERROR(TakeRowCount(in_.features, h.shape[0]));
       features_ = std::make_unique<NpyFile>(std::move(f));
     }
-    if (!in_.labels.empty()) {
+    if (!in_.labels.empty() && !IsNpyPath(in_.labels)) {
+      label_table_path_ = in_.labels;  // a text table: read after the output is opened
+    } else if (!in_.labels.empty()) {
       SEER_ASSIGN_OR_RETURN(NpyFile f, NpyFile::Open(in_.labels));
       const NpyHeader& h = f.header();
       if (h.shape.size() < 1 || h.shape.size() > 2 || (h.shape.size() == 2 && h.shape[1] != 1)) {
@@ -290,6 +222,10 @@ class Prep {
     const std::string* split_paths[3] = {&in_.train, &in_.valid, &in_.test};
     for (int s = 0; s < 3; ++s) {
       if (split_paths[s]->empty()) continue;
+      if (!IsNpyPath(*split_paths[s])) {
+        split_table_paths_[s] = *split_paths[s];
+        continue;
+      }
       SEER_ASSIGN_OR_RETURN(NpyFile f, NpyFile::Open(*split_paths[s]));
       const NpyHeader& h = f.header();
       if (h.kind != 'i' && h.kind != 'u') {
@@ -300,6 +236,72 @@ class Prep {
       }
       splits_[s] = std::make_unique<NpyFile>(std::move(f));
     }
+    return CheckSplitSources();
+  }
+
+  // Drawn splits exclude given ones and need labels; table columns need tables.
+  Status CheckSplitSources() const {
+    const bool label_source = labels_ || !label_table_path_.empty() || !ogb_labels_.empty();
+    if (!in_.label_id_col.empty() || !in_.label_col.empty()) {
+      if (label_table_path_.empty()) {
+        return InvalidArgument("--label-id-col/--label-col choose the columns of a labels table (--labels "
+                               "FILE.csv/.tsv/.txt), not of " + (in_.labels.empty() ? "a missing --labels" : in_.labels));
+      }
+    }
+    if (!in_.split_id_col.empty() && split_table_paths_[0].empty() && split_table_paths_[1].empty() &&
+        split_table_paths_[2].empty()) {
+      return InvalidArgument("--split-id-col chooses the id column of --train/--valid/--test id lists "
+                             "(.csv/.tsv/.txt), but none is given");
+    }
+    if (!in_.split_fractions.any()) return Status::Ok();
+    SEER_RETURN_IF_ERROR(ValidateSplitFractions(in_.split_fractions));
+    for (const std::string* given : {&in_.train, &in_.valid, &in_.test}) {
+      if (!given->empty()) {
+        return InvalidArgument("--train-fraction/--valid-fraction/--test-fraction draw the splits, and " + *given +
+                               " gives one: use one or the other");
+      }
+    }
+    if (!ogb_splits_[0].empty() || !ogb_splits_[1].empty() || !ogb_splits_[2].empty()) {
+      return InvalidArgument("--train-fraction/--valid-fraction/--test-fraction draw the splits, and " + in_.ogb_dir +
+                             " has split/ files: choose another --ogb-split or drop the fractions");
+    }
+    if (!label_source) {
+      return InvalidArgument("--train-fraction/--valid-fraction/--test-fraction draw the splits among labeled "
+                             "nodes, but no labels are given (--labels FILE)");
+    }
+    return Status::Ok();
+  }
+
+  // The text tables (--labels/--train/--valid/--test that are not .npy) are read and
+  // sorted now, so their errors come before the long build; they join the nodes during
+  // the renumbering (--remap-ids) or after the CSC build.
+  Status StartTables() {
+    NodeTableOptions options;
+    options.original_ids = in_.remap_ids;
+    options.declared_classes = options_.num_classes > 0;
+    options.label_limit = options.declared_classes ? options_.num_classes : kMaxAutoClasses;
+    options.memory_budget_bytes = options_.memory_budget_bytes;
+    options.work_dir = out_dir_;
+    options.show_progress = options_.show_progress;
+    if (!label_table_path_.empty()) {
+      SEER_ASSIGN_OR_RETURN(label_table_,
+                            NodeTable::StartLabels(label_table_path_, in_.label_id_col, in_.label_col, options));
+      tables_.push_back(label_table_.get());
+    }
+    for (int s = 0; s < 3; ++s) {
+      if (split_table_paths_[s].empty()) continue;
+      SEER_ASSIGN_OR_RETURN(split_tables_[s], NodeTable::StartIds(split_table_paths_[s], in_.split_id_col, options));
+      tables_.push_back(split_tables_[s].get());
+    }
+    return Status::Ok();
+  }
+
+  // Without --remap-ids: nodes 0..N-1 are ids 0..N-1.
+  Status JoinTables() {
+    for (NodeTable* table : tables_) {
+      if (!in_.remap_ids) SEER_RETURN_IF_ERROR(table->MatchIntegerNodes(num_nodes_));
+      if (table->not_in_graph() > 0) summary_.ids_not_in_graph.emplace_back(table->path(), table->not_in_graph());
+    }
     return Status::Ok();
   }
 
@@ -308,12 +310,18 @@ class Prep {
   Status RemapIds(DatasetWriter& writer) {
     const bool node_arrays = features_ || labels_ || splits_[0] || splits_[1] || splits_[2];
     std::unique_ptr<NodeRowJoin> join;
-    IdRemap::NodeVisitor on_node;
     if (!in_.node_ids.empty()) {
       SEER_ASSIGN_OR_RETURN(join, NodeRowJoin::Start(in_.node_ids, options_.memory_budget_bytes, out_dir_,
                                                      options_.show_progress));
       SEER_RETURN_IF_ERROR(CheckNodeArrayRows(join->rows()));  // before the long build
-      on_node = [&join](std::string_view key, int64_t node) { return join->Match(key, node); };
+    }
+    IdRemap::NodeVisitor on_node;
+    if (join || !tables_.empty()) {
+      on_node = [&join, this](std::string_view key, int64_t node) -> Status {
+        if (join) SEER_RETURN_IF_ERROR(join->Match(key, node));
+        for (NodeTable* table : tables_) SEER_RETURN_IF_ERROR(table->Match(key, node));
+        return Status::Ok();
+      };
     }
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* ids, writer.OpenFile(dataset_files::kNodeIds));
     SEER_ASSIGN_OR_RETURN(remap_, IdRemap::Build(in_.edges, in_.columns, options_.memory_budget_bytes, out_dir_,
@@ -321,6 +329,7 @@ class Prep {
     edges_path_ = remap_->edges_path();
     edges_format_ = EdgeListFormat::kBin64;
     num_nodes_ = remap_->num_nodes();
+    for (NodeTable* table : tables_) SEER_RETURN_IF_ERROR(table->Finish(num_nodes_));
     if (join) {
       SEER_ASSIGN_OR_RETURN(node_rows_, join->Finish(num_nodes_));
       summary_.node_ids_not_in_graph = node_rows_->unmatched_rows();
@@ -491,14 +500,29 @@ class Prep {
     return Status::Ok();
   }
 
+  // Appends the labels of the next n nodes and, with --train-fraction..., draws the split
+  // of each labeled one (storage/prep/node_split.h).
+  Status EmitLabels(AtomicFileWriter* file, const int32_t* labels, int64_t n) {
+    SEER_RETURN_IF_ERROR(file->AppendValues(labels, n));
+    if (drawn_) SEER_RETURN_IF_ERROR(drawn_->Add(labels_emitted_, labels, n));
+    labels_emitted_ += n;
+    return Status::Ok();
+  }
+
   Status WriteLabels(DatasetWriter& writer) {
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kLabels));
+    if (in_.split_fractions.any()) {
+      SEER_ASSIGN_OR_RETURN(DrawnSplits drawn, DrawnSplits::Open(writer, in_.split_fractions, in_.split_seed));
+      drawn_ = std::make_unique<DrawnSplits>(std::move(drawn));
+      summary_.splits_drawn = true;
+    }
     std::vector<int64_t> wide;
     std::vector<int32_t> narrow;
+    if (label_table_) return WriteTableLabels(file);
     if (!labels_ && ogb_labels_.empty()) {  // the format requires the file: all unlabeled
       narrow.assign(static_cast<size_t>(std::clamp<int64_t>(num_nodes_, 1, 65536)), -1);
       for (int64_t first = 0; first < num_nodes_; first += 65536) {
-        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), std::min<int64_t>(65536, num_nodes_ - first)));
+        SEER_RETURN_IF_ERROR(EmitLabels(file, narrow.data(), std::min<int64_t>(65536, num_nodes_ - first)));
       }
       return Status::Ok();
     }
@@ -529,7 +553,7 @@ class Prep {
           SEER_RETURN_IF_ERROR(CheckLabel(wide[i], labels_->path() + ": element " + std::to_string(rows[i])));
           narrow[i] = static_cast<int32_t>(wide[i]);
         }
-        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), n));
+        SEER_RETURN_IF_ERROR(EmitLabels(file, narrow.data(), n));
       }
       return Status::Ok();
     }
@@ -555,66 +579,50 @@ class Prep {
       if (++rows > num_nodes_) break;
       narrow.push_back(static_cast<int32_t>(label));
       if (narrow.size() >= 65536) {
-        SEER_RETURN_IF_ERROR(file->AppendValues(narrow.data(), static_cast<int64_t>(narrow.size())));
+        SEER_RETURN_IF_ERROR(EmitLabels(file, narrow.data(), static_cast<int64_t>(narrow.size())));
         narrow.clear();
       }
     }
     if (rows != num_nodes_) return RowCountMismatch(ogb_labels_, rows, rows > num_nodes_ ? "or more labels" : "labels");
-    return file->AppendValues(narrow.data(), static_cast<int64_t>(narrow.size()));
+    return EmitLabels(file, narrow.data(), static_cast<int64_t>(narrow.size()));
+  }
+
+  // A labels table: its join wrote one int32 per node (checked when read).
+  Status WriteTableLabels(AtomicFileWriter* file) {
+    SEER_ASSIGN_OR_RETURN(SequentialReader in, SequentialReader::Open(label_table_->result_path()));
+    std::vector<int32_t> labels(static_cast<size_t>(std::clamp<int64_t>(num_nodes_, 1, chunk_bytes_ / 4)));
+    for (int64_t first = 0; first < num_nodes_; first += static_cast<int64_t>(labels.size())) {
+      const int64_t n = std::min<int64_t>(static_cast<int64_t>(labels.size()), num_nodes_ - first);
+      SEER_ASSIGN_OR_RETURN(bool more, in.Read(labels.data(), static_cast<size_t>(n) * sizeof(int32_t)));
+      if (!more) return Corrupt(label_table_->result_path() + ": ends at node " + std::to_string(first));
+      for (int64_t i = 0; i < n; ++i) {
+        if (labels[i] < 0) continue;
+        ++summary_.num_labeled;
+        summary_.num_classes = std::max<int64_t>(summary_.num_classes, labels[i] + 1);
+      }
+      SEER_RETURN_IF_ERROR(EmitLabels(file, labels.data(), n));
+    }
+    return Status::Ok();
   }
 
   Status WriteSplits(DatasetWriter& writer) {
-    static const char* kFiles[] = {dataset_files::kTrain, dataset_files::kValid, dataset_files::kTest};
-    int64_t* counts[] = {&summary_.num_train, &summary_.num_valid, &summary_.num_test};
-    std::unique_ptr<SplitRegistry> registry;
-    for (int s = 0; s < 3; ++s) {
-      if (!splits_[s] && ogb_splits_[s].empty()) continue;
-      if (!registry) registry = std::make_unique<SplitRegistry>(num_nodes_);
-      SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(kFiles[s]));
-      std::vector<int64_t> ids;
-      if (splits_[s]) {
-        const int64_t total = splits_[s]->header().shape[0];
-        const int64_t chunk = chunk_bytes_ / 8;
-        for (int64_t first = 0; first < total; first += chunk) {
-          const int64_t n = std::min(chunk, total - first);
-          ids.resize(static_cast<size_t>(n));
-          SEER_RETURN_IF_ERROR(splits_[s]->ReadAsInt64(first, n, ids.data()));
-          for (int64_t i = 0; node_rows_ && i < n; ++i) {  // original ids, or rows, -> nodes
-            SEER_ASSIGN_OR_RETURN(int64_t node, node_rows_->NodeOf(ids[i]));
-            if (node < 0) {
-              return InvalidArgument(splits_[s]->path() + ": element " + std::to_string(first + i) + ": " +
-                                     node_rows_->NotANode(ids[i]));
-            }
-            ids[i] = node;
-          }
-          for (int64_t i = 0; i < n; ++i) {
-            SEER_RETURN_IF_ERROR(registry->Add(ids[i], s + 1, splits_[s]->path() + ": element " + std::to_string(first + i)));
-          }
-          SEER_RETURN_IF_ERROR(file->AppendValues(ids.data(), n));
-        }
-        *counts[s] = total;
-        continue;
-      }
-      SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(ogb_splits_[s]));
-      std::string_view line;
-      for (;;) {
-        SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
-        if (!more) break;
-        std::string_view token = Trim(line);
-        if (token.empty()) continue;
-        const std::string where = ogb_splits_[s] + ":" + std::to_string(reader.line_number());
-        int64_t id;
-        if (!ParseInt64(token, &id)) return InvalidArgument(where + ": non-numeric node id '" + std::string(token) + "'");
-        SEER_RETURN_IF_ERROR(registry->Add(id, s + 1, where));
-        ids.push_back(id);
-        ++*counts[s];
-        if (ids.size() >= 65536) {
-          SEER_RETURN_IF_ERROR(file->AppendValues(ids.data(), static_cast<int64_t>(ids.size())));
-          ids.clear();
-        }
-      }
-      SEER_RETURN_IF_ERROR(file->AppendValues(ids.data(), static_cast<int64_t>(ids.size())));
+    if (drawn_) {  // written with the labels
+      summary_.num_train = drawn_->count(0);
+      summary_.num_valid = drawn_->count(1);
+      summary_.num_test = drawn_->count(2);
+      return Status::Ok();
     }
+    GivenSplit given[3];
+    for (int s = 0; s < 3; ++s) {
+      given[s].npy = splits_[s].get();
+      given[s].table = split_tables_[s].get();
+      given[s].ogb_csv = ogb_splits_[s];
+    }
+    int64_t counts[3] = {0, 0, 0};
+    SEER_RETURN_IF_ERROR(WriteGivenSplits(given, node_rows_.get(), num_nodes_, chunk_bytes_ / 8, writer, counts));
+    summary_.num_train = counts[0];
+    summary_.num_valid = counts[1];
+    summary_.num_test = counts[2];
     return Status::Ok();
   }
 
@@ -637,6 +645,8 @@ class Prep {
       total += writer(4 * n) + std::min(12 * labels_->header().shape[0], chunk_bytes_ * 3 / 2);
     } else if (!ogb_labels_.empty()) {
       total += writer(4 * n) + kTextReaderBytes + (256 << 10);
+    } else if (!label_table_path_.empty()) {  // the join's result read back in chunks
+      total += writer(4 * n) + std::min(4 * n, chunk_bytes_) + kSequentialBufferBytes;
     } else {
       total += writer(4 * n) + std::min<int64_t>(4 * n, 256 << 10);
     }
@@ -649,8 +659,13 @@ class Prep {
       } else if (!ogb_splits_[s].empty()) {
         total += kWriterBufferBytes + kTextReaderBytes + (512 << 10);
         any_split = true;
+      } else if (!split_table_paths_[s].empty()) {
+        total += writer(8 * n) + std::min<int64_t>(8 * n, 512 << 10) + kSequentialBufferBytes;
+        any_split = true;
       }
     }
+    // Drawn splits: three writers filled as the labels are written, and their id chunks.
+    if (in_.split_fractions.any()) total += 3 * writer(8 * n) + std::min(8 * n, chunk_bytes_ / 4 * 8);
     if (any_split) total += n;  // SplitRegistry: one byte per node
     return total;
   }
@@ -668,6 +683,11 @@ class Prep {
   std::string ogb_splits_[3];
   std::unique_ptr<NpyFile> features_, labels_;
   std::unique_ptr<NpyFile> splits_[3];
+  std::string label_table_path_, split_table_paths_[3];   // text tables (not .npy)
+  std::unique_ptr<NodeTable> label_table_, split_tables_[3];
+  std::vector<NodeTable*> tables_;                          // those started
+  std::unique_ptr<DrawnSplits> drawn_;  // --train-fraction ...: written as the labels are
+  int64_t labels_emitted_ = 0;  // nodes whose labels EmitLabels wrote
   std::unique_ptr<IdRemap> remap_;      // --remap-ids
   std::unique_ptr<NodeRows> node_rows_;  // --remap-ids with node arrays: the row of each node
   PrepSummary summary_;

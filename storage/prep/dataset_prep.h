@@ -1,13 +1,15 @@
 // Conversion of a user's graph into a Seer dataset (what `seer prep` runs).
 // Inputs: an edge list (storage/prep/edge_list.h formats) plus optional .npy node arrays
 // (features N×F float16/32/64, labels N or N×1 int/float with NaN = unlabeled, split id
-// arrays), or an OGB node-property folder:
+// arrays) or text tables keyed by node id (a labels table "id,label", split id lists:
+// storage/prep/node_tables.h), or an OGB node-property folder:
 //   raw/edge.csv[.gz]  raw/num-node-list.csv[.gz] (optional)  raw/node-feat.csv[.gz]
 //   raw/node-label.csv[.gz]  split/<scheme>/{train,valid,test}.csv[.gz]
 // The node count is --num-nodes, else the feature rows, else the label count, else
 // OGB's num-node-list, else 1 + the largest edge id; every array must agree with it.
-// Topology goes through the external CSC builder (memory_budget_bytes); node arrays are
-// streamed in chunks. Every input error is one line naming the file and the position,
+// Splits are given (arrays, id lists, OGB's) or drawn among the labeled nodes by fraction
+// with `seer gen`'s rule (storage/prep/node_split.h). Topology goes through the external
+// CSC builder (memory_budget_bytes); node arrays are streamed in chunks. Every input error is one line naming the file and the position,
 // and no dataset.json is written unless everything succeeded. Blocking; parsing, degree
 // counting, placement and sorting run on `threads` TBB threads (the output does not
 // depend on how many).
@@ -16,11 +18,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "storage/prep/csc_builder.h"
 #include "storage/dataset/dataset.h"
 #include "storage/prep/edge_list.h"
 #include "storage/prep/id_remap.h"
+#include "storage/prep/node_split.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -30,8 +35,19 @@ struct PrepInputs {
   EdgeListFormat edges_format = EdgeListFormat::kAuto;
   TextColumns columns;                      // --src-col/--dst-col of a CSV/TSV edge list
   int64_t num_nodes = -1;
-  std::string features, labels;             // .npy
-  std::string train, valid, test;           // .npy id arrays
+  std::string features;                     // .npy
+  // Labels: a .npy array, or (any other name) a text table: label_id_col, label_col
+  // name (or index) its id and label columns ("": columns 0 and 1).
+  std::string labels;
+  std::string label_id_col, label_col;
+  // Splits: .npy arrays (node ids, or rows with node_ids), or (any other name) text
+  // lists of node ids (original ids with remap_ids), split_id_col naming the column.
+  std::string train, valid, test;
+  std::string split_id_col;
+  // Any fraction > 0: train/valid/test drawn among the labeled nodes (not with split
+  // files or OGB splits; needs labels).
+  SplitFractions split_fractions;
+  uint64_t split_seed = 1;
   std::string ogb_dir;                      // OGB node-property folder
   std::string ogb_split;                    // split/<scheme>; "" = the only one present
   // Ids of the (text) edge list are arbitrary tokens: renumber them 0..N-1 in id order
@@ -74,6 +90,9 @@ struct PrepSummary {
   int64_t num_labeled = 0;
   int64_t num_train = 0, num_valid = 0, num_test = 0;
   int64_t node_ids_not_in_graph = 0;  // lines of PrepInputs::node_ids whose id is not a node
+  bool splits_drawn = false;          // by PrepInputs::split_fractions
+  // Text tables (labels, split lists) with ids that are not nodes: (path, distinct ids).
+  std::vector<std::pair<std::string, int64_t>> ids_not_in_graph;
   int64_t bytes_written = 0;
 };
 

@@ -49,15 +49,19 @@ Status DenseScatter::Set(int64_t index, int64_t value) {
     return InvalidArgument(fmt::format("DenseScatter: index {} outside [0, {})", index, count_));
   }
   if (buckets_.empty()) {
-    // Random stores into a large table miss the cache: each slot is prefetched when set
-    // and written kBatch sets later, so the misses overlap instead of stalling in turn.
-    __builtin_prefetch(&table_[static_cast<size_t>(index)], 1);
-    pending_[pending_count_++] = Entry{index, value};
-    if (pending_count_ == kBatch) FlushPending();
+    Store(index, value);
     return Status::Ok();
   }
   const Entry entry{index, value};
   return buckets_[static_cast<size_t>(index / range_)].Write(&entry, sizeof entry);
+}
+
+// Random stores into a large table miss the cache: each slot is prefetched when stored
+// and written kBatch stores later, so the misses overlap instead of stalling in turn.
+void DenseScatter::Store(int64_t slot, int64_t value) {
+  __builtin_prefetch(&table_[static_cast<size_t>(slot)], 1);
+  pending_[pending_count_++] = Entry{slot, value};
+  if (pending_count_ == kBatch) FlushPending();
 }
 
 void DenseScatter::FlushPending() {
@@ -83,8 +87,9 @@ Status DenseScatter::WriteTo(SequentialWriter& out) {
       Entry entry;
       SEER_ASSIGN_OR_RETURN(bool more, in.Read(&entry, sizeof entry));
       if (!more) break;
-      table_[static_cast<size_t>(entry.index - first)] = entry.value;
+      Store(entry.index - first, entry.value);
     }
+    FlushPending();
     SEER_RETURN_IF_ERROR(out.Write(table_.data(), table_.size() * sizeof(int64_t)));
     ::unlink(bucket_paths_[b].c_str());
   }

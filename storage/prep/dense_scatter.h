@@ -43,12 +43,13 @@ class DenseScatter {
 
   DenseScatter() = default;
   void RemoveBuckets();
+  void Store(int64_t slot, int64_t value);  // table_[slot] = value, batched
   void FlushPending();
 
   int64_t count_ = 0, unset_ = -1;
   int64_t range_ = 0;  // indices per bucket (count_ when in memory)
   std::vector<int64_t> table_;  // in memory: the whole table; else one range at a time
-  Entry pending_[kBatch];       // in memory: sets prefetched, not yet stored
+  Entry pending_[kBatch];       // stores prefetched, not yet done
   int pending_count_ = 0;
   std::vector<std::string> bucket_paths_;
   std::vector<SequentialWriter> buckets_;

@@ -1,7 +1,7 @@
-// External sorting for `seer prep --remap-ids` (storage/prep/id_remap.h) and its
-// --node-ids join (storage/prep/node_rows.h): RecordSorter orders (key bytes, uint64
-// payload) records by (key, payload) within a memory share, by sorting runs that fit it,
-// spilling them, and merging them k-way; SequentialWriter/SequentialReader are the
+// External sorting for `seer prep --remap-ids` (storage/prep/id_remap.h) and the joins
+// of id tables with the nodes (storage/prep/id_join.h): RecordSorter orders (key bytes,
+// uint64 payload) records by (key, payload) within a memory share, by sorting runs that
+// fit it, spilling them, and merging them k-way; SequentialWriter/SequentialReader are the
 // buffered plain-file streams the runs, and the int64 files built from a merge, go
 // through. The sorter owns its run files (removed by the merge, or by the destructor
 // after an error). Blocking; a run is sorted on the caller's TBB arena (chunks sorted in

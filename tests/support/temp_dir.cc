@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "storage/base/file_io.h"
+
 namespace seer::testing {
 namespace {
 
@@ -39,9 +41,7 @@ int RemoveAll(std::vector<std::string> dirs) {
   }
   int removed = 0;
   for (const auto& dir : dirs) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-    removed += ec ? 0 : 1;
+    removed += RemoveTree(dir).ok() ? 1 : 0;  // not std::filesystem::remove_all (storage/base/file_io.h)
   }
   return removed;
 }
@@ -61,9 +61,7 @@ bool RemoveTempDir(const std::string& dir) {
     std::fprintf(stderr, "kept test dir %s\n", dir.c_str());
     return false;
   }
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  return !ec;
+  return RemoveTree(dir).ok();
 }
 
 std::string MakeTempDir(const std::string& prefix) {

@@ -64,3 +64,35 @@ TEST(FileIoTest, MakeDirectoriesCreatesParentsAndRefusesAFile) {
 
 }  // namespace
 }  // namespace seer
+
+namespace seer {
+namespace {
+
+// RemoveTree (the rm -r behind scratch directories and staging): a tree with nested
+// folders, a symlink out of it (the link goes, its target stays) and a missing path.
+TEST(RemoveTreeTest, RemovesTheTreeNotWhatLinksPointAt) {
+  const std::string dir = testing::MakeTempDir("remove_tree");
+  const std::string tree = dir + "/tree";
+  ASSERT_TRUE(MakeDirectories(tree + "/a/b/c").ok());
+  for (const char* f : {"/x", "/a/y", "/a/b/c/z"}) {
+    const int fd = ::open((tree + f).c_str(), O_WRONLY | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "12345", 5), 5);
+    ::close(fd);
+  }
+  const int outside = ::open((dir + "/keep").c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(outside, 0);
+  ::close(outside);
+  ASSERT_EQ(::symlink((dir + "/keep").c_str(), (tree + "/a/link").c_str()), 0);
+  EXPECT_EQ(TreeBytes(tree), 15);
+  EXPECT_TRUE(RemoveTree(tree).ok());
+  struct stat st;
+  EXPECT_NE(::lstat(tree.c_str(), &st), 0);
+  EXPECT_EQ(::lstat((dir + "/keep").c_str(), &st), 0);
+  EXPECT_TRUE(RemoveTree(tree).ok());  // missing: fine
+  EXPECT_TRUE(RemoveTree(dir + "/keep").ok());  // a plain file
+  EXPECT_NE(::lstat((dir + "/keep").c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace seer
