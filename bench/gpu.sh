@@ -71,7 +71,8 @@ else
   JOBS="${JOBS:-$(nproc)}"
 fi
 THRUST_PREFIX="$PREFIX-thrust"
-BUDGET="${GPU_SH_BUDGET:-560}"
+# The script's time budget in seconds (not e2e.sh's memory BUDGET, which e2e() exports).
+TIME_BUDGET_S="${GPU_SH_BUDGET:-560}"
 TABLE_RESERVE=20  # seconds kept for the final table
 GPU_TESTS='Cuda|Gpu|GPU'  # the CUDA subset of ctest (names), run first
 PACKAGES="libgloo-dev liburing-dev liburing2 libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15 \
@@ -84,7 +85,7 @@ LOG="$RES/gpu-sh.log"
 STEPS="$RES/steps.tsv"  # one line per step: name, status (ok / FAILED / SKIPPED / TIMED OUT), seconds
 
 say() { echo "gpu.sh: $*" | tee -a "$LOG"; }
-left() { echo $((BUDGET - SECONDS)); }
+left() { echo $((TIME_BUDGET_S - SECONDS)); }
 # Runs "$@" for at most $1 seconds (then TERM, KILL 10 s later); 124 when cut.
 run_for() {
   local secs="$1"; shift
@@ -101,7 +102,7 @@ maybe() {
     return 0
   fi
   say "step '$*' ($(left) s left)"
-  export STEP_DEADLINE=$(( BUDGET - TABLE_RESERVE ))  # in $SECONDS of this script
+  export STEP_DEADLINE=$(( TIME_BUDGET_S - TABLE_RESERVE ))  # in $SECONDS of this script
   "$@" || rc=$?
   local status=ok
   if [[ $rc == 124 ]]; then status="TIMED OUT"; say "step '$*' TIMED OUT (cut to keep the budget)"
@@ -110,7 +111,7 @@ maybe() {
   publish
 }
 # Seconds a step may still run (its deadline minus now).
-step_left() { echo $(( ${STEP_DEADLINE:-$((BUDGET - TABLE_RESERVE))} - SECONDS )); }
+step_left() { echo $(( ${STEP_DEADLINE:-$((TIME_BUDGET_S - TABLE_RESERVE))} - SECONDS )); }
 
 # Everything but the dataset as one archive, and the main logs, into $OUT (<= 8 files).
 publish() {
@@ -305,7 +306,7 @@ e2e() {
 # The final table: short (it must fit in the last 12,000 characters of the output), from
 # the files in RES only, so `bench/gpu.sh table` prints it again.
 table() {
-  python3 - "$RES" "$BUDGET" <<'PY' | tee "$RES/final_table.txt"
+  python3 - "$RES" "${BUDGET:-${BUDGET_E2E:-1408M}}" <<'PY' | tee "$RES/final_table.txt"
 import glob, json, os, re, sys
 res = sys.argv[1]
 def read(name):
@@ -445,7 +446,7 @@ case "$STEP" in
     : > "$STEPS"  # results of an earlier call go (the e2e dataset stays: it is reused)
     rm -f "$RES"/{ctest_gpu.log,ctest.log,planner.json,planner_scores.json,planner_large.json,e2e_limit.log,e2e.log} \
       "$RES"/{e2e_summary.json,final_table.txt} "$RES"/e2e/{summary.json,results.jsonl,failed.jsonl}
-    say "start $(date -u +%FT%TZ), budget ${BUDGET} s, dry-run $DRY, jobs $JOBS"
+    say "start $(date -u +%FT%TZ), budget ${TIME_BUDGET_S} s, dry-run $DRY, jobs $JOBS"
     unpack
     configure
     maybe 150 build
