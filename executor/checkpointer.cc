@@ -13,12 +13,19 @@ Result<Checkpointer> Checkpointer::Open(const Options& options) {
   if (options.resume) {
     if (path.empty()) return InvalidArgument("--resume needs --checkpoint-dir");
     if (options.no_train) return InvalidArgument("--resume cannot be combined with --no-train");
-    if (!options.writer) return Checkpointer(options, path);  // rank 0 checks and sends it
+    if (!options.writer) return Checkpointer(options, path, nullptr);  // rank 0 checks and sends it
     if (!std::filesystem::exists(path)) return Status(StatusCode::kNotFound, path + ": no checkpoint to resume from");
     // Refuse a damaged checkpoint before any work is done.
     SEER_RETURN_IF_ERROR(ReadCheckpointPosition(path).status());
   }
-  return Checkpointer(options, path);
+  std::shared_ptr<OutputLock> lock;
+  if (!path.empty() && options.writer) {
+    SEER_RETURN_IF_ERROR(MakeDirectories(options.checkpoint_dir));
+    SEER_ASSIGN_OR_RETURN(OutputLock held,
+                          OutputLock::Acquire(options.checkpoint_dir, "seer train --checkpoint-dir " + options.checkpoint_dir));
+    lock = std::make_shared<OutputLock>(std::move(held));
+  }
+  return Checkpointer(options, path, std::move(lock));
 }
 
 Result<TrainPosition> Checkpointer::Resume(ModelRunner* model, uint64_t seed) const {

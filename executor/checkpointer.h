@@ -25,10 +25,12 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "executor/model_runner.h"
 #include "executor/train_options.h"
+#include "storage/base/output_lock.h"
 #include "storage/base/status.h"
 
 namespace seer {
@@ -59,9 +61,13 @@ class Checkpointer {
   const std::string& path() const { return path_; }  // "" when disabled
 
  private:
-  Checkpointer(Options options, std::string path) : options_(std::move(options)), path_(std::move(path)) {}
+  Checkpointer(Options options, std::string path, std::shared_ptr<OutputLock> lock)
+      : options_(std::move(options)), path_(std::move(path)), lock_(std::move(lock)) {}
   Options options_;
   std::string path_;
+  // The writer's lock on the checkpoint directory (storage/base/output_lock.h): a second
+  // run writing checkpoints there is refused at Open, naming this one.
+  std::shared_ptr<OutputLock> lock_;
 };
 
 // The interval of timed checkpoints: TrainOptions::checkpoint_every_seconds, its auto

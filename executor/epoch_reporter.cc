@@ -99,11 +99,15 @@ Json RunOutcome::ToJsonObject() const {
 
 Result<std::unique_ptr<EpochReporter>> EpochReporter::Open(const Options& options, const RunDescription& run) {
   std::FILE* metrics = nullptr;
+  OutputLock lock;
   if (!options.metrics_path.empty()) {
+    // Locked before "w" truncates: a second run on the same file is refused, not mixed in.
+    SEER_ASSIGN_OR_RETURN(lock, OutputLock::Acquire(options.metrics_path, "seer train --metrics " + options.metrics_path));
     metrics = std::fopen(options.metrics_path.c_str(), options.append ? "a" : "w");
     if (metrics == nullptr) return ErrnoStatus(errno, "open metrics file", options.metrics_path);
   }
   std::unique_ptr<EpochReporter> reporter(new EpochReporter(options, metrics));
+  reporter->metrics_lock_ = std::move(lock);
   SEER_RETURN_IF_ERROR(reporter->WriteLine(run.ToJsonObject()));
   return reporter;
 }

@@ -22,6 +22,7 @@
 #include "executor/feature_gather.h"
 #include "executor/memory_budget.h"
 #include "storage/base/json_file.h"
+#include "storage/base/output_lock.h"
 #include "storage/base/status.h"
 #include "storage/io/block_reader.h"
 
@@ -119,6 +120,7 @@ class EpochReporter {
 
   Options options_;
   std::FILE* metrics_ = nullptr;
+  OutputLock metrics_lock_;  // storage/base/output_lock.h: one run per metrics file
   bool tty_ = false;
   bool progress_dirty_ = false;
   int64_t total_batches_ = 0;

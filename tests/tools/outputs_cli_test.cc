@@ -76,4 +76,23 @@ TEST_F(OutputsCliTest, DatasetBeingWrittenByAnotherRunIsRefused) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
+// A checkpoint directory or metrics file another run writes is refused before any work,
+// naming that run (before: both runs exited 0, one checkpoint lost, the metrics lines
+// interleaved).
+TEST_F(OutputsCliTest, CheckpointDirAndMetricsOfAnotherRunAreRefused) {
+  const std::string train = "train " + dir_ + "/ds --epochs 200 --cpu --quiet --hidden 8 --fanouts 3,3";
+  {
+    auto held = seer::OutputLock::Acquire(dir_ + "/ckpt", "the test's run");
+    ASSERT_TRUE(held.ok()) << held.status().ToString();
+    ExpectOneLineError(RunSeer(train + " --checkpoint-dir " + dir_ + "/ckpt"), "train",
+                       "in use by another Seer run (pid " + std::to_string(::getpid()));
+  }
+  {
+    auto held = seer::OutputLock::Acquire(dir_ + "/m.jsonl", "the test's run");
+    ASSERT_TRUE(held.ok()) << held.status().ToString();
+    ExpectOneLineError(RunSeer(train + " --metrics " + dir_ + "/m.jsonl"), "train", "in use by another Seer run");
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/m.jsonl"));  // not truncated into existence either
+}
+
 }  // namespace
