@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -30,7 +32,24 @@ std::string Holder(int fd) {
   return holder.empty() ? "a process that has not said who it is yet" : holder;
 }
 
+// The locks this process holds, by lock path: a second Acquire from the same process
+// shares the first (one process is one writer; flock would refuse it, since each open
+// file description locks on its own).
+std::mutex& RegistryMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, std::weak_ptr<OutputLock::Held>>& Registry() {
+  static std::map<std::string, std::weak_ptr<OutputLock::Held>> held;
+  return held;
+}
+
 }  // namespace
+
+OutputLock::Held::~Held() {
+  // Removed while still locked, so a waiter never locks a file that is about to go.
+  ::unlink(lock_path.c_str());
+}
 
 std::string OutputLockPath(const std::string& path) {
   std::string trimmed = path;
@@ -42,8 +61,16 @@ std::string OutputLockPath(const std::string& path) {
 
 Result<OutputLock> OutputLock::Acquire(const std::string& path, const std::string& what) {
   const std::string lock_path = OutputLockPath(path);
+  std::lock_guard<std::mutex> guard(RegistryMutex());
+  if (auto mine = Registry()[lock_path].lock()) return OutputLock(std::move(mine));
   for (int attempt = 0; attempt < 100; ++attempt) {
-    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    auto opened = UniqueFd::Open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (!opened.ok()) {
+      return Status(opened.status().code(),
+                    fmt::format("{}: cannot create its lock file ({})", path, opened.status().message()),
+                    opened.status().sys_errno());
+    }
+    UniqueFd fd = std::move(opened).value();
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
       if (errno != EWOULDBLOCK) return ErrnoStatus(errno, "lock", lock_path);
       return Status(StatusCode::kAlreadyExists,
@@ -59,31 +86,24 @@ Result<OutputLock> OutputLock::Acquire(const std::string& path, const std::strin
     const std::string holder = fmt::format("pid {} on host {}: {}\n", ::getpid(), HostName(), what);
     if (::ftruncate(fd.get(), 0) != 0) return ErrnoStatus(errno, "truncate", lock_path);
     SEER_RETURN_IF_ERROR(PwriteFull(fd.get(), holder.data(), static_cast<int64_t>(holder.size()), 0, lock_path));
-    return OutputLock(lock_path, std::move(fd));
+    auto entry = std::make_shared<Held>();
+    entry->lock_path = lock_path;
+    entry->fd = std::move(fd);
+    Registry()[lock_path] = entry;
+    return OutputLock(std::move(entry));
   }
   return Status(StatusCode::kIoError, "lock " + lock_path + ": the lock file keeps being replaced");
 }
 
-OutputLock::OutputLock(OutputLock&& other) noexcept
-    : lock_path_(std::exchange(other.lock_path_, std::string())), fd_(std::move(other.fd_)) {}
-
-OutputLock& OutputLock::operator=(OutputLock&& other) noexcept {
-  if (this != &other) {
-    Release();
-    lock_path_ = std::exchange(other.lock_path_, std::string());
-    fd_ = std::move(other.fd_);
-  }
-  return *this;
+const std::string& OutputLock::lock_path() const {
+  static const std::string none;
+  return held_ ? held_->lock_path : none;
 }
 
-OutputLock::~OutputLock() { Release(); }
-
 void OutputLock::Release() {
-  if (!fd_.valid()) return;
-  // Removed while still held, so a waiter never locks a file that is about to go.
-  ::unlink(lock_path_.c_str());
-  fd_.Reset();
-  lock_path_.clear();
+  if (!held_) return;
+  std::lock_guard<std::mutex> guard(RegistryMutex());
+  held_.reset();  // the last holder in this process unlinks and unlocks (Held's destructor)
 }
 
 }  // namespace seer

@@ -8,9 +8,10 @@
 // holder, at once (no waiting). The kernel drops the lock when its process dies, so a
 // crashed run never blocks the next one; the file is removed on release (a waiter that
 // opened the removed file sees it is gone and retries on the new one). Advisory: only
-// Seer honours it. Move-only; the destructor releases.
+// Seer honours it. Copies share the lock; the last one releases it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "storage/base/status.h"
@@ -21,24 +22,26 @@ namespace seer {
 class OutputLock {
  public:
   // Locks the output at `path` (a file or directory, existing or not, whose folder exists)
-  // for `what` (e.g. "seer train --checkpoint-dir"), shown to a second process.
+  // for `what` (e.g. "seer train --checkpoint-dir"), shown to a second process. A second
+  // Acquire of the same output by this process shares the lock (one process, one writer).
   static Result<OutputLock> Acquire(const std::string& path, const std::string& what);
 
   OutputLock() = default;
-  OutputLock(OutputLock&& other) noexcept;
-  OutputLock& operator=(OutputLock&& other) noexcept;
-  OutputLock(const OutputLock&) = delete;
-  OutputLock& operator=(const OutputLock&) = delete;
-  ~OutputLock();
-
-  bool held() const { return fd_.valid(); }
-  const std::string& lock_path() const { return lock_path_; }
+  bool held() const { return held_ != nullptr; }
+  const std::string& lock_path() const;
+  // Drops this holder; the lock goes with the process's last holder.
   void Release();
 
+  // The process's lock on one output (shared by its holders).
+  struct Held {
+    std::string lock_path;
+    UniqueFd fd;
+    ~Held();
+  };
+
  private:
-  OutputLock(std::string lock_path, UniqueFd fd) : lock_path_(std::move(lock_path)), fd_(std::move(fd)) {}
-  std::string lock_path_;
-  UniqueFd fd_;
+  explicit OutputLock(std::shared_ptr<Held> held) : held_(std::move(held)) {}
+  std::shared_ptr<Held> held_;
 };
 
 // The lock file of an output path (see above). (Exposed for tests.)

@@ -2,6 +2,8 @@
 // the manifest's JSON and the errors a damaged dataset produces.
 #include "storage/dataset/dataset.h"
 
+#include <sys/wait.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -89,19 +91,35 @@ TEST(DatasetTest, ExistingDatasetNeedsForce) {
   EXPECT_TRUE(Dataset::Open(dir).ok());
 }
 
-// Two writers of one dataset at a time: the second is refused at Create, naming the
-// first; once the first is gone the dataset can be written again.
-TEST(DatasetTest, SecondWriterOfOneDatasetIsRefused) {
+// A dataset another process is writing: Create is refused, naming it; once that
+// process is gone the dataset can be written.
+TEST(DatasetTest, DatasetAnotherProcessWritesIsRefused) {
   const std::string dir = testing::MakeTempDir("dataset") + "/ds";
-  auto first = DatasetWriter::Create(dir, false);
-  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto writer = DatasetWriter::Create(dir, false);
+    const char ok = writer.ok() ? '1' : '0';
+    (void)!::write(fds[1], &ok, 1);
+    ::pause();
+    ::_exit(0);
+  }
+  char ok = '0';
+  ASSERT_EQ(::read(fds[0], &ok, 1), 1);
+  ASSERT_EQ(ok, '1');
   auto second = DatasetWriter::Create(dir, true);
+  ::kill(child, SIGKILL);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), StatusCode::kAlreadyExists);
-  EXPECT_NE(second.status().message().find("in use by another Seer run"), std::string::npos)
+  EXPECT_NE(second.status().message().find("in use by another Seer run (pid " + std::to_string(child)),
+            std::string::npos)
       << second.status().ToString();
   EXPECT_NE(second.status().message().find("writing the dataset " + dir), std::string::npos);
-  { DatasetWriter done = std::move(first).value(); }
   EXPECT_TRUE(WriteTinyDataset(dir).ok());
 }
 
