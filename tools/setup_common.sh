@@ -27,11 +27,13 @@ seer_install_packages() {
   fi
 }
 
+# seer_build [TARGET...]: configure once, then build the given targets (all without any).
 seer_build() {
-  local jobs
+  local jobs targets=()
   jobs="$(nproc 2>/dev/null || echo 2)"
+  for t in "$@"; do targets+=(--target "$t"); done
   if [ ! -f "$SEER_BUILD/CMakeCache.txt" ]; then
     cmake -S "$SEER_ROOT" -B "$SEER_BUILD" -DCMAKE_BUILD_TYPE=Release ${SEER_CMAKE_ARGS:-}
   fi
-  cmake --build "$SEER_BUILD" -j "$jobs"
+  cmake --build "$SEER_BUILD" -j "$jobs" "${targets[@]}"
 }
