@@ -49,6 +49,12 @@ struct BeladyGpuOutput {
   std::vector<int64_t> out_ids;
   std::vector<int32_t> out_slots;
   std::vector<int64_t> final_slots;  // capacity entries
+  // Diagnostics: the algorithms' temporary storage comes from a pool that lives for one
+  // call; these count the algorithms' requests, the pool's device allocations (cudaMalloc
+  // on CUDA) and the bytes it held. Requests grow with the batches, allocations do not.
+  int64_t temp_requests = 0;
+  int64_t temp_allocations = 0;
+  int64_t temp_bytes = 0;
 };
 
 enum class GpuPlanCode {

@@ -43,7 +43,10 @@
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
+#include <thrust/device_free.h>
+#include <thrust/device_malloc.h>
 #include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
@@ -56,6 +59,7 @@
 #include <cstdint>
 #include <exception>
 #include <limits>
+#include <map>
 #include <new>
 #include <string>
 #include <vector>
@@ -300,6 +304,59 @@ void Append(th::device_vector<T>& d, int64_t count, std::vector<T>* out) {
   if (count > 0) th::copy(d.begin(), d.begin() + count, out->data() + old);
 }
 
+// The algorithms' temporary storage (sort, merge, copy_if, scans), reused across the
+// iterations instead of one device malloc/free pair per call: on CUDA each cudaFree
+// synchronizes the device, and a superbatch makes ~10 such calls per batch. Blocks come
+// from the device system (thrust::device_malloc: cudaMalloc, or the heap under TBB),
+// are handed out best fit, returned to the pool on deallocate and freed when the pool
+// goes (the end of one PlanBeladyThrust call). Not thread-safe: one pool per call.
+class TempPool {
+ public:
+  using value_type = char;
+
+  TempPool() = default;
+  TempPool(const TempPool&) = delete;
+  TempPool& operator=(const TempPool&) = delete;
+  ~TempPool() {
+    for (auto& [ptr, bytes] : sizes_) th::device_free(th::device_pointer_cast(ptr));
+  }
+
+  char* allocate(std::ptrdiff_t num_bytes) {
+    ++requests_;
+    const size_t want = RoundUp(static_cast<size_t>(std::max<std::ptrdiff_t>(num_bytes, 1)));
+    auto it = free_.lower_bound(want);
+    if (it != free_.end() && it->first <= 2 * want) {  // best fit, at most 2x the request
+      char* p = it->second;
+      free_.erase(it);
+      return p;
+    }
+    char* p = th::raw_pointer_cast(th::device_malloc<char>(want));
+    sizes_.emplace(p, want);
+    ++device_allocations_;
+    held_bytes_ += static_cast<int64_t>(want);
+    return p;
+  }
+  void deallocate(char* ptr, size_t) { free_.emplace(sizes_.at(ptr), ptr); }
+
+  int64_t requests() const { return requests_; }
+  int64_t device_allocations() const { return device_allocations_; }
+  int64_t held_bytes() const { return held_bytes_; }
+
+ private:
+  static size_t RoundUp(size_t n) {  // 256-byte multiples, then powers of two above 1 MiB
+    n = (n + 255) & ~size_t{255};
+    if (n <= (size_t{1} << 20)) return n;
+    size_t p = size_t{1} << 20;
+    while (p < n) p <<= 1;
+    return p;
+  }
+  std::multimap<size_t, char*> free_;  // size -> block
+  std::map<char*, size_t> sizes_;      // every block this pool owns
+  int64_t requests_ = 0;
+  int64_t device_allocations_ = 0;
+  int64_t held_bytes_ = 0;
+};
+
 }  // namespace
 
 GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std::string* error) {
@@ -313,6 +370,17 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
   const size_t k_alloc = static_cast<size_t>(std::max<int64_t>(K, 1));
   const size_t n_alloc = static_cast<size_t>(std::max<int64_t>(max_batch, 1));
 
+  // Every algorithm below draws its temporary storage from `pool`. Under nvcc the policy
+  // is par_nosync: Thrust skips its synchronize after each algorithm; everything runs in
+  // order on the default stream, and the host waits only where it reads a result (a
+  // count, the co-rank, the changesets copied out), so a block returned to the pool is
+  // reused only by work queued after the work that used it.
+  TempPool pool;
+#if defined(__CUDACC__)
+  auto policy = th::cuda::par_nosync(pool);
+#else
+  auto policy = th::device(pool);
+#endif
   th::device_vector<int64_t> offsets(in.batch_offsets, in.batch_offsets + S + 1);
   th::device_vector<int64_t> ids(in.ids, in.ids + T);
   th::device_vector<uint32_t> scores;
@@ -325,10 +393,10 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
     // 1. Next access of every access.
     th::device_vector<int64_t> sorted_ids = ids;
     th::device_vector<int64_t> sorted_g(static_cast<size_t>(T));
-    th::sequence(sorted_g.begin(), sorted_g.end());
-    th::stable_sort_by_key(sorted_ids.begin(), sorted_ids.end(), sorted_g.begin());
-    th::for_each(Count(0), Count(T), LinkNext{Raw(sorted_ids), Raw(sorted_g), T, Raw(next_g)});
-    const int64_t dup = th::transform_reduce(
+    th::sequence(policy, sorted_g.begin(), sorted_g.end());
+    th::stable_sort_by_key(policy, sorted_ids.begin(), sorted_ids.end(), sorted_g.begin());
+    th::for_each(policy, Count(0), Count(T), LinkNext{Raw(sorted_ids), Raw(sorted_g), T, Raw(next_g)});
+    const int64_t dup = th::transform_reduce(policy, 
         Count(0), Count(T), DuplicateAt{Raw(sorted_ids), Raw(sorted_g), T, Raw(offsets), S},
         kNoAccess, MinOp());
     if (dup != kNoAccess) {
@@ -344,15 +412,15 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
       th::device_vector<uint32_t> initial_scores;
       if (in.initial_scores != nullptr) initial_scores.assign(in.initial_scores, in.initial_scores + K);
       th::device_vector<int32_t> occupied_slots(k_alloc);
-      occupied = th::copy_if(Count(0), Count(K), occupied_slots.begin(), SlotOccupied{Raw(slot_ids)}) -
+      occupied = th::copy_if(policy, Count(0), Count(K), occupied_slots.begin(), SlotOccupied{Raw(slot_ids)}) -
                  occupied_slots.begin();
-      free_count = th::copy_if(Count(0), Count(K), free_slots.begin(), SlotFree{Raw(slot_ids)}) -
+      free_count = th::copy_if(policy, Count(0), Count(K), free_slots.begin(), SlotFree{Raw(slot_ids)}) -
                    free_slots.begin();
-      th::for_each(Count(0), Count(occupied),
+      th::for_each(policy, Count(0), Count(occupied),
                    InitialEntry{Raw(slot_ids), in.initial_scores != nullptr ? Raw(initial_scores) : nullptr,
                                 Raw(occupied_slots), Raw(sorted_ids), Raw(sorted_g), T, Raw(offsets), S,
                                 Raw(entries)});
-      th::sort(entries.begin(), entries.begin() + occupied, KeyLess());
+      th::sort(policy, entries.begin(), entries.begin() + occupied, KeyLess());
     }
   }
 
@@ -378,19 +446,19 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
       // Hits: the prefix of the cache with next use i.
       const Entry probe{static_cast<uint64_t>(i + 1), 0, 0, 0, 0};
       const int64_t h =
-          th::lower_bound(entries.begin(), entries.begin() + occupied, probe, KeyLess()) - entries.begin();
-      th::fill(pos_slot.begin(), pos_slot.begin() + n, -1);
-      th::for_each(Count(0), Count(h), MarkHit{Raw(entries), base, Raw(pos_slot)});
-      th::for_each(Count(0), Count(n), BuildCandidate{Raw(ids), Raw(next_g), scores_ptr, Raw(offsets), S,
+          th::lower_bound(policy, entries.begin(), entries.begin() + occupied, probe, KeyLess()) - entries.begin();
+      th::fill(policy, pos_slot.begin(), pos_slot.begin() + n, -1);
+      th::for_each(policy, Count(0), Count(h), MarkHit{Raw(entries), base, Raw(pos_slot)});
+      th::for_each(policy, Count(0), Count(n), BuildCandidate{Raw(ids), Raw(next_g), scores_ptr, Raw(offsets), S,
                                                       base, Raw(pos_slot), Raw(cand)});
-      th::sort(cand.begin(), cand.begin() + n, KeyLess());
+      th::sort(policy, cand.begin(), cand.begin() + n, KeyLess());
       out->num_misses[static_cast<size_t>(i)] = n - h;
 
       // Keep the first K of merge(R, N): a from R = entries[h, occupied), b from N.
       const int64_t r = occupied - h;
       int64_t a = r, b = n;
       if (r + n > K) {
-        th::for_each(Count(0), Count(1), CoRank{Raw(entries) + h, r, Raw(cand), n, K, Raw(scalar)});
+        th::for_each(policy, Count(0), Count(1), CoRank{Raw(entries) + h, r, Raw(cand), n, K, Raw(scalar)});
         // Copied, not read through a device_reference (Thrust 1.17 binds a null system
         // reference there, which UBSan reports).
         th::copy(scalar.begin(), scalar.end(), &a);
@@ -398,13 +466,13 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
       }
       // Evicted: R[a, r) and the hits in N[b, n), by ascending slot.
       if (a < r || b < n) {
-        auto end = th::copy(entries.begin() + h + a, entries.begin() + occupied, evicted.begin());
-        end = th::copy_if(cand.begin() + b, cand.begin() + n, end, IsCached());
+        auto end = th::copy(policy, entries.begin() + h + a, entries.begin() + occupied, evicted.begin());
+        end = th::copy_if(policy, cand.begin() + b, cand.begin() + n, end, IsCached());
         num_out = end - evicted.begin();
-        th::sort(evicted.begin(), end, SlotLess());
-        th::for_each(Count(0), Count(num_out), SplitEvicted{Raw(evicted), Raw(out_slots), Raw(out_ids)});
+        th::sort(policy, evicted.begin(), end, SlotLess());
+        th::for_each(policy, Count(0), Count(num_out), SplitEvicted{Raw(evicted), Raw(out_slots), Raw(out_ids)});
         if (num_out > 0) {
-          th::merge(free_slots.begin() + free_begin, free_slots.begin() + free_begin + free_count,
+          th::merge(policy, free_slots.begin() + free_begin, free_slots.begin() + free_begin + free_count,
                     out_slots.begin(), out_slots.begin() + num_out, free_merged.begin());
           free_slots.swap(free_merged);
           free_begin = 0;
@@ -412,20 +480,20 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
         }
       }
       // Inserted: the misses in N[0, b), ascending position, into the smallest free slots.
-      th::fill(ins_idx.begin(), ins_idx.begin() + n, -1);
-      th::for_each(Count(0), Count(b), MarkInserted{Raw(cand), Raw(ins_idx)});
-      num_in = th::copy_if(Count(0), Count(n), in_positions.begin(), IsInsertedPos{Raw(ins_idx)}) -
+      th::fill(policy, ins_idx.begin(), ins_idx.begin() + n, -1);
+      th::for_each(policy, Count(0), Count(b), MarkInserted{Raw(cand), Raw(ins_idx)});
+      num_in = th::copy_if(policy, Count(0), Count(n), in_positions.begin(), IsInsertedPos{Raw(ins_idx)}) -
                in_positions.begin();
       if (num_in > 0) {
-        th::for_each(Count(0), Count(num_in),
+        th::for_each(policy, Count(0), Count(num_in),
                      PlaceInserted{Raw(in_positions), Raw(free_slots) + free_begin, Raw(ins_idx), Raw(cand),
                                    Raw(ids), base, Raw(in_ids), Raw(in_slots)});
         free_begin += num_in;
         free_count -= num_in;
-        th::sort(cand.begin(), cand.begin() + b, KeyLess());  // flags cleared: re-sort
+        th::sort(policy, cand.begin(), cand.begin() + b, KeyLess());  // flags cleared: re-sort
       }
       // The new cache, still sorted.
-      th::merge(entries.begin() + h, entries.begin() + h + a, cand.begin(), cand.begin() + b,
+      th::merge(policy, entries.begin() + h, entries.begin() + h + a, cand.begin(), cand.begin() + b,
                 merged.begin(), KeyLess());
       entries.swap(merged);
       occupied = a + b;
@@ -441,9 +509,12 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
   out->final_slots.assign(static_cast<size_t>(K), -1);
   if (K > 0) {
     th::device_vector<int64_t> final_slots(static_cast<size_t>(K), -1);
-    th::for_each(Count(0), Count(occupied), WriteSlot{Raw(entries), Raw(final_slots)});
+    th::for_each(policy, Count(0), Count(occupied), WriteSlot{Raw(entries), Raw(final_slots)});
     th::copy(final_slots.begin(), final_slots.end(), out->final_slots.data());
   }
+  out->temp_requests = pool.requests();
+  out->temp_allocations = pool.device_allocations();
+  out->temp_bytes = pool.held_bytes();
   return GpuPlanCode::kOk;
 }
 

@@ -315,6 +315,42 @@ TEST_P(BeladyThrustTest, RejectsDuplicatesLikeCpu) {
             StatusCode::kInvalidArgument);
 }
 
+// The algorithms' temporary storage is pooled for the whole call (each cudaFree
+// synchronizes the device): a superbatch 8x longer with batches of the same sizes makes no
+// more device allocations than a short one, and both make far fewer than one per batch.
+TEST_P(BeladyThrustTest, TemporaryStorageIsPooledAcrossBatches) {
+  std::mt19937_64& rng = seed_.rng;
+  auto allocations = [&](int num_batches) -> int64_t {
+    Batches batches(static_cast<size_t>(num_batches));
+    for (auto& b : batches) {  // 2000 distinct ids per batch out of 20000
+      std::set<int64_t> seen;
+      while (seen.size() < 2000) seen.insert(static_cast<int64_t>(rng() % 20000));
+      b.assign(seen.begin(), seen.end());
+      std::shuffle(b.begin(), b.end(), rng);
+    }
+    kernels::FlatBatches flat;
+    for (const auto& b : batches) flat.Add(b.data(), static_cast<int64_t>(b.size()));
+    const std::vector<int64_t> c0 = EmptyCacheState(5000);
+    const kernels::BeladyGpuInput in = flat.Input(c0, {});
+    kernels::BeladyGpuOutput out;
+    std::string message;
+    const auto code = GetParam() == Backend::kThrustHost ? kernels::PlanBeladyThrustHost(in, &out, &message)
+                                                         : kernels::PlanBeladyGpu(in, &out, &message);
+    if (code == kernels::GpuPlanCode::kUnsupported) return -1;
+    EXPECT_EQ(code, kernels::GpuPlanCode::kOk) << message;
+    EXPECT_GT(out.temp_bytes, 0);
+    std::printf("%d batches: %lld temporary requests, %lld device allocations\n", num_batches,
+                static_cast<long long>(out.temp_requests), static_cast<long long>(out.temp_allocations));
+    EXPECT_GE(out.temp_requests, num_batches);  // the algorithms ask per batch...
+    return out.temp_allocations;                // ...the pool answers from what it holds
+  };
+  const int64_t short_run = allocations(16);
+  if (short_run < 0) GTEST_SKIP() << "no CUDA device: " << kernels::DescribeDevice();
+  const int64_t long_run = allocations(128);
+  EXPECT_LE(long_run, short_run + 4);  // a size class or two may be new, never per batch
+  EXPECT_LT(long_run, 128);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BeladyThrustTest, ::testing::Values(Backend::kThrustHost, Backend::kCuda),
                          [](const ::testing::TestParamInfo<Backend>& info) { return BackendName(info.param); });
 
