@@ -75,6 +75,10 @@ std::string DatasetManifest::ToJson() const {
       {"created_by", created_by},
   };
   if (!node_ids.empty()) root["node_ids"] = node_ids;
+  if (!node_order.empty()) {
+    root["node_order"] = node_order;
+    root["node_order_method"] = node_order_method;
+  }
   return root.dump(2) + "\n";
 }
 
@@ -185,6 +189,14 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
   if (!m.node_ids.empty() && m.files.count(m.node_ids) == 0) {
     return FieldError(path, "node_ids", "names '" + m.node_ids + "', which is not in files");
   }
+  SEER_ASSIGN_OR_RETURN(m.node_order, JsonOptionalString(root, "node_order", "", path));
+  SEER_ASSIGN_OR_RETURN(m.node_order_method, JsonOptionalString(root, "node_order_method", "", path));
+  if (!m.node_order.empty() && m.files.count(m.node_order) == 0) {
+    return FieldError(path, "node_order", "names '" + m.node_order + "', which is not in files");
+  }
+  if (!m.node_order.empty() && m.node_order == m.node_ids) {
+    return FieldError(path, "node_order", "names the node_ids file");
+  }
   return m;
 }
 
@@ -195,6 +207,7 @@ Result<int64_t> ExpectedBytes(const DatasetManifest& m, const std::string& name)
   if (name == dataset_files::kIndices) return m.num_edges * m.index_bytes();
   if (name == dataset_files::kFeatures) return AlignUp(m.num_nodes * m.feature_row_bytes(), 4096);
   if (name == dataset_files::kLabels) return m.num_nodes * 4;
+  if (!m.node_order.empty() && name == m.node_order) return m.num_nodes * 8;
   return int64_t{-1};  // free-sized (splits: checked for a multiple of 8)
 }
 }  // namespace

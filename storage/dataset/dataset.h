@@ -7,6 +7,7 @@
 //   labels.bin    int32[num_nodes], -1 = unlabeled
 //   train.bin / valid.bin / test.bin   int64 node ids
 //   node_ids.txt  optional: original id of node k on line k+1 ("node_ids" in the manifest)
+//   node_order.bin optional: int64 number of node k before `seer reorder` ("node_order")
 //
 // DatasetManifest is a plain value. Dataset opens a directory read-only and hands out
 // paths and small arrays; big files (indices, features) are read through a BlockReader.
@@ -70,6 +71,11 @@ struct DatasetManifest {
   // "" when node k is the input's id k; else the mapping file (storage/dataset/node_ids.h)
   // of `seer prep --remap-ids`, one of `files`.
   std::string node_ids;
+  // "" when the nodes keep the numbering they were written with; else the file of
+  // `seer reorder` (storage/dataset/node_order.h), one of `files`, and how its order was
+  // computed ("degree", "bfs").
+  std::string node_order;
+  std::string node_order_method;
 
   int64_t feature_row_bytes() const { return feature_dim * FeatureDtypeBytes(feature_dtype); }
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }

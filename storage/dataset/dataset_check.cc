@@ -10,6 +10,7 @@
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
 #include "storage/dataset/node_ids.h"
+#include "storage/dataset/node_order.h"
 #include "storage/dataset/small_files.h"
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
@@ -205,6 +206,9 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   SEER_RETURN_IF_ERROR(CheckIndices(ds, &summary.bytes_read));
   if (!ds.manifest().node_ids.empty()) {
     SEER_RETURN_IF_ERROR(CheckNodeIdsFile(ds.PathOf(ds.manifest().node_ids), ds.manifest().num_nodes));
+  }
+  if (!ds.manifest().node_order.empty()) {  // a permutation of the nodes (seer reorder)
+    SEER_RETURN_IF_ERROR(CheckNodeOrderFile(ds.PathOf(ds.manifest().node_order), ds.manifest().num_nodes));
   }
   progress.Finish();
   scan_progress = nullptr;
