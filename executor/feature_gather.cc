@@ -50,6 +50,9 @@ int64_t FirstNonFinite(const char* row, FeatureDtype dtype, int64_t dim) {
     case FeatureDtype::kFloat32: return FirstAllOnes<uint32_t>(row, dim, 0x7f800000u);
     case FeatureDtype::kFloat16: return FirstAllOnes<uint16_t>(row, dim, 0x7c00);
     case FeatureDtype::kBFloat16: return FirstAllOnes<uint16_t>(row, dim, 0x7f80);
+    case FeatureDtype::kInt8:  // codes are always finite; the row's scale and bias may not be
+      if (dim == 0) return -1;
+      return FirstAllOnes<uint32_t>(row + dim, 2, 0x7f800000u) < 0 ? -1 : 0;
   }
   return -1;
 }
@@ -81,8 +84,8 @@ void GatherStats::Add(const GatherStats& o) {
   check_seconds += o.check_seconds;
 }
 
-void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t num_values, float* dst) {
-  DecodeFeatureValues(src, dtype, num_values, dst);  // float32, float16 or bfloat16
+void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t feature_dim, int64_t num_rows, float* dst) {
+  DecodeFeatureRows(src, dtype, feature_dim, num_rows, dst);  // float32, float16, bfloat16 or int8
 }
 
 FeatureGatherer::FeatureGatherer(BlockReader* features, const DatasetManifest& manifest,
@@ -156,7 +159,7 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
 
   if (dtype_ != FeatureDtype::kFloat32) {
     const auto convert_start = std::chrono::steady_clock::now();
-    ConvertRowsToFloat(raw_.data(), dtype_, n * feature_dim_, rows_out->data());
+    ConvertRowsToFloat(raw_.data(), dtype_, feature_dim_, n, rows_out->data());
     local.convert_seconds = Since(convert_start);
   }
   local.gather_seconds = Since(start);

@@ -77,7 +77,8 @@ class FeatureGatherer {
   std::vector<ReadRequest> requests_;
 };
 
-// Widens `count` rows of `dtype` at src into float32 at dst.
-void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t num_values, float* dst);
+// Widens `num_rows` stored rows of `dtype` at src into float32 at dst (int8: dequantized
+// with each row's scale and bias).
+void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t feature_dim, int64_t num_rows, float* dst);
 
 }  // namespace seer

@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <system_error>
 #include <vector>
 
@@ -22,6 +25,7 @@ namespace seer {
 const char* IndexDtypeName(IndexDtype dtype) { return NameOf(kIndexDtypeNames, dtype); }
 const char* FeatureDtypeName(FeatureDtype dtype) { return NameOf(kFeatureDtypeNames, dtype); }
 void DecodeFeatureValues(const void* stored, FeatureDtype dtype, int64_t count, float* out) {
+  if (dtype == FeatureDtype::kInt8) throw std::logic_error("DecodeFeatureValues: int8 rows need DecodeFeatureRows");
   const char* src = static_cast<const char*>(stored);
   if (dtype == FeatureDtype::kFloat32) {
     std::memcpy(out, src, static_cast<size_t>(count) * sizeof(float));
@@ -36,6 +40,7 @@ void DecodeFeatureValues(const void* stored, FeatureDtype dtype, int64_t count, 
 }
 
 void EncodeFeatureValues(const float* values, FeatureDtype dtype, int64_t count, void* stored) {
+  if (dtype == FeatureDtype::kInt8) throw std::logic_error("EncodeFeatureValues: int8 rows need EncodeFeatureRows");
   char* dst = static_cast<char*>(stored);
   if (dtype == FeatureDtype::kFloat32) {
     std::memcpy(dst, values, static_cast<size_t>(count) * sizeof(float));
@@ -45,6 +50,54 @@ void EncodeFeatureValues(const float* values, FeatureDtype dtype, int64_t count,
   for (int64_t i = 0; i < count; ++i) {
     const uint16_t bits = brain ? FloatToBFloat16(values[i]) : FloatToHalf(values[i]);
     std::memcpy(dst + 2 * i, &bits, 2);
+  }
+}
+
+void DecodeFeatureRows(const void* stored, FeatureDtype dtype, int64_t dim, int64_t rows, float* out) {
+  if (dtype != FeatureDtype::kInt8) {
+    DecodeFeatureValues(stored, dtype, dim * rows, out);
+    return;
+  }
+  const int64_t row_bytes = FeatureRowBytes(dtype, dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* codes = static_cast<const unsigned char*>(stored) + r * row_bytes;
+    float scale, bias;
+    std::memcpy(&scale, codes + dim, 4);
+    std::memcpy(&bias, codes + dim + 4, 4);
+    float* row = out + r * dim;
+    // In double: code * scale alone may pass FLT_MAX where the sum does not.
+    const double s = scale, b = bias;
+    for (int64_t j = 0; j < dim; ++j) row[j] = static_cast<float>(static_cast<double>(codes[j]) * s + b);
+  }
+}
+
+void EncodeFeatureRows(const float* values, FeatureDtype dtype, int64_t dim, int64_t rows, void* stored) {
+  if (dtype != FeatureDtype::kInt8) {
+    EncodeFeatureValues(values, dtype, dim * rows, stored);
+    return;
+  }
+  const int64_t row_bytes = FeatureRowBytes(dtype, dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = values + r * dim;
+    auto* codes = static_cast<unsigned char*>(stored) + r * row_bytes;
+    float lo = 0, hi = 0;
+    bool any = false;
+    for (int64_t j = 0; j < dim; ++j) {
+      if (!std::isfinite(row[j])) continue;
+      lo = any ? std::min(lo, row[j]) : row[j];
+      hi = any ? std::max(hi, row[j]) : row[j];
+      any = true;
+    }
+    // (hi - lo) may overflow float for values near the float limits: computed in double.
+    const double range = static_cast<double>(hi) - static_cast<double>(lo);
+    const float scale = range > 0 ? static_cast<float>(range / 255.0) : 1.0f;
+    for (int64_t j = 0; j < dim; ++j) {
+      const double x = std::isfinite(row[j]) ? row[j] : (row[j] > 0 ? hi : lo);  // NaN -> lo
+      const double q = std::nearbyint((x - static_cast<double>(lo)) / static_cast<double>(scale));
+      codes[j] = static_cast<unsigned char>(std::clamp(q, 0.0, 255.0));
+    }
+    std::memcpy(codes + dim, &scale, 4);
+    std::memcpy(codes + dim + 4, &lo, 4);
   }
 }
 
@@ -181,7 +234,7 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
     return FieldError(path, "index_dtype", "is uint32 but num_nodes >= 2^32");
   }
   SEER_ASSIGN_OR_RETURN(m.feature_dtype, DtypeField(root, "feature_dtype", path,
-                                                    &ParseFeatureDtype, "float32, float16 or bfloat16"));
+                                                    &ParseFeatureDtype, "float32, float16, bfloat16 or int8"));
   // created_by is informational: optional, but a present one must be a string.
   SEER_ASSIGN_OR_RETURN(m.created_by, JsonOptionalString(root, "created_by", "", path));
   SEER_ASSIGN_OR_RETURN(m.files, FileEntries(root, path));

@@ -3,7 +3,8 @@
 //   dataset.json  manifest, written last (a directory without it is not a dataset)
 //   indptr.bin    int64[num_nodes+1]   CSC: in-neighbors of v = indices[indptr[v]..indptr[v+1])
 //   indices.bin   uint32|int64[num_edges]
-//   features.bin  float32|float16|bfloat16[num_nodes*feature_dim], zero-padded to a multiple of 4096
+//   features.bin  num_nodes rows of float32|float16|bfloat16[feature_dim] or int8 (codes + scale + bias),
+//                 zero-padded to a multiple of 4096
 //   labels.bin    int32[num_nodes], -1 = unlabeled
 //   train.bin / valid.bin / test.bin   int64 node ids
 //   node_ids.txt  optional: original id of node k on line k+1 ("node_ids" in the manifest)
@@ -30,23 +31,41 @@
 namespace seer {
 
 enum class IndexDtype { kUint32, kInt64 };
-enum class FeatureDtype { kFloat32, kFloat16, kBFloat16 };
+// kInt8: 8-bit row-wise quantization (the layout of PyTorch's fused 8-bit row-wise
+// embeddings): a row is `dim` uint8 codes followed by a float32 scale and a float32 bias
+// (little endian, unaligned), value = code * scale + bias, with bias = the row's minimum
+// and scale = (max - min) / 255: dim + 8 bytes per row, error at most scale / 2.
+enum class FeatureDtype { kFloat32, kFloat16, kBFloat16, kInt8 };
 inline constexpr NameValue<IndexDtype> kIndexDtypeNames[] = {{"uint32", IndexDtype::kUint32},
                                                              {"int64", IndexDtype::kInt64}};
 inline constexpr NameValue<FeatureDtype> kFeatureDtypeNames[] = {{"float32", FeatureDtype::kFloat32},
                                                                  {"float16", FeatureDtype::kFloat16},
-                                                                 {"bfloat16", FeatureDtype::kBFloat16}};
+                                                                 {"bfloat16", FeatureDtype::kBFloat16},
+                                                                 {"int8", FeatureDtype::kInt8}};
 
 const char* IndexDtypeName(IndexDtype dtype);      // "uint32" / "int64"
-const char* FeatureDtypeName(FeatureDtype dtype);  // "float32" / "float16" / "bfloat16"
+const char* FeatureDtypeName(FeatureDtype dtype);  // "float32" / "float16" / "bfloat16" / "int8"
 Result<IndexDtype> ParseIndexDtype(const std::string& text);
 Result<FeatureDtype> ParseFeatureDtype(const std::string& text);
 inline int64_t IndexDtypeBytes(IndexDtype d) { return d == IndexDtype::kUint32 ? 4 : 8; }
-inline int64_t FeatureDtypeBytes(FeatureDtype d) { return d == FeatureDtype::kFloat32 ? 4 : 2; }
-// Feature values between float32 and the stored dtype (float16/bfloat16: rounded to
-// nearest even). `stored` holds count * FeatureDtypeBytes(dtype) bytes, any alignment.
+// Bytes of one stored value (int8: the code; its row also holds 8 bytes of scale and bias).
+inline int64_t FeatureDtypeBytes(FeatureDtype d) {
+  return d == FeatureDtype::kFloat32 ? 4 : (d == FeatureDtype::kInt8 ? 1 : 2);
+}
+// Bytes of one stored row of `dim` features.
+inline int64_t FeatureRowBytes(FeatureDtype d, int64_t dim) {
+  return dim * FeatureDtypeBytes(d) + (d == FeatureDtype::kInt8 && dim > 0 ? 8 : 0);
+}
+// Feature values between float32 and an element-wise stored dtype (float16/bfloat16:
+// rounded to nearest even). `stored` holds count * FeatureDtypeBytes(dtype) bytes, any
+// alignment. Not for kInt8 (its rows carry their scale): use the row functions.
 void DecodeFeatureValues(const void* stored, FeatureDtype dtype, int64_t count, float* out);
 void EncodeFeatureValues(const float* values, FeatureDtype dtype, int64_t count, void* stored);
+// Whole rows, any dtype: `stored` holds rows * FeatureRowBytes(dtype, dim) bytes, `values`
+// rows * dim floats. Encoding int8 picks each row's scale and bias from its finite
+// minimum and maximum (a row of equal values is exact).
+void DecodeFeatureRows(const void* stored, FeatureDtype dtype, int64_t dim, int64_t rows, float* out);
+void EncodeFeatureRows(const float* values, FeatureDtype dtype, int64_t dim, int64_t rows, void* stored);
 // uint32 whenever num_nodes < 2^32.
 inline IndexDtype IndexDtypeFor(int64_t num_nodes) {
   return num_nodes < (int64_t{1} << 32) ? IndexDtype::kUint32 : IndexDtype::kInt64;
@@ -77,7 +96,7 @@ struct DatasetManifest {
   std::string node_order;
   std::string node_order_method;
 
-  int64_t feature_row_bytes() const { return feature_dim * FeatureDtypeBytes(feature_dtype); }
+  int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }
 
   std::string ToJson() const;

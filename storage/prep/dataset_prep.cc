@@ -56,14 +56,14 @@ bool ParseFloat(std::string_view token, float* out) {
   return value.has_value();
 }
 
-// Appends `count` feature values as `dtype` (float32 as is, float16/bfloat16 rounded);
-// `halves` is scratch space reused across calls.
-Status AppendFeatureValues(AtomicFileWriter* file, FeatureDtype dtype, const float* values,
-                           int64_t count, std::vector<uint16_t>* halves) {
-  if (dtype == FeatureDtype::kFloat32) return file->AppendValues(values, count);
-  halves->resize(static_cast<size_t>(count));
-  EncodeFeatureValues(values, dtype, count, halves->data());
-  return file->AppendValues(halves->data(), count);
+// Appends `rows` rows of `dim` feature values as `dtype` (float32 as is, float16/bfloat16
+// rounded, int8 row-wise quantized); `stored` is scratch space reused across calls.
+Status AppendFeatureRows(AtomicFileWriter* file, FeatureDtype dtype, const float* values, int64_t dim,
+                         int64_t rows, std::vector<char>* stored) {
+  if (dtype == FeatureDtype::kFloat32) return file->AppendValues(values, dim * rows);
+  stored->resize(static_cast<size_t>(rows * FeatureRowBytes(dtype, dim)));
+  EncodeFeatureRows(values, dtype, dim, rows, stored->data());
+  return file->Append(stored->data(), static_cast<int64_t>(stored->size()));
 }
 
 // Calls read(first_row, num_rows, i) for each run of consecutive rows in rows[0, n):
@@ -397,7 +397,7 @@ class Prep {
     const int64_t rows_per_chunk = std::max<int64_t>(1, chunk_bytes_ / std::max<int64_t>(1, f * 8));
     std::vector<char> raw;
     std::vector<float> values;
-    std::vector<uint16_t> halves;
+    std::vector<char> stored;
     std::vector<int64_t> ids;
     ProgressReporter progress("prep: features", num_nodes_, "rows", options_.show_progress);
     const bool same = (out == FeatureDtype::kFloat32 && h.item_bytes == 4) ||
@@ -428,7 +428,7 @@ class Prep {
         } else {
           SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
         }
-        SEER_RETURN_IF_ERROR(AppendFeatureValues(file, out, values.data(), count, &halves));
+        SEER_RETURN_IF_ERROR(AppendFeatureRows(file, out, values.data(), f, rows, &stored));
       }
       progress.Add(rows);
     }
@@ -443,7 +443,7 @@ class Prep {
     summary_.feature_dtype = out;
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
     std::vector<float> row;
-    std::vector<uint16_t> halves;
+    std::vector<char> stored;
     int64_t rows = 0;
     int64_t f = -1;
     std::string_view line;
@@ -472,7 +472,7 @@ class Prep {
                                std::to_string(f) + " like line 1");
       }
       if (++rows > num_nodes_) break;
-      SEER_RETURN_IF_ERROR(AppendFeatureValues(file, out, row.data(), f, &halves));
+      SEER_RETURN_IF_ERROR(AppendFeatureRows(file, out, row.data(), f, 1, &stored));
       progress.Add(1);
     }
     progress.Finish();

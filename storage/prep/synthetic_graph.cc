@@ -414,9 +414,11 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
     double scale = f > 0 ? config.feature_signal / std::sqrt(static_cast<double>(f)) : 0;
     for (int64_t j = 0; j < f; ++j) centroids[k * f + j] = static_cast<float>(scale * rng.Gaussian());
   }
-  const bool half = config.feature_dtype != FeatureDtype::kFloat32;  // float16 or bfloat16
-  std::vector<float> rows32(half ? 0 : static_cast<size_t>(kNodeChunk * f));
-  std::vector<uint16_t> rows16(half ? static_cast<size_t>(kNodeChunk * f) : 0);
+  // Rows are drawn as float32, then stored as the dtype (rounded or row-wise quantized).
+  const bool convert = config.feature_dtype != FeatureDtype::kFloat32;
+  const int64_t row_bytes = FeatureRowBytes(config.feature_dtype, f);
+  std::vector<float> rows32(static_cast<size_t>(kNodeChunk * f));
+  std::vector<char> stored(convert ? static_cast<size_t>(kNodeChunk * row_bytes) : 0);
   std::vector<int32_t> chunk_labels(kNodeChunk);
   std::vector<NodeSplit> chunk_split(kNodeChunk);
   std::vector<int64_t> split_ids[4];
@@ -432,14 +434,12 @@ Result<SyntheticGraphSummary> GenerateSyntheticDataset(const SyntheticGraphConfi
         chunk_split[i] = DrawNodeSplit(fractions, config.seed, y);
         SplitMix64 rng(SplitMixFinalize(config.seed ^ kNoiseSalt) ^ SplitMixFinalize(static_cast<uint64_t>(y)));
         const float* centroid = centroids.data() + cls * f;
-        for (int64_t j = 0; j < f; ++j) {
-          float x = centroid[j] + static_cast<float>(config.feature_noise * rng.Gaussian());
-          if (half) EncodeFeatureValues(&x, config.feature_dtype, 1, &rows16[i * f + j]);
-          else rows32[i * f + j] = x;
-        }
+        float* row = rows32.data() + i * f;
+        for (int64_t j = 0; j < f; ++j) row[j] = centroid[j] + static_cast<float>(config.feature_noise * rng.Gaussian());
+        if (convert) EncodeFeatureRows(row, config.feature_dtype, f, 1, stored.data() + i * row_bytes);
       }
     });
-    if (half) SEER_RETURN_IF_ERROR(features->AppendValues(rows16.data(), count * f));
+    if (convert) SEER_RETURN_IF_ERROR(features->Append(stored.data(), count * row_bytes));
     else SEER_RETURN_IF_ERROR(features->AppendValues(rows32.data(), count * f));
     SEER_RETURN_IF_ERROR(labels->AppendValues(chunk_labels.data(), count));
     for (auto& ids : split_ids) ids.clear();
