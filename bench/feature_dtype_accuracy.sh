@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Accuracy impact of storing features as float16 / bfloat16 instead of float32: the same
+# Accuracy impact of storing features as float16 / bfloat16 / int8 instead of float32: the same
 # generated graph (same seed) written with each --feature-dtype, trained with the same
 # seed and flags, test accuracy of the best-validation model compared.
 #   bench/feature_dtype_accuracy.sh [WORKDIR]     (default ./dtype_bench_work)
 # Env: SEER (default build/seer), NODES (50000), FEATURE_DIM (64), EPOCHS (5), MODEL
 # (sage), SEEDS ("1 2 3": training seeds), SIGNAL (gen --feature-signal, default: gen's),
-# TRAIN_FLAGS (extra seer train flags, e.g. "--feature-cache none").
+# TRAIN_FLAGS (extra seer train flags, e.g. "--feature-cache none"), DTYPES ("float32 bfloat16 float16 int8").
 # Prints one line per dtype and seed, and the mean per dtype; writes WORKDIR/results.txt.
 set -euo pipefail
 WORK=${1:-./dtype_bench_work}
@@ -18,7 +18,7 @@ SEEDS=${SEEDS:-1 2 3}
 mkdir -p "$WORK"
 : > "$WORK/results.txt"
 echo "config: nodes=$NODES feature_dim=$FEATURE_DIM epochs=$EPOCHS model=$MODEL seeds=$SEEDS seer=$SEER"
-for dtype in float32 bfloat16 float16; do
+for dtype in ${DTYPES:-float32 bfloat16 float16 int8}; do
   if [ ! -s "$WORK/$dtype/dataset.json" ]; then
     "$SEER" gen --nodes "$NODES" --feature-dim "$FEATURE_DIM" --classes 8 --seed 7 ${SIGNAL:+--feature-signal "$SIGNAL"} \
       --feature-dtype "$dtype" --out "$WORK/$dtype" --force --quiet
