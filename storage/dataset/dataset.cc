@@ -117,7 +117,7 @@ std::string DatasetManifest::ToJson() const {
   }
   Json root = {
       {"format", "seer-dataset"},
-      {"version", kVersion},
+      {"version", FormatVersion()},
       {"num_nodes", num_nodes},
       {"num_edges", num_edges},
       {"index_dtype", IndexDtypeName(index_dtype)},
@@ -204,9 +204,9 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
     return FieldError(path, "format", "is '" + Escaped(format) + "', expected 'seer-dataset'");
   }
   SEER_ASSIGN_OR_RETURN(int64_t version, NonNegativeInt(root, "version", path));
-  if (version != kVersion) {
+  if (version < 1 || version > kVersion) {
     return Corrupt(path + ": unsupported dataset format version " + std::to_string(version) +
-                   " (this seer reads version " + std::to_string(kVersion) + ")");
+                   " (this seer reads versions 1 to " + std::to_string(kVersion) + ")");
   }
   DatasetManifest m;
   SEER_ASSIGN_OR_RETURN(m.num_nodes, NonNegativeInt(root, "num_nodes", path));
@@ -249,6 +249,11 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
   }
   if (!m.node_order.empty() && m.node_order == m.node_ids) {
     return FieldError(path, "node_order", "names the node_ids file");
+  }
+  if (version < m.FormatVersion()) {
+    return Corrupt(path + ": version " + std::to_string(version) + " but it uses " +
+                   (m.node_order.empty() ? "the int8 feature dtype" : "node_order") + ", which needs version " +
+                   std::to_string(m.FormatVersion()));
   }
   return m;
 }

@@ -78,7 +78,11 @@ struct DatasetFileEntry {
 };
 
 struct DatasetManifest {
-  static constexpr int kVersion = 1;
+  // The newest format this code reads and writes. Version 2 adds `node_order` and the
+  // int8 feature dtype; a manifest that uses neither is written as version 1, so earlier
+  // readers keep reading it, and one that does says 2, so they refuse it by its version
+  // instead of misreading it (FormatVersion()).
+  static constexpr int kVersion = 2;
   int64_t num_nodes = 0;
   int64_t num_edges = 0;
   IndexDtype index_dtype = IndexDtype::kUint32;
@@ -97,6 +101,8 @@ struct DatasetManifest {
   std::string node_order_method;
 
   int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
+  // The version this manifest is written as: the lowest that has what it uses.
+  int FormatVersion() const { return !node_order.empty() || feature_dtype == FeatureDtype::kInt8 ? 2 : 1; }
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }
 
   std::string ToJson() const;

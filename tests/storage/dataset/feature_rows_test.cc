@@ -90,3 +90,36 @@ TEST(FeatureRowsTest, TwoByteDtypesThroughTheRowApi) {
 
 }  // namespace
 }  // namespace seer
+
+namespace seer {
+namespace {
+
+// Format versions: a manifest is written as the lowest version that has what it uses (1
+// for plain float datasets, so earlier readers still read them; 2 with int8 features or
+// a node order), and a version-1 manifest that uses a version-2 field is refused.
+TEST(FormatVersionTest, LowestVersionThatHasWhatItUses) {
+  DatasetManifest m;
+  m.num_nodes = 4;
+  m.feature_dim = 3;
+  EXPECT_EQ(m.FormatVersion(), 1);
+  EXPECT_NE(m.ToJson().find("\"version\": 1"), std::string::npos);
+  m.feature_dtype = FeatureDtype::kInt8;
+  EXPECT_EQ(m.FormatVersion(), 2);
+  std::string json = m.ToJson();
+  EXPECT_NE(json.find("\"version\": 2"), std::string::npos);
+  auto back = DatasetManifest::FromJson(json, "m.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->feature_dtype, FeatureDtype::kInt8);
+  json.replace(json.find("\"version\": 2"), 12, "\"version\": 1");
+  auto old = DatasetManifest::FromJson(json, "m.json");
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("m.json: version 1 but it uses the int8 feature dtype, which needs version 2"),
+            std::string::npos)
+      << old.status().message();
+  json.replace(json.find("\"version\": 1"), 12, "\"version\": 3");
+  EXPECT_NE(DatasetManifest::FromJson(json, "m.json").status().message().find("this seer reads versions 1 to 2"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace seer
