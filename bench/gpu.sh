@@ -10,7 +10,7 @@
 #                                git-ignored) — libthrust-dev/libcub-dev included
 #   bench/gpu.sh all             there: unpack, configure, build, ctest, planner bench,
 #                                e2e, final table; each step is skipped when the time left
-#                                (GPU_SH_BUDGET seconds, default 560) cannot hold it, and
+#                                (GPU_SH_BUDGET seconds, default 480) cannot hold it, and
 #                                says so; a step that runs is also cut at the time left
 #                                (timeout), keeping ~20 s for the table. Results in RES
 #                                (default build-gpu/gpu-out); after every step they are
@@ -21,8 +21,9 @@
 #                                into /tmp prefixes, the CUDA configure against them,
 #                                building and running the kernels tests and the planner
 #                                bench (gpu column skipped), checking that e2e.sh parses, that
-#                                its memory limit bites (--check-limit) and the peer's sampler
-#                                self-test — in /tmp/seer-gpu-dryrun
+#                                its memory limit bites (--check-limit), the peer's sampler
+#                                self-test and (with a build/seer) its draws against Seer's —
+#                                in /tmp/seer-gpu-dryrun
 #   bench/gpu.sh build | tests | planner | e2e | table [--dry-run]   one step (after `all` or
 #                                `build`); `table` prints the final table from RES again
 #
@@ -33,10 +34,12 @@
 #
 # Time plan of `all` (measured on the H200 box, 16 cores; machine start ~30 s comes first):
 #   unpack + configure ~15 s | build ~110 s (skipped under 150 s left) | CUDA tests
-#   (ctest -R 'Cuda|Gpu|GPU') ~20 s (40) | planner ~40 s (60) | e2e ~150 s (200: seer gen
-#   of 16M nodes ~20 s, the storage ceiling 5 s, three modes x two epochs + start-up and
-#   evaluation, the Belady check) | the rest of ctest ~60 s at -j16 (60; cut by
-#   --stop-time at the budget) | table: ~6.5 minutes in all, 8 with the machine's start.
+#   (ctest -R 'Cuda|Gpu|GPU') ~20 s (40) | planner ~40 s (60) | e2e ~200 s (200: the peer's
+#   sampler checks 3 s, seer gen of 16M nodes ~20 s, the storage ceiling 5 s, seer then the
+#   peer then pyg+, two epochs each + start-up and evaluation, the Belady check; E2E_DEADLINE
+#   stops starting runs that would eat the next step's 60 s: they are listed SKIPPED) | the
+#   rest of ctest ~60 s at -j16 (60; cut by --stop-time at the budget) | table: 8 minutes
+#   (GPU_SH_BUDGET=480) in all, ~8.5 with the machine's start.
 # The GPU tests, the planner and e2e run before the CPU-only tests (which CI runs anyway),
 # so that a short lease keeps what only the GPU box can measure.
 #
@@ -46,12 +49,13 @@
 #
 # e2e (environment overrides): NODES x DIMS float32 features vs LIMIT, defaults 16M x 128
 # under 1536M: features 16M x 128 x 4 B = 7.63 GiB = 5.1x the limit (5.6x with the
-# topology, 0.72 GiB); BUDGET_E2E (seer train --memory-budget, whole process: the CUDA
-# runtime ~0.85 GiB is paid first) 1408M; TRAIN_FRACTION 0.0013 (~21 batches of 1000 per
-# epoch, as the 4M-node run of issue 26), VALID_FRACTION/TEST_FRACTION 0.0005 (evaluation
-# stays short); MODES "pyg-peer pyg+ seer", one repeat, training only, EPOCHS 2 (epoch 1 =
-# cold, epoch 2 = steady, both reported). e2e.sh stops when no memory limit can be set;
-# E2E_NO_LIMIT=1 lets it run without one (every result then says so).
+# topology, 0.72 GiB; ~9 GiB of disk); BUDGET_E2E (seer train --memory-budget, whole
+# process: the CUDA runtime ~0.85 GiB is paid first) 1408M; TRAIN_FRACTION 0.0013 (~21
+# batches of 1000 per epoch, as the 4M-node run of issue 26), VALID_FRACTION 0.0002 and
+# TEST_FRACTION 0.0005 (evaluation stays short; 8000 test nodes); MODES "seer pyg-peer pyg+"
+# (the goal's pair first), PEER_WORKERS 8, one repeat, training only, EPOCHS 2 (epoch 1 =
+# cold, the steady epoch = the median of epochs 2..n, both reported). e2e.sh stops when no
+# memory limit can be set; E2E_NO_LIMIT=1 lets it run without one (every result says so).
 set -euo pipefail
 STEP="${1:-}"; shift || true
 DRY=0
@@ -72,8 +76,9 @@ else
 fi
 THRUST_PREFIX="$PREFIX-thrust"
 # The script's time budget in seconds (not e2e.sh's memory BUDGET, which e2e() exports).
-TIME_BUDGET_S="${GPU_SH_BUDGET:-560}"
+TIME_BUDGET_S="${GPU_SH_BUDGET:-480}"
 TABLE_RESERVE=20  # seconds kept for the final table
+REST_RESERVE=60   # seconds e2e leaves to the rest of ctest (its runs stop starting before)
 GPU_TESTS='Cuda|Gpu|GPU'  # the CUDA subset of ctest (names), run first
 PACKAGES="libgloo-dev liburing-dev liburing2 libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libhwloc15 \
 libfmt-dev libfmt9 libcli11-dev libgtest-dev googletest zlib1g-dev nlohmann-json3-dev \
@@ -264,9 +269,16 @@ planner() {
 e2e() {
   deps_env
   export NODES="${NODES:-16000000}" DIMS="${DIMS:-128}" LIMIT="${LIMIT:-1536M}" BUDGET="${BUDGET_E2E:-1408M}"
-  export TRAIN_FRACTION="${TRAIN_FRACTION:-0.0013}" VALID_FRACTION="${VALID_FRACTION:-0.0005}"
+  export TRAIN_FRACTION="${TRAIN_FRACTION:-0.0013}" VALID_FRACTION="${VALID_FRACTION:-0.0002}"
   export TEST_FRACTION="${TEST_FRACTION:-0.0005}" EPOCHS="${EPOCHS:-2}"
-  export MODES="${MODES:-pyg-peer pyg+ seer}"
+  # Seer and the peer first (the goal's pair); pyg+ and the Belady check only when the time
+  # left holds them (E2E_DEADLINE: no run starts that would not end before the rest of ctest).
+  # The peer: 8 loader workers (its I/O parallelism: each faults its pages in one by one),
+  # each keeping one batch ready (PEER_PREFETCH=1: 8 batches in memory, not 16, under the
+  # limit); killed by the limit anyway, it runs once more with 2 workers.
+  export MODES="${MODES:-seer pyg-peer pyg+}" PEER_WORKERS="${PEER_WORKERS:-8}" PEER_PREFETCH="${PEER_PREFETCH:-1}"
+  export PEER_RETRY_WORKERS="${PEER_RETRY_WORKERS:-2}"
+  export E2E_DEADLINE="${E2E_DEADLINE:-$(( $(date +%s) + TIME_BUDGET_S - TABLE_RESERVE - REST_RESERVE - SECONDS ))}"
   local flags=(--quick --build "$BUILD" --only train --repeats 1 --modes "$MODES" --out "$RES/e2e")
   [[ "${E2E_NO_LIMIT:-0}" == 1 ]] && flags+=(--no-limit)
   mkdir -p "$RES/e2e"
@@ -276,6 +288,9 @@ e2e() {
     local py=python3  # the peer's self-test needs numpy only: any python3 that has it
     python3 -c 'import numpy' 2>/dev/null || py=/usr/bin/python3
     "$py" "$ROOT/bench/pyg_peer.py" --self-test 2>&1 | tee -a "$LOG"
+    if [[ -x "$ROOT/build/seer" ]]; then  # the sampler's draws against Seer's (a built seer here)
+      "$py" "$ROOT/bench/pyg_peer.py" --check-vs-seer "$ROOT/build/seer" 2>&1 | grep -v "^seer gen" | tee -a "$LOG"
+    fi
     if python3 -c 'import torch_geometric' 2>/dev/null; then
       python3 "$ROOT/bench/pyg_peer.py" --help >/dev/null && say "pyg_peer.py starts"
     else
@@ -287,6 +302,10 @@ e2e() {
   python3 -c 'import torch_geometric; print("torch_geometric", torch_geometric.__version__)' 2>&1 | tee -a "$LOG"
   python3 -c 'import pyg_lib' 2>/dev/null && say "pyg-lib present: the peer uses NeighborLoader" ||
     say "no pyg-lib: the peer uses NeighborLoader with torch-sparse if present, else its vectorised sampler"
+  # The peer's sampler: its self-test and its draws against `seer sample` (seconds).
+  { python3 "$ROOT/bench/pyg_peer.py" --self-test
+    python3 "$ROOT/bench/pyg_peer.py" --check-vs-seer "$BUILD/seer"; } 2>&1 | grep -v "^seer gen" |
+    tee "$RES/peer_check.log" | tee -a "$LOG" || true
   # The limit first (seconds): a box where none can be set says so before the dataset is made.
   local rc=0
   run_for 60 "$ROOT/bench/e2e.sh" "${flags[@]}" --check-limit > "$RES/e2e_limit.log" 2>&1 || rc=$?
@@ -397,19 +416,34 @@ for name, what in (("planner.json", "S=100"), ("planner_scores.json", "S=100 sco
         p("planner %s: CPU %.3g accesses/s, GPU not timed" % (what, acc / cpu if cpu > 0 else 0))
 
 # e2e: epoch 1 and the steady epoch per mode, Seer vs the peer, memory.
+pc = read("peer_check.log")
+if pc:
+    st = ("passed" if "pyg_peer self-test: passed" in pc else "FAILED" if "pyg_peer self-test: FAILED" in pc
+          else "did not run")
+    vs = next((l for l in pc.splitlines() if l.startswith("pyg_peer vs seer:")), None)
+    if vs:
+        z = re.findall(r"z ([+-]?[0-9.]+)", vs)
+        vs = "%s (z: seer %s, peer %s, seer vs peer %s)" % (vs.rsplit(": ", 1)[-1], *(z + ["?"] * 3)[:3])
+    p("peer sampler: self-test %s; draws vs seer sample: %s" % (st, vs or "did not run (peer_check.log)"))
 s = load("e2e/summary.json")
 lim = read("e2e_limit.log")
 if lim:
     lines = [l for l in lim.splitlines() if l.startswith("e2e:")]
     p("memory limit: " + " | ".join(l[5:] for l in lines[:1] + lines[-1:]))
+    err = [l for l in lim.splitlines() if "ERROR" in l]
+    if err:
+        p("  " + err[0][:400])
 if not s:
     p("e2e: no summary (%s)" % ("not run" if read("e2e.log") is None else "see e2e.log"))
 else:
     modes = {(m["kind"], m["mode"]): m for m in s["modes"] if m["kind"] == "train"}
     f = lambda x, fmt="%.2f": "-" if x is None else fmt % x
-    p("e2e (train, dim %s): mode | epoch 1 s | steady s | peak RSS MiB / budget MiB | cgroup peak MiB | test acc | limit" %
-      ",".join(sorted({str(m["dim"]) for m in s["modes"]})))
-    for (kind, mode), m in sorted(modes.items(), key=lambda kv: ["pyg-peer", "pyg+", "seer"].index(kv[0][1])
+    steady = next((m.get("steady_epochs") for m in modes.values() if m.get("steady_epochs")), "-")
+    drops = sorted({m.get("cache_drop") or "?" for m in modes.values()})
+    p("e2e (train, dim %s; page cache dropped before each run by %s): mode | epoch 1 s | steady s (median of epochs %s) |"
+      " peak RSS MiB / budget MiB | cgroup peak MiB | test acc | limit" % (
+        ",".join(sorted({str(m["dim"]) for m in s["modes"]})), "/".join(drops), steady))
+    for (kind, mode), m in sorted(modes.items(), key=lambda kv: ["seer", "pyg-peer", "pyg+"].index(kv[0][1])
                                   if kv[0][1] in ("pyg-peer", "pyg+", "seer") else 9):
         rss, bud = m.get("peak_rss_bytes_max") or -1, m.get("budget_bytes")
         p("  %-9s | %6s | %6s | %6s / %-6s%s | %6s | %s | %s" % (
@@ -417,24 +451,37 @@ else:
             f(bud / 2**20 if bud else None, "%.0f"),
             (" (%+.1f%%)" % (100.0 * (rss - bud) / bud)) if bud and rss > 0 else "",
             f(m["cgroup_peak_bytes"] / 2**20 if m["cgroup_peak_bytes"] > 0 else None, "%.0f"),
-            f(m.get("test_accuracy_median"), "%.4f"), m.get("memory_limit", "?")))
+            f(m.get("test_accuracy_median"), "%.4f"), "NO LIMIT" if m.get("memory_limit") == "none" else m.get("memory_limit", "?")))
     seer, peer, pygp = modes.get(("train", "seer")), modes.get(("train", "pyg-peer")), modes.get(("train", "pyg+"))
     if seer and peer:
         c, st = seer.get("first_epoch_speedup_vs_pyg-peer"), seer.get("speedup_vs_pyg-peer")
-        p("Seer vs PyG peer (peer time / Seer time): epoch 1 %sx, steady %sx (goal >= 3x: %s); peer sampler: %s" % (
-            f(c), f(st), "met" if c and st and min(c, st) >= 3 else "MISSED", peer.get("sampler")))
+        p("Seer vs PyG peer: epoch 1 Seer/peer time %s (speed-up %sx), steady Seer/peer time %s (speed-up %sx); goal"
+          " speed-up >= 3x both: %s" % (f(1 / c if c else None), f(c), f(1 / st if st else None), f(st),
+                                        "met" if c and st and min(c, st) >= 3 else "MISSED"))
+        p("  peer: sampler %s; model %s; %s loader workers, prefetch factor %s" % (
+            peer.get("sampler"), peer.get("model_impl"), peer.get("loader_workers"), peer.get("prefetch_factor")))
         if seer.get("test_accuracy_median") is not None and peer.get("test_accuracy_median") is not None:
             d = 100 * (seer["test_accuracy_median"] - peer["test_accuracy_median"])
-            p("accuracy: Seer - peer = %+.2f points (goal within 1: %s)" % (d, "met" if abs(d) <= 1 else "MISSED"))
+            p("accuracy: Seer %.4f, peer %.4f: %+.2f points (goal within 1: %s)" % (
+                seer["test_accuracy_median"], peer["test_accuracy_median"], d, "met" if abs(d) <= 1 else "MISSED"))
+    elif seer or peer:
+        p("Seer vs PyG peer: no ratio (%s did not finish)" % ("the peer" if seer else "Seer"))
     if seer and pygp:
-        p("Seer vs pyg+: epoch 1 %sx, steady %sx" % (f(seer.get("first_epoch_speedup_vs_pyg+")), f(seer.get("speedup_vs_pyg+"))))
+        p("Seer vs pyg+: epoch 1 speed-up %sx, steady %sx" % (f(seer.get("first_epoch_speedup_vs_pyg+")),
+                                                             f(seer.get("speedup_vs_pyg+"))))
     if seer and seer.get("budget_bytes") and (seer.get("peak_rss_bytes_max") or -1) > 0:
         r = seer["peak_rss_bytes_max"] / seer["budget_bytes"]
         p("Seer peak RSS / budget = %.3f (goal <= 1.05: %s)" % (r, "met" if r <= 1.05 else "MISSED"))
     for fl in s.get("failed", []):
-        p("  FAILED run %s: %s: %s" % (fl["run"], fl["why"], fl["last_line"][:200]))
+        p("  %s run %s: %s%s" % ("SKIPPED" if fl.get("skipped") else "FAILED", fl["run"], fl["why"][:200],
+                                 ": " + fl["last_line"][:200] if fl.get("last_line") else ""))
     if any(m.get("memory_limit") == "none" for m in s["modes"]):
         p("  NOTE: NO MEMORY LIMIT in these runs (E2E_NO_LIMIT=1): not the fair comparison")
+bel = read("e2e/belady.jsonl")
+if bel and bel.strip():
+    r = json.loads(bel.strip().splitlines()[-1])
+    p("Belady: train misses %d, seer stats superbatch scope %d (%s), trace lower bound %d" % (
+        r["train_misses"], r["stats_superbatch_misses"], "equal" if r["equal"] else "DIFFER", r["trace_lower_bound_misses"]))
 p("=" * 100)
 print("\n".join(out))
 PY
@@ -445,7 +492,7 @@ case "$STEP" in
   all)
     : > "$STEPS"  # results of an earlier call go (the e2e dataset stays: it is reused)
     rm -f "$RES"/{ctest_gpu.log,ctest.log,planner.json,planner_scores.json,planner_large.json,e2e_limit.log,e2e.log} \
-      "$RES"/{e2e_summary.json,final_table.txt} "$RES"/e2e/{summary.json,results.jsonl,failed.jsonl}
+      "$RES"/{e2e_summary.json,final_table.txt} "$RES"/e2e/{summary.json,results.jsonl,failed.jsonl,belady.jsonl} "$RES"/peer_check.log
     say "start $(date -u +%FT%TZ), budget ${TIME_BUDGET_S} s, dry-run $DRY, jobs $JOBS"
     unpack
     configure

@@ -229,17 +229,23 @@ def blocks_from_edges(src, dst, counts, layers):
     return blocks
 
 
-def gather_rows(feats, ids):
-    """feats[ids] read in row order (one sorted sweep over the memmap), returned in ids' order."""
+def gather_rows(feats, ids, chunk=8192):
+    """feats[ids] read in row order (one sorted sweep over the memmap), returned in ids' order;
+    copied `chunk` rows at a time, so that the batch is in memory once, not twice."""
     ids = np.asarray(ids, dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     out = np.empty((len(ids), feats.shape[1]), dtype=feats.dtype)
-    out[order] = feats[ids[order]]
+    for b in range(0, len(ids), chunk):
+        o = order[b:b + chunk]
+        out[o] = feats[ids[o]]
     return out
 
 
 class FallbackCollate:
-    """DataLoader collate_fn in the workers: sample, gather the rows, build the blocks."""
+    """DataLoader collate_fn in the workers: sample, gather the rows, build the blocks. Returns
+    torch tensors, as NeighborLoader does: the DataLoader hands them to the main process
+    through shared memory (one copy of the batch), where numpy arrays would be pickled
+    through a pipe (three: the pickle, the bytes received, the array rebuilt)."""
 
     def __init__(self, sampler, feats, labels, layers, seed):
         self.sampler, self.feats, self.labels, self.layers, self.seed = sampler, feats, labels, layers, seed
@@ -248,8 +254,10 @@ class FallbackCollate:
         seeds = np.asarray(seeds, dtype=np.int64)
         rng = np.random.default_rng([self.seed, len(seeds), int(seeds[0]), int(seeds[-1])])
         n_id, src, dst, counts = self.sampler.sample(seeds, rng)
-        return (gather_rows(self.feats, n_id), self.labels[n_id[:len(seeds)]].astype(np.int64),
-                blocks_from_edges(src, dst, counts, self.layers))
+        import torch
+        return (torch.from_numpy(gather_rows(self.feats, n_id)),
+                torch.from_numpy(self.labels[n_id[:len(seeds)]].astype(np.int64)),
+                [(torch.from_numpy(e), s, d) for e, s, d in blocks_from_edges(src, dst, counts, self.layers)])
 
 
 class PygGather:
@@ -267,16 +275,53 @@ class PygGather:
         return data
 
 
+def torch_geometric_available():
+    try:
+        import torch_geometric  # noqa: F401
+        return True
+    except Exception:  # noqa: BLE001 - ImportError, or a build for another torch
+        return False
+
+
+def make_sage_conv_torch():
+    """SAGEConv (aggr mean, root weight, no normalisation) in plain torch, for a machine
+    without torch_geometric: out = lin_l(mean of x_src over the in-edges) + lin_r(x_dst),
+    lin_l with a bias, lin_r without — PyG's SAGEConv formula and parameter layout."""
+    import torch
+
+    class SageConvMean(torch.nn.Module):
+        def __init__(self, in_dim, out_dim):
+            super().__init__()
+            self.lin_l = torch.nn.Linear(in_dim, out_dim, bias=True)
+            self.lin_r = torch.nn.Linear(in_dim, out_dim, bias=False)
+
+        def forward(self, x, edge_index, size):
+            x_src, x_dst = x
+            src, dst = edge_index[0], edge_index[1]
+            agg = torch.zeros((size[1], x_src.shape[1]), dtype=x_src.dtype, device=x_src.device)
+            agg.index_add_(0, dst, x_src.index_select(0, src))
+            deg = torch.bincount(dst, minlength=size[1]).clamp_(min=1).to(x_src.dtype)
+            return self.lin_l(agg / deg.unsqueeze(1)) + self.lin_r(x_dst)
+
+    return SageConvMean
+
+
 def make_model(in_dim, hidden, classes, layers, dropout):
+    """(model, what): GraphSAGE of `layers` SAGEConv (mean) layers; torch_geometric's SAGEConv
+    when it imports, else the plain-torch one above (the same formula), said in `what`."""
     import torch
     import torch.nn.functional as F
-    from torch_geometric.nn import SAGEConv
+    if torch_geometric_available():
+        from torch_geometric.nn import SAGEConv
+        conv, what = (lambda i, o: SAGEConv(i, o, aggr="mean")), "torch_geometric SAGEConv (mean)"
+    else:
+        conv, what = make_sage_conv_torch(), "plain-torch SAGEConv (mean; no torch_geometric here)"
 
     class Sage(torch.nn.Module):
         def __init__(self):
             super().__init__()
             dims = [in_dim] + [hidden] * (layers - 1) + [classes]
-            self.convs = torch.nn.ModuleList(SAGEConv(dims[i], dims[i + 1], aggr="mean") for i in range(layers))
+            self.convs = torch.nn.ModuleList(conv(dims[i], dims[i + 1]) for i in range(layers))
 
         def forward(self, x, blocks):
             for i, (edge_index, num_src, num_dst) in enumerate(blocks):
@@ -285,10 +330,14 @@ def make_model(in_dim, hidden, classes, layers, dropout):
                     x = F.dropout(F.relu(x), p=dropout, training=self.training)
             return x
 
-    return Sage()
+    return Sage(), what
 
 
 def pyg_available():
+    """'pyg_lib' or 'torch_sparse' when NeighborLoader can sample here (torch_geometric and one
+    of them import), else None."""
+    if not torch_geometric_available():
+        return None
     for lib in ("pyg_lib", "torch_sparse"):
         try:
             __import__(lib)
@@ -299,6 +348,70 @@ def pyg_available():
 
 
 # ---- self-test (numpy only) -------------------------------------------------------------
+
+
+def chi2_z(stat, dof):
+    """Wilson-Hilferty: the standard normal deviate of a chi-square statistic with `dof`
+    degrees of freedom (z > 3.09 is p < 0.001 one-sided; no scipy needed)."""
+    if dof <= 0:
+        return 0.0
+    return ((stat / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / (2 / (9 * dof)) ** 0.5
+
+
+def inclusion_chi2(counts, draws, k):
+    """Marginal uniformity of sampling k of d positions without replacement, `draws` times:
+    counts[p] = times position p was picked. Each count has variance draws*q*(1-q), q = k/d,
+    and the counts sum to draws*k, so sum((c - draws*q)^2 / (draws*q*(1-q))) * (d-1)/d is
+    ~chi-square with d-1 d.o.f. Returns (statistic, dof)."""
+    d = len(counts)
+    q = k / d
+    e = draws * q
+    return float(((counts - e) ** 2).sum() / (e * (1 - q)) * (d - 1) / d), d - 1
+
+
+def homogeneity_chi2(a, b, draws, k):
+    """Do two samplers pick the d positions alike? a, b: inclusion counts of `draws` draws of
+    k of d without replacement each. a - b has variance 2*draws*q*(1-q) per position (q = k/d)
+    and sums to 0, so sum((a - b)^2) / (2*draws*q*(1-q)) * (d-1)/d is ~chi-square with d-1
+    d.o.f. when both draw from the same distribution. Returns (statistic, dof)."""
+    d = len(a)
+    q = k / d
+    return float(((a - b) ** 2).sum() / (2 * draws * q * (1 - q)) * (d - 1) / d), d - 1
+
+
+# ---- self-test (numpy only) -------------------------------------------------------------
+
+
+def chi2_z(stat, dof):
+    """Wilson-Hilferty: the standard normal deviate of a chi-square statistic with `dof`
+    degrees of freedom (z > 3.09 is p < 0.001 one-sided; no scipy needed)."""
+    if dof <= 0:
+        return 0.0
+    return ((stat / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / (2 / (9 * dof)) ** 0.5
+
+
+def inclusion_chi2(counts, draws, k):
+    """Marginal uniformity of sampling k of d positions without replacement, `draws` times:
+    counts[p] = times position p was picked. Each count has variance draws*q*(1-q), q = k/d,
+    and the counts sum to draws*k, so sum((c - draws*q)^2 / (draws*q*(1-q))) * (d-1)/d is
+    ~chi-square with d-1 d.o.f. Returns (statistic, dof)."""
+    d = len(counts)
+    q = k / d
+    e = draws * q
+    return float(((counts - e) ** 2).sum() / (e * (1 - q)) * (d - 1) / d), d - 1
+
+
+def two_sample_chi2(a, b):
+    """Homogeneity of two count vectors over the same positions (2 x d contingency table):
+    (statistic, dof); positions with no count in either are left out."""
+    keep = (a + b) > 0
+    a, b = a[keep].astype(float), b[keep].astype(float)
+    if len(a) < 2 or a.sum() == 0 or b.sum() == 0:
+        return 0.0, 0
+    tot = a + b
+    ea, eb = tot * a.sum() / tot.sum(), tot * b.sum() / tot.sum()
+    return float(((a - ea) ** 2 / ea).sum() + ((b - eb) ** 2 / eb).sum()), len(a) - 1
+
 
 
 def self_test():
@@ -367,6 +480,29 @@ def self_test():
     expect = trials * 5 / 25
     chi2 = float(((hits - expect) ** 2 / expect).sum())  # 24 d.o.f.: p = 0.001 at 51.2
     check(chi2 < 51.2, f"uniformity: chi2 {chi2:.1f} over 25 positions")
+    # Without replacement, jointly uniform: every 3-subset of a degree-9 node's 9 positions
+    # equally likely (84 subsets, ~100 draws each; many degree-9 seeds per batch, one hop).
+    nine = np.flatnonzero(deg == 9)
+    pos_of = {int(v): {w: p for p, w in enumerate(indices[indptr[v]:indptr[v + 1]].tolist())} for v in nine}
+    sub_index = {}
+    for a in range(9):
+        for b in range(a + 1, 9):
+            for c in range(b + 1, 9):
+                sub_index[(a, b, c)] = len(sub_index)
+    sub_hits = np.zeros(len(sub_index))
+    sampler = CscSampler(indptr, indices, [3])
+    g = np.random.default_rng(5)
+    draws9 = 0
+    while draws9 < 100 * len(sub_index):
+        n_id, src, dst, _ = sampler.sample(nine, g)
+        picked = n_id[src].reshape(len(nine), 3)  # edges grouped by dst, 3 per seed
+        for i, v in enumerate(nine.tolist()):
+            sub_hits[sub_index[tuple(sorted(pos_of[v][int(w)] for w in picked[i]))]] += 1
+        draws9 += len(nine)
+    e9 = draws9 / len(sub_index)
+    sub_chi2 = float(((sub_hits - e9) ** 2 / e9).sum())
+    sub_z = chi2_z(sub_chi2, len(sub_index) - 1)
+    check(sub_z < 3.09, f"subset uniformity: chi2 {sub_chi2:.1f} on {len(sub_index) - 1} d.o.f. (z {sub_z:.2f})")
     # The gather returns rows in the ids' order.
     feats = np.arange(40, dtype=np.float32).reshape(20, 2)
     ids = np.array([7, 3, 19, 0, 3])
@@ -383,12 +519,111 @@ def self_test():
         n_id, src, dst, counts = s.sample(rng.choice(big_n, 1000, replace=False), np.random.default_rng(b))
     per_batch = (time.perf_counter() - t0) / 5
     print(f"pyg_peer self-test: {cases} sampled batches equal to the reference (fan-outs 10,10 / 5,3,2 / 25 / "
-          f"-1,4 / 0,3), validity checks, uniformity chi2 {chi2:.1f} (24 d.o.f.), "
+          f"-1,4 / 0,3), validity checks, uniformity chi2 {chi2:.1f} (24 d.o.f.), 3-subsets of 9 "
+          f"chi2 {sub_chi2:.1f} ({len(sub_index) - 1} d.o.f., z {sub_z:.2f}, {draws9} draws), "
           f"{per_batch * 1000:.1f} ms per 1000-seed 10,10 batch ({len(src)} edges, {len(n_id)} nodes)")
     for f in failures[:20]:
         print("FAILED:", f)
     print("pyg_peer self-test:", "FAILED" if failures else "passed")
     return 1 if failures else 0
+
+
+def read_seer_output_layer(trace_dir):
+    """Yields (seed ids, neighbour ids per seed) of every batch of a `seer sample --out` trace
+    with one layer (docs/formats.md "Trace files": little-endian int64 words, col_idx int32)."""
+    meta = json.load(open(os.path.join(trace_dir, "trace.json")))
+    for sb in meta["superbatches"]:
+        w = np.fromfile(os.path.join(trace_dir, sb["file"]), dtype="<i8")
+        assert w[0] == 0x3154425352454553 and w[1] == 1, "not a version-1 .sbt file"
+        pos = 8
+        for _ in range(int(w[4])):
+            size, num_seeds, n, layers = int(w[pos]) // 8, int(w[pos + 3]), int(w[pos + 4]), int(w[pos + 5])
+            assert layers == 1, "expected a one-layer trace"
+            num_dst, num_src, num_edges = (int(x) for x in w[pos + 6:pos + 9])
+            at = pos + 9
+            node_ids = w[at:at + n]
+            at += n
+            row_ptr = w[at:at + num_dst + 1]
+            at += num_dst + 1
+            col = w[at:at + (num_edges + 1) // 2].view("<i4")[:num_edges]
+            nbr = node_ids[col]
+            yield node_ids[:num_seeds], [nbr[row_ptr[i]:row_ptr[i + 1]] for i in range(num_dst)]
+            pos += size
+
+
+def check_vs_seer(seer, epochs, fanout):
+    """The vectorised sampler against Seer's own (`seer sample`) on one generated graph: one hop
+    of `fanout`, every training node a seed once per epoch, `epochs` epochs. Every draw of both
+    samplers has min(fanout, d) in-neighbours, without a repeat where the node's in-neighbour
+    ids have none (multi-edges aside). For every seed of in-degree d in (fanout, 20] with
+    distinct in-neighbours: each position's inclusion count ~ epochs*fanout/d (chi-square per
+    sampler, summed over the seeds), and Seer's counts vs the peer's (homogeneity, summed).
+    Pass: no count or repeat error and every z < 3.09 (p < 0.001)."""
+    import subprocess
+    import tempfile
+    work = tempfile.mkdtemp(prefix="pyg-peer-vs-seer-")
+    data, trace = os.path.join(work, "g"), os.path.join(work, "t")
+    t0 = time.perf_counter()
+    subprocess.run([seer, "gen", "--nodes", "20000", "--avg-degree", "8", "--feature-dim", "4",
+                    "--train-fraction", "0.25", "--seed", "3", "--out", data, "--force", "--quiet"], check=True)
+    subprocess.run([seer, "sample", data, "--out", trace, "--fanouts", str(fanout), "--batch-size", "1000",
+                    "--superbatch", "1000", "--epochs", str(epochs), "--seed", "1", "--force", "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)
+    manifest, indptr, indices, _, _, split = load_dataset(data)
+    indptr, indices = np.asarray(indptr), np.asarray(indices, dtype=np.int64)
+    train = split["train"]
+    deg = indptr[train + 1] - indptr[train]
+    tested, distinct = {}, set()  # distinct: in-neighbour ids without repeats (no multi-edges)
+    for v, d in zip(train.tolist(), deg.tolist()):
+        nb = indices[indptr[v]:indptr[v + 1]]
+        if len(np.unique(nb)) == d:
+            distinct.add(v)
+            if fanout < d <= 20:
+                tested[v] = {w: p for p, w in enumerate(nb.tolist())}
+    counts = {name: {v: np.zeros(len(m)) for v, m in tested.items()} for name in ("seer", "peer")}
+    errors = {"seer": 0, "peer": 0}
+    draws = {"seer": 0, "peer": 0}
+
+    def record(name, seeds, nbrs):
+        for v, nb in zip(seeds.tolist(), nbrs):
+            d = int(indptr[v + 1] - indptr[v])
+            if len(nb) != min(fanout, d) or (v in distinct and len(np.unique(nb)) != len(nb)):
+                errors[name] += 1
+            m = tested.get(v)
+            if m is not None:
+                draws[name] += 1
+                c = counts[name][v]
+                for w in nb.tolist():
+                    c[m[w]] += 1
+
+    for seeds, nbrs in read_seer_output_layer(trace):
+        record("seer", seeds, nbrs)
+    sampler = CscSampler(indptr, indices, [fanout])
+    rng = np.random.default_rng(11)
+    for epoch in range(epochs):
+        perm = rng.permutation(train)
+        for b in range(0, len(perm), 1000):
+            seeds = perm[b:b + 1000]
+            n_id, src, dst, _ = sampler.sample(seeds, rng)
+            cuts = np.searchsorted(dst, np.arange(1, len(seeds)))
+            record("peer", seeds, np.split(n_id[src], cuts))
+    ok = not errors["seer"] and not errors["peer"] and draws["seer"] == draws["peer"] == epochs * len(tested)
+    line = [f"pyg_peer vs seer: {len(tested)} seeds of in-degree {fanout + 1}-20, {epochs} draws each, fan-out {fanout}"]
+    for name in ("seer", "peer"):
+        st = [inclusion_chi2(c, epochs, fanout) for c in counts[name].values()]
+        chi, dof = sum(x for x, _ in st), sum(y for _, y in st)
+        z = chi2_z(chi, dof)
+        ok &= z < 3.09
+        line.append(f"{name}: count/duplicate errors {errors[name]}, inclusion chi2 {chi:.0f} on {dof} d.o.f. (z {z:+.2f})")
+    st = [homogeneity_chi2(counts["seer"][v], counts["peer"][v], epochs, fanout) for v in tested]
+    chi, dof = sum(x for x, _ in st), sum(y for _, y in st)
+    z = chi2_z(chi, dof)
+    ok &= z < 3.09
+    line.append(f"seer vs peer homogeneity chi2 {chi:.0f} on {dof} d.o.f. (z {z:+.2f})")
+    print("; ".join(line) + f" ({time.perf_counter() - t0:.1f} s): " + ("passed" if ok else "FAILED"))
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
+    return 0 if ok else 1
 
 
 # ---- training -----------------------------------------------------------------------------
@@ -405,14 +640,20 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1))
+    ap.add_argument("--prefetch-factor", type=int, default=2,
+                    help="batches each loader worker keeps ready (PyTorch's default 2; 1 halves the batches in memory)")
     ap.add_argument("--no-train", action="store_true", help="sample and gather only (the data path)")
     ap.add_argument("--sampler", choices=["auto", "pyg", "fallback"], default="auto",
                     help="auto: NeighborLoader when pyg-lib or torch-sparse imports, else the vectorised fallback")
     ap.add_argument("--metrics", default="")
     ap.add_argument("--self-test", action="store_true", help="check the vectorised sampler (numpy only) and exit")
+    ap.add_argument("--check-vs-seer", metavar="SEER",
+                    help="compare the vectorised sampler's draws with `SEER sample` on a generated graph and exit")
     args = ap.parse_args()
     if args.self_test:
         sys.exit(self_test())
+    if args.check_vs_seer:
+        sys.exit(check_vs_seer(args.check_vs_seer, epochs=40, fanout=5))
     if not args.dataset:
         ap.error("DATASET is required (or --self-test)")
 
@@ -426,7 +667,7 @@ def main():
     metrics = []
     loader_kw = {"num_workers": args.workers, "persistent_workers": args.workers > 0}
     if args.workers > 0:  # forked workers share the memmaps; no pickling, no shared-memory copies
-        loader_kw.update(prefetch_factor=2, multiprocessing_context="fork")
+        loader_kw.update(prefetch_factor=args.prefetch_factor, multiprocessing_context="fork")
 
     lib = pyg_available() if args.sampler != "fallback" else None
     if args.sampler == "pyg" and lib is None:
@@ -460,10 +701,8 @@ def main():
                                            collate_fn=collate, **loader_kw)
 
     def unpack(batch):
-        if isinstance(batch, tuple):  # the fallback's (x, y, blocks), numpy
-            x, y, blocks = batch
-            return (torch.from_numpy(x), torch.from_numpy(y),
-                    [(torch.from_numpy(e), s, d) for e, s, d in blocks])
+        if isinstance(batch, tuple):  # the fallback's (x, y, blocks), torch tensors already
+            return batch
         src, dst = batch.edge_index[0].numpy(), batch.edge_index[1].numpy()  # source -> target
         counts = getattr(batch, "num_sampled_nodes", None)
         counts = ([int(c) for c in counts] if counts is not None and len(counts) == len(fanouts) + 1 else
@@ -481,14 +720,18 @@ def main():
                   f"using the vectorised fallback", file=sys.stderr)
             lib, loader_for = None, fallback_loader
             sampler_name = "vectorised fallback (NeighborLoader's rule; NeighborLoader failed)"
-    print(f"pyg_peer: sampler {sampler_name}, device {device}, {args.workers} loader workers", file=sys.stderr)
+    print(f"pyg_peer: sampler {sampler_name}, device {device}, {args.workers} loader workers "
+          f"(prefetch factor {args.prefetch_factor})", file=sys.stderr)
 
     in_dim, classes = manifest["feature_dim"], manifest["num_classes"]
-    model = make_model(in_dim, args.hidden, classes, len(fanouts), args.dropout).to(device)
+    model, model_what = make_model(in_dim, args.hidden, classes, len(fanouts), args.dropout)
+    model = model.to(device)
+    print(f"pyg_peer: model GraphSAGE, {model_what}", file=sys.stderr)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
     metrics.append({"type": "start", "budget_bytes": 0, "table_bytes": 0, "staging_bytes": 0, "trace_bytes": 0,
                     "ncache_bytes": 0, "fcache_bytes": 0, "fcache_rows": 0, "policy": "none",
-                    "model": "none" if args.no_train else "sage", "pipeline": "pyg-peer", "io": "np.memmap",
+                    "model": "none" if args.no_train else "sage", "model_impl": model_what, "loader_workers": args.workers, "prefetch_factor": args.prefetch_factor,
+                    "pipeline": "pyg-peer", "io": "np.memmap",
                     "sampler": sampler_name})
     train_loader = loader_for(split["train"], True)
     for epoch in range(args.epochs):
@@ -536,6 +779,11 @@ def main():
                         "topology_ssd_bytes": -1, "topology_ssd_reads": -1})
         print(f"pyg_peer: epoch {epoch + 1}: {seconds:.2f} s, waiting for batches {wait:.2f} s, compute {compute:.2f} s, "
               f"loss {loss_sum / max(1, batches):.4f}", file=sys.stderr)
+    # The training loader's persistent workers end here: they would otherwise live on beside
+    # the test loader's (twice the workers' memory under the run's limit).
+    it = train_loader = None
+    import gc
+    gc.collect()
     test_acc = -1.0
     if not args.no_train and len(split["test"]):
         model.eval()
