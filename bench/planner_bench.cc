@@ -196,6 +196,36 @@ PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSp
   return t;
 }
 
+// One more run of a Thrust planner backend with its phases timed (time_phases: on CUDA
+// each phase then waits for the device, so this run is kept out of the timed ones): one
+// line saying where the time goes and how often the host waited for the device.
+using ThrustPlanFn = kernels::GpuPlanCode (*)(const kernels::BeladyGpuInput&, kernels::BeladyGpuOutput*,
+                                              std::string*);
+void PrintPhases(const char* name, ThrustPlanFn plan, const std::vector<int64_t>& c0,
+                 const std::vector<IdSpan>& spans, const NodeScoreFn& scores) {
+  kernels::FlatBatches flat;
+  for (const IdSpan& b : spans) flat.Add(b.data, b.size);
+  kernels::BeladyGpuInput in = flat.Input(c0, scores);
+  in.time_phases = true;
+  kernels::BeladyGpuOutput out;
+  std::string error;
+  const auto start = std::chrono::steady_clock::now();
+  if (plan(in, &out, &error) != kernels::GpuPlanCode::kOk) {
+    fmt::print("{} phases: planner failed: {}\n", name, error);
+    return;
+  }
+  const double seconds = bench::SecondsSince(start);
+  std::string split;
+  for (int p = 0; p < kernels::kNumPlanPhases; ++p) {
+    split += fmt::format("{}{} {:.1f} ms", p > 0 ? ", " : "", kernels::PlanPhaseName(p),
+                         1e3 * out.phase_seconds[static_cast<size_t>(p)]);
+  }
+  fmt::print("{} phases: {} (this timed run {:.3f} s); host syncs {} ({:.2f} per batch), temp allocations {}\n",
+             name, split, seconds, out.host_syncs,
+             static_cast<double>(out.host_syncs) / static_cast<double>(std::max<size_t>(1, spans.size())),
+             out.temp_allocations);
+}
+
 // ---- configuration ------------------------------------------------------------------
 
 // The sampling flags (bench_flags.h): --batches is S for synthetic superbatches too, and
@@ -424,6 +454,8 @@ Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
   }
   if (want_thrust_host) PrintVersusCpu("thrust-host", r.thrust_host, r.cpu, r.accesses, "");
   if (want_gpu) PrintVersusCpu("gpu", r.gpu, r.cpu, r.accesses, "; goal >= 10x");
+  if (want_thrust_host) PrintPhases("thrust-host", kernels::PlanBeladyThrustHost, c0, spans, scores);
+  if (want_gpu) PrintPhases("gpu", kernels::PlanBeladyGpu, c0, spans, scores);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "cache/changeset_store.h"
 #include "cache/node_scores.h"
 #include "cache/planner_device.h"
+#include "cache/read_blocks.h"
 
 namespace seer {
 
@@ -30,6 +31,10 @@ struct BeladyPlannerOptions {
   int64_t working_memory_bytes = int64_t{256} << 20;
   // PlanBeladyStreaming: where sorted runs and next-use files spill ("" = keep in RAM).
   std::string runtime_dir;
+  // Block-granular reads (cache/read_blocks.h, the rule in cache/belady_planner.h):
+  // enabled = the rows of each batch's forced block reads are admission candidates.
+  // Always planned on the CPU (the GPU path does not implement it), in RAM.
+  ReadBlocks read_blocks;
 };
 
 struct BeladyPlan {
@@ -37,6 +42,7 @@ struct BeladyPlan {
   std::vector<int64_t> final_slots; // C_S: slot -> node id, carry into the next superbatch
   int64_t num_accesses = 0;
   int64_t num_misses = 0;
+  int64_t num_block_admits = 0;  // rows admitted from block reads (block_ids), all batches
   PlannerDevice device_used = PlannerDevice::kCpu;
 };
 

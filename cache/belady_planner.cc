@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cache/belady_block_planner_internal.h"
 #include "cache/belady_cache_state_internal.h"
 #include "cache/belady_gpu_plan_internal.h"
 #include "cache/next_use_sort_internal.h"
@@ -312,6 +313,7 @@ class BeladyForward {
 Result<BeladyPlan> PlanBeladyCpu(const std::vector<int64_t>& initial_slots, BatchIdSource& source,
                                  const BeladyPlannerOptions& options, int64_t accesses_hint = -1) {
   SEER_RETURN_IF_ERROR(ValidateInitialSlots(initial_slots));
+  if (options.read_blocks.enabled()) return PlanBeladyBlocks(initial_slots, source, options);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<NextUseTable> table,
                         NextUseTable::Build(initial_slots, source, options.runtime_dir,
                                             options.working_memory_bytes, accesses_hint));
@@ -346,7 +348,8 @@ Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
                               const std::vector<IdSpan>& batches,
                               const BeladyPlannerOptions& options) {
   const PlannerDevice device = ResolvePlannerDevice(options.device);
-  if (device == PlannerDevice::kGpu) {
+  // Block-granular reads are planned on the CPU only (plan.device_used says so).
+  if (device == PlannerDevice::kGpu && !options.read_blocks.enabled()) {
     SEER_RETURN_IF_ERROR(belady_internal::ValidateInitialSlots(initial_slots));
     for (size_t b = 0; b < batches.size(); ++b) {
       if (batches[b].size < 0 || batches[b].size > std::numeric_limits<int32_t>::max()) {

@@ -32,6 +32,23 @@
 //  * misses_i = |ids_i \ C_i|; hits are served from the cache before the changeset of
 //    iteration i is applied (the executor gathers, then applies).
 //
+// Block-granular reads (options.read_blocks enabled, `--read-block B`; geometry in
+// cache/read_blocks.h). A miss forces the read of every B-aligned block its row touches;
+// the misses of batch i share reads (one read per distinct block); F_i = the rows lying
+// wholly inside the blocks batch i reads that are neither in ids_i nor in C_i and have a
+// finite next use (a row never used again inside the superbatch is not admitted). Then
+//   C_{i+1} = the K smallest elements of C_i ∪ ids_i ∪ F_i under the same key,
+// a free row's key being (0, next_use_i(v), 1, v) like a miss's: it is admitted only
+// when its next use is sooner than that of the row it would displace (at equal next use
+// a cached row stays). This greedy rule is Belady's exchange argument applied per batch;
+// it is NOT claimed optimal for block reads (a free row admitted now may evict a row
+// whose block would have brought more later) — it is the rule, and the oracle
+// (tests/support/belady_oracle.h BruteForceBeladyBlocks) simulates exactly it.
+// Changeset: admitted misses in in_ids (as above), admitted free rows in block_ids
+// (ascending id) taking the free slots after the misses'. Planned on the CPU only (a
+// kGpu/kAuto device is ignored; plan.device_used = kCpu), in RAM: the superbatch's ids
+// are read once from the source (PlanBeladyStreaming too), ~24 B per access.
+//
 // Changeset i (what turns C_i into C_{i+1}; cache/changeset_store.h), all deterministic:
 //  * out_slots / out_ids: the evicted nodes and the slots they held, ascending slot.
 //  * in_ids / in_positions: the inserted nodes (always misses of iteration i) and their

@@ -11,22 +11,23 @@ namespace seer {
 
 int64_t Changeset::ByteSize() const {
   return static_cast<int64_t>(sizeof(Changeset)) +
-         static_cast<int64_t>(in_ids.size()) * 16 + static_cast<int64_t>(out_ids.size()) * 12;
+         static_cast<int64_t>(in_ids.size()) * 16 + static_cast<int64_t>(out_ids.size()) * 12 +
+         static_cast<int64_t>(block_ids.size()) * 12;
 }
 
 bool Changeset::operator==(const Changeset& o) const {
   return num_accesses == o.num_accesses && num_misses == o.num_misses && in_ids == o.in_ids &&
          in_positions == o.in_positions && in_slots == o.in_slots && out_ids == o.out_ids &&
-         out_slots == o.out_slots;
+         out_slots == o.out_slots && block_ids == o.block_ids && block_slots == o.block_slots;
 }
 
 namespace {
-constexpr int64_t kChangesetMagic = 0x31475343524553;  // "SERCSG1"
+constexpr int64_t kChangesetMagic = 0x32475343524553;  // "SERCSG2"
 constexpr int64_t kRecordHeaderBytes = 5 * 8;
 
 int64_t RecordBytes(const Changeset& c) {
   return kRecordHeaderBytes + static_cast<int64_t>(c.in_ids.size()) * 16 +
-         static_cast<int64_t>(c.out_ids.size()) * 12;
+         static_cast<int64_t>(c.out_ids.size()) * 12 + 8 + static_cast<int64_t>(c.block_ids.size()) * 12;
 }
 
 template <typename T>
@@ -64,6 +65,10 @@ Status ChangesetStore::Append(Changeset changeset) {
   AppendRaw(&record, changeset.in_slots.data(), changeset.in_slots.size());
   AppendRaw(&record, changeset.out_ids.data(), changeset.out_ids.size());
   AppendRaw(&record, changeset.out_slots.data(), changeset.out_slots.size());
+  const int64_t n_block = static_cast<int64_t>(changeset.block_ids.size());
+  AppendRaw(&record, &n_block, 1);
+  AppendRaw(&record, changeset.block_ids.data(), changeset.block_ids.size());
+  AppendRaw(&record, changeset.block_slots.data(), changeset.block_slots.size());
   SEER_ASSIGN_OR_RETURN(const int64_t offset,
                         spill_file_.Append(record.data(), static_cast<int64_t>(record.size())));
   spilled_bytes_ += static_cast<int64_t>(record.size());
@@ -83,8 +88,13 @@ Result<Changeset> ChangesetStore::Get(int64_t i) const {
   int64_t header[5];
   std::memcpy(header, record.data(), sizeof header);
   const int64_t n_in = header[3], n_out = header[4];
-  if (header[0] != kChangesetMagic || n_in < 0 || n_out < 0 ||
-      kRecordHeaderBytes + n_in * 16 + n_out * 12 != e.length_bytes) {
+  const int64_t fixed = kRecordHeaderBytes + n_in * 16 + n_out * 12 + 8;
+  int64_t n_block = -1;
+  if (n_in >= 0 && n_out >= 0 && fixed <= e.length_bytes) {
+    std::memcpy(&n_block, record.data() + fixed - 8, sizeof n_block);
+  }
+  if (header[0] != kChangesetMagic || n_in < 0 || n_out < 0 || n_block < 0 ||
+      fixed + n_block * 12 != e.length_bytes) {
     return Corrupt(fmt::format("{}: bad changeset record at offset {}", spill_file_.path(), e.offset_bytes));
   }
   Changeset c;
@@ -102,6 +112,9 @@ Result<Changeset> ChangesetStore::Get(int64_t i) const {
   take(&c.in_slots, n_in);
   take(&c.out_ids, n_out);
   take(&c.out_slots, n_out);
+  p += 8;  // n_block
+  take(&c.block_ids, n_block);
+  take(&c.block_slots, n_block);
   return c;
 }
 

@@ -9,6 +9,9 @@
 //    batch buffer, no extra read.
 //  * in_slots: where each inserted node goes (the slot rule is the planner's; for Belady
 //    see cache/belady_planner.h).
+//  * block_ids / block_slots: rows admitted from the blocks batch i read that are not in
+//    ids_i (block-granular reads, cache/read_blocks.h), ascending id, and their slots
+//    (given after the in_slots, by the same slot rule); empty unless --read-block is set.
 //
 // ChangesetStore keeps the changesets in RAM until `budget_bytes` of them are held; later
 // ones are appended to a spill file in `spill_dir` (a RuntimeFile, cache/runtime_file.h:
@@ -16,9 +19,10 @@
 // spill.
 //
 // Spill file format (little-endian, one record per spilled changeset, back to back):
-//   int64 magic 0x31475343524553 ("SERCSG1"), int64 num_accesses, int64 num_misses,
+//   int64 magic 0x32475343524553 ("SERCSG2"), int64 num_accesses, int64 num_misses,
 //   int64 n_in, int64 n_out, int64 in_ids[n_in], int32 in_positions[n_in],
-//   int32 in_slots[n_in], int64 out_ids[n_out], int32 out_slots[n_out]
+//   int32 in_slots[n_in], int64 out_ids[n_out], int32 out_slots[n_out],
+//   int64 n_block, int64 block_ids[n_block], int32 block_slots[n_block]
 // The record offsets are kept in RAM; Get() reads one record back with pread.
 //
 // Ownership: the store owns its changesets and the spill file. Thread-safety: a
@@ -43,6 +47,8 @@ struct Changeset {
   std::vector<int32_t> in_slots;      // slot each in_id goes to
   std::vector<int64_t> out_ids;       // evicted nodes, ascending slot
   std::vector<int32_t> out_slots;
+  std::vector<int64_t> block_ids;     // free rows of this batch's block reads, ascending id
+  std::vector<int32_t> block_slots;   // slot each block_id goes to
 
   int64_t num_hits() const { return num_accesses - num_misses; }
   int64_t ByteSize() const;

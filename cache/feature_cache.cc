@@ -152,12 +152,13 @@ int64_t FeatureCache::Gather(const int64_t* ids, int64_t count, char* batch_buff
 }
 
 void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
-                         const char* batch_buffer) {
+                         const char* batch_buffer, const char* block_rows) {
   auto fail = [](const std::string& what) { throw std::logic_error("feature cache: bad changeset: " + what); };
   if (cs.out_ids.size() != cs.out_slots.size() || cs.in_ids.size() != cs.in_positions.size() ||
-      cs.in_ids.size() != cs.in_slots.size()) {
+      cs.in_ids.size() != cs.in_slots.size() || cs.block_ids.size() != cs.block_slots.size()) {
     fail("array lengths differ");
   }
+  if (!cs.block_ids.empty() && row_bytes_ > 0 && block_rows == nullptr) fail("block rows without their data");
   // Validate everything before touching state, so a bad changeset leaves the cache as
   // is. Cost O(n log n) in the changeset size, never O(capacity).
   std::vector<int32_t> freed(cs.out_slots.begin(), cs.out_slots.end());
@@ -172,6 +173,7 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
     }
   }
   std::vector<int32_t> filled(cs.in_slots.begin(), cs.in_slots.end());
+  filled.insert(filled.end(), cs.block_slots.begin(), cs.block_slots.end());
   std::sort(filled.begin(), filled.end());
   if (std::adjacent_find(filled.begin(), filled.end()) != filled.end()) fail("fills a slot twice");
   for (size_t k = 0; k < cs.in_ids.size(); ++k) {
@@ -191,6 +193,22 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
       fail(fmt::format("inserts node {} into occupied or invalid slot {}", node, slot));
     }
   }
+  std::vector<int64_t> block_nodes(cs.block_ids.begin(), cs.block_ids.end());
+  block_nodes.insert(block_nodes.end(), cs.in_ids.begin(), cs.in_ids.end());
+  std::sort(block_nodes.begin(), block_nodes.end());
+  if (std::adjacent_find(block_nodes.begin(), block_nodes.end()) != block_nodes.end()) fail("inserts a node twice");
+  for (size_t k = 0; k < cs.block_ids.size(); ++k) {
+    const int32_t slot = cs.block_slots[k];
+    const int64_t node = cs.block_ids[k];
+    if (node < 0 || node >= num_nodes_ || slot_index_.Find(node) >= 0) {
+      fail(fmt::format("admits block row {} which is out of range or already cached", node));
+    }
+    if (slot < 0 || slot >= capacity_rows_ ||
+        (slot_nodes_[static_cast<size_t>(slot)] != kFreeSlot &&
+         !std::binary_search(freed.begin(), freed.end(), slot))) {
+      fail(fmt::format("admits block row {} into occupied or invalid slot {}", node, slot));
+    }
+  }
   for (size_t k = 0; k < cs.out_ids.size(); ++k) {
     slot_index_.Erase(cs.out_ids[k]);
     slot_nodes_[static_cast<size_t>(cs.out_slots[k])] = kFreeSlot;
@@ -201,7 +219,16 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
     slot_nodes_[static_cast<size_t>(cs.in_slots[k])] = cs.in_ids[k];
     ++num_cached_;
   }
+  for (size_t k = 0; k < cs.block_ids.size(); ++k) {
+    slot_index_.Insert(cs.block_ids[k], cs.block_slots[k]);
+    slot_nodes_[static_cast<size_t>(cs.block_slots[k])] = cs.block_ids[k];
+    ++num_cached_;
+  }
   if (row_bytes_ > 0) {
+    for (size_t k = 0; k < cs.block_ids.size(); ++k) {
+      std::memcpy(slots_.get() + static_cast<int64_t>(cs.block_slots[k]) * row_bytes_,
+                  block_rows + static_cast<int64_t>(k) * row_bytes_, static_cast<size_t>(row_bytes_));
+    }
     ParallelFor(tbb::blocked_range<size_t>(0, cs.in_ids.size(), 256), [&](const auto& r) {
       for (size_t k = r.begin(); k != r.end(); ++k) {
         std::memcpy(slots_.get() + static_cast<int64_t>(cs.in_slots[k]) * row_bytes_,

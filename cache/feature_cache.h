@@ -127,9 +127,12 @@ class FeatureCache {
 
   // Applies changeset_i: evicts out_ids from out_slots, then copies the rows of in_ids
   // from batch_buffer + in_positions[k]*row_bytes into in_slots[k]. `ids` is ids_i (to
-  // check that in_positions point at in_ids). Throws std::logic_error on contradiction.
+  // check that in_positions point at in_ids). The rows of block_ids (free rows of the
+  // batch's block reads) are copied from block_rows + k*row_bytes (k = index in
+  // block_ids; may be null when row_bytes == 0 or block_ids is empty). Throws
+  // std::logic_error on contradiction.
   void Apply(const Changeset& changeset, const int64_t* ids, int64_t count,
-             const char* batch_buffer);
+             const char* batch_buffer, const char* block_rows = nullptr);
 
   // Puts `node` into `slot` with the given row bytes (initial fill; row may be null when
   // row_bytes == 0). Whatever the slot held is evicted; a node cached elsewhere is a

@@ -94,6 +94,7 @@ Result<PolicyStats> SimulatePolicy(CachePolicy& policy,
       miss_rows.clear();
       for (int32_t p : miss_positions) miss_rows.push_back(b.data[p]);
       stats.blocks_read += CountDistinctBlocks(miss_rows, options.row_bytes, options.block_bytes);
+      stats.block_admits += static_cast<int64_t>(cs.block_ids.size());
       cache.Apply(cs, b.data, b.size, nullptr);
     }
   }

@@ -40,6 +40,7 @@ struct PolicyStats {
   int64_t fill_bytes = 0;
   int64_t blocks_read = 0;
   int64_t bytes_read = 0;
+  int64_t block_admits = 0;  // rows admitted from block reads (changesets' block_ids)
   double hit_ratio() const {
     return accesses == 0 ? 0.0 : 1.0 - static_cast<double>(misses) / static_cast<double>(accesses);
   }

@@ -128,6 +128,18 @@ Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, RecordedTrace trac
     return InvalidArgument("no policies or no capacities given");
   }
   grid.block_bytes_ = options.block_bytes;
+  if (options.read_block_bytes < 0 || (options.read_block_bytes & (options.read_block_bytes - 1)) != 0) {
+    return InvalidArgument(fmt::format("--read-block {}: must be 0 (per-row reads) or a power of two bytes, e.g. 4K",
+                                       options.read_block_bytes));
+  }
+  if (options.read_block_bytes > 0) {
+    if (options.block_bytes > 0 && options.block_bytes != options.read_block_bytes) {
+      return InvalidArgument(fmt::format("--block-bytes {} and --read-block {} differ: reads are counted in the read "
+                                         "blocks; give one of them",
+                                         options.block_bytes, options.read_block_bytes));
+    }
+    grid.block_bytes_ = options.read_block_bytes;
+  }
   if (grid.block_bytes_ <= 0) {
     SEER_ASSIGN_OR_RETURN(grid.block_bytes_, FeatureBlockBytes(dataset));
   }
@@ -186,6 +198,9 @@ Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
       SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, capacity_rows_.back(), &policy_options));
     }
     policy_options.planner.device = options_.planner;
+    if (kind == PolicyKind::kBelady && options_.read_block_bytes > 0) {
+      policy_options.planner.read_blocks = ReadBlocks{row_bytes_, options_.read_block_bytes, sim.num_nodes};
+    }
     for (int64_t capacity : capacity_rows_) {
       if (kind == PolicyKind::kNone && capacity != capacity_rows_.front()) continue;
       policy_options.capacity_rows = capacity;

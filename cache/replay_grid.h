@@ -59,6 +59,9 @@ struct ReplayGridOptions {
   PlannerDevice planner = PlannerDevice::kAuto;
   BeladyScope belady_scope = BeladyScope::kTrace;
   int64_t block_bytes = 0;        // read granularity of features.bin; 0 = its O_DIRECT alignment
+  // Block-granular reads (`--read-block`, cache/read_blocks.h): > 0 = reads are counted in
+  // blocks of this size (block_bytes must be 0 or equal) and belady plans the block rule.
+  int64_t read_block_bytes = 0;
   bool show_progress = true;      // one progress line per run on stderr
 };
 

@@ -143,6 +143,12 @@ Json TrainPositionToJson(const TrainPosition& p) {
               {"seeds", p.epoch_seeds}}}};
   // Inside a superbatch only: checkpoints at superbatch boundaries keep their bytes.
   if (p.next_batch > 0) j["next_batch"] = p.next_batch;
+  // Written by `seer train` only; library runs (and older files) have none.
+  if (!p.settings.empty()) {
+    Json settings = Json::object();
+    for (const auto& [name, value] : p.settings) settings[name] = value;
+    j["settings"] = settings;
+  }
   return j;
 }
 
@@ -171,6 +177,14 @@ Result<TrainPosition> TrainPositionFromJson(const Json& j, const std::string& pa
       p.run[name] = value.get<std::string>();
     }
   }
+  if (j.contains("settings")) {
+    SEER_ASSIGN_OR_RETURN(const Json* settings, JsonMember(j, "settings", path));
+    if (!settings->is_object()) return Corrupt(path + ": field 'settings' is not an object");
+    for (const auto& [name, value] : settings->items()) {
+      if (!value.is_string()) return Corrupt(path + ": field 'settings." + name + "' is not a string");
+      p.settings[name] = value.get<std::string>();
+    }
+  }
   if (j.contains("epoch_partial")) {
     SEER_ASSIGN_OR_RETURN(const Json* e, JsonMember(j, "epoch_partial", path));
     SEER_ASSIGN_OR_RETURN(p.epoch_loss_sum, JsonNumber(*e, "loss_sum", path));
@@ -188,7 +202,7 @@ std::string DescribeRunDifferences(const std::map<std::string, std::string>& sav
   std::string out;
   auto add = [&](const std::string& name, const std::string* a, const std::string* b) {
     if (a != nullptr && b != nullptr && *a == *b) return;
-    if (!out.empty()) out += "; ";
+    if (!out.empty()) out += "\n  ";
     out += name + ": checkpoint " + (a ? *a : "(none)") + ", this run " + (b ? *b : "(none)");
   };
   for (const auto& [name, value] : saved) {

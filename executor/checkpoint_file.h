@@ -63,7 +63,8 @@ Result<TrainPosition> ReadCheckpointPosition(const std::string& path);
 Result<ModelConfig> ReadCheckpointConfig(const std::string& path);
 
 // "" when `saved` equals `now`; else one "NAME: checkpoint X, this run Y" clause per
-// differing entry (entries missing on one side show as "(none)"), joined by "; ".
+// differing entry (entries missing on one side show as "(none)"), one per line (joined
+// by "\n  ", so a message lists every difference at once).
 std::string DescribeRunDifferences(const std::map<std::string, std::string>& saved,
                                    const std::map<std::string, std::string>& now);
 

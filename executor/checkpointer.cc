@@ -52,8 +52,8 @@ Status Checkpointer::CheckRun(const std::map<std::string, std::string>& run) con
   SEER_ASSIGN_OR_RETURN(CheckpointHeader header, ReadCheckpointHeader(path_));
   const std::string differences = DescribeRunDifferences(header.position.run, run);
   if (differences.empty()) return Status::Ok();
-  return InvalidArgument(path_ + ": cannot resume with other data or batching flags (" + differences +
-                         "): rerun with the checkpoint's values, or start a new run in another --checkpoint-dir");
+  return InvalidArgument(path_ + ": cannot resume with other data or batching flags (rerun with the checkpoint's "
+                         "values, or start a new run in another --checkpoint-dir):\n  " + differences);
 }
 
 std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t batches_per_superbatch,

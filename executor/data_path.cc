@@ -142,6 +142,10 @@ Status MeasurePilotBatches(const Dataset& ds, const CompactIndptr& indptr, Block
 Result<std::unique_ptr<DataPath>> DataPath::Open(const std::string& dataset_dir, const MemoryBudgetRequest& request,
                                                  const DataIoOptions& io, PilotSpec* pilot) {
   std::unique_ptr<DataPath> path(new DataPath());
+  if (io.read_block_bytes < 0 || (io.read_block_bytes & (io.read_block_bytes - 1)) != 0) {
+    return InvalidArgument("--read-block " + std::to_string(io.read_block_bytes) +
+                           ": must be 0 (per-row reads) or a power of two bytes, e.g. 4K");
+  }
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dataset_dir));
   const DatasetManifest& m = dataset.manifest();
   if (m.feature_dim <= 0) {
@@ -164,6 +168,7 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   request.num_nodes = m.num_nodes;
   request.feature_dim = m.feature_dim;
   request.feature_row_bytes = m.feature_row_bytes();
+  request.read_block_bytes = io.read_block_bytes;
   request.num_classes = m.num_classes;
   request.topology_bytes = NeighborCacheFullBytes(m.num_nodes, m.num_edges, m.index_bytes());
   SEER_ASSIGN_OR_RETURN(CompactIndptr indptr, CompactIndptr::Load(ds));
@@ -196,7 +201,7 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   }
   SEER_ASSIGN_OR_RETURN(FeatureCache cache, FeatureCache::Create(cache_options));
   cache_.emplace(std::move(cache));
-  gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_);
+  gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_, io.read_block_bytes);
   return Status::Ok();
 }
 

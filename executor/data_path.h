@@ -41,6 +41,9 @@ struct DataIoOptions {
   // Training on a CUDA device: the feature cache's slots in page-locked memory
   // (kernels::CudaAllocPinned), falling back to ordinary memory when pinning fails.
   bool pin_feature_cache = false;
+  // Block-granular feature reads (cache/read_blocks.h, FeatureGatherer): 0 = per row;
+  // otherwise a power of two.
+  int64_t read_block_bytes = 0;
 };
 
 // Batches sampled before the budget is split, so staging and the model's working set are

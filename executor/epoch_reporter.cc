@@ -1,5 +1,7 @@
 #include "executor/epoch_reporter.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,6 +39,9 @@ Json EpochReport::ToJsonObject() const {
   j["ncache_hit_ratio"] = ncache_lookups ? static_cast<double>(ncache_hits) / ncache_lookups : 0.0;
   j["feature_ssd_bytes"] = gather.reads.device_bytes + gather.fill_reads.device_bytes;
   j["feature_ssd_reads"] = gather.reads.device_reads + gather.fill_reads.device_reads;
+  j["feature_block_reads"] = gather.block_reads;  // as `seer stats` counts blocks_read
+  j["feature_block_bytes"] = gather.block_bytes;
+  j["feature_block_admits"] = gather.block_admits;
   j["topology_ssd_bytes"] = topology_reads.device_bytes;
   j["topology_ssd_reads"] = topology_reads.device_reads;
   return j;
@@ -44,18 +49,32 @@ Json EpochReport::ToJsonObject() const {
 
 std::string EpochReport::ToJson() const { return ToJsonObject().dump(); }
 
+std::string EpochReport::TimeBreakdown() const {
+  // The epoch's wall time is the training thread's: compute, waiting for the pipeline
+  // (stall) and evaluation, plus the rest (checkpoints, device copies, bookkeeping). The
+  // pipeline threads sample, plan and gather the next batches meanwhile: their times
+  // overlap the epoch and are not part of the sum.
+  const double other = std::max(0.0, seconds - compute_seconds - stall_seconds - eval_seconds);
+  return fmt::format(
+      "{:.2f} s = compute {:.2f} + waiting for batches {:.2f} + eval {:.2f} + other {:.2f} (checkpoints, device "
+      "copies, bookkeeping); overlapped, not in the sum: inspect {:.2f} s, plan {:.2f} s, gather {:.2f} s (I/O wait "
+      "{:.2f} s, cache update {:.2f} s), transfer {:.2f} s (batch conversion; with --device-cache also the device "
+      "copies in other)",
+      seconds, compute_seconds, stall_seconds, eval_seconds, other, inspect_seconds, plan_seconds, gather_seconds,
+      io_wait_seconds, cache_update_seconds, transfer_seconds);
+}
+
 std::string EpochReport::Summary() const {
-  const std::string acc =
-      valid_accuracy >= 0 ? fmt::format(", valid acc {:.4f}, test acc {:.4f}", valid_accuracy, test_accuracy) : "";
+  // Only what was evaluated this epoch (the test split only with --test-every-epoch).
+  std::string acc = valid_accuracy >= 0 ? fmt::format(", valid acc {:.4f}", valid_accuracy) : "";
+  if (test_accuracy >= 0) acc += fmt::format(", test acc {:.4f}", test_accuracy);
   return fmt::format(
       "epoch {}: {:.2f} s, {} batches, {:.0f} samples/s, train loss {:.4f}, train acc {:.4f}{}\n"
-      "  time: inspect {:.2f} s, plan {:.2f} s (both overlapped), gather {:.2f} s (I/O wait {:.2f} s, "
-      "cache update {:.2f} s), transfer {:.2f} s, compute {:.2f} s, stall {:.2f} s, eval {:.2f} s\n"
+      "  time: {}\n"
       "  feature cache hit {:.1f}% ({}/{}, fill {} rows), neighbor cache hit {:.1f}%, "
       "SSD: features {} in {} reads, topology {} in {} reads",
       epoch + 1, seconds, batches, seconds > 0 ? seeds / seconds : 0.0, train_loss, train_accuracy, acc,
-      inspect_seconds, plan_seconds, gather_seconds, io_wait_seconds, cache_update_seconds, transfer_seconds,
-      compute_seconds, stall_seconds, eval_seconds, 100 * gather.hit_ratio(), gather.hits, gather.rows,
+      TimeBreakdown(), 100 * gather.hit_ratio(), gather.hits, gather.rows,
       gather.fill_rows, ncache_lookups ? 100.0 * ncache_hits / ncache_lookups : 0.0,
       FormatBytes(gather.reads.device_bytes + gather.fill_reads.device_bytes),
       gather.reads.device_reads + gather.fill_reads.device_reads, FormatBytes(topology_reads.device_bytes),
@@ -190,8 +209,15 @@ Status EpochReporter::Finish(const RunOutcome& outcome) {
   }
   if (options_.quiet) return Status::Ok();
   if (outcome.trained && !outcome.stopped_early) {
-    fmt::print(stderr, "seer train: best valid acc {:.4f} (epoch {}), test acc {:.4f} (best-validation model)\n",
-               outcome.best_valid_accuracy, outcome.best_epoch + 1, outcome.test_accuracy);
+    const std::string test =
+        outcome.test_accuracy >= 0 ? fmt::format("test acc {:.4f}", outcome.test_accuracy) : "no labelled test node";
+    if (outcome.best_epoch >= 0) {
+      fmt::print(stderr, "seer train: best valid acc {:.4f} (epoch {}), {} (best-validation model)\n",
+                 outcome.best_valid_accuracy, outcome.best_epoch + 1, test);
+    } else {
+      fmt::print(stderr, "seer train: not validated (--eval-every 0 or no labelled validation node), {} (final model)\n",
+                 test);
+    }
   }
   fmt::print(stderr, "seer train: done in {:.1f} s, peak RSS {} (budget {})\n", outcome.seconds,
              FormatBytes(outcome.peak_rss_bytes), FormatBytes(outcome.budget_bytes));

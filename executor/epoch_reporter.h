@@ -46,6 +46,10 @@ struct EpochReport {
   Json ToJsonObject() const;          // the metrics file's "epoch" line
   std::string ToJson() const;        // ... as one line of text
   std::string Summary() const;       // multi-line human summary
+  // The summary's time line: the epoch's seconds as the sum of the training thread's parts
+  // (compute + waiting for batches + eval + other), then the pipeline threads' times,
+  // which overlap the epoch and are not in the sum.
+  std::string TimeBreakdown() const;
 };
 
 // What the "start" line records about the run's configuration.

@@ -6,24 +6,26 @@ namespace seer {
 
 Result<EvalResult> EvaluateSplit(SuperbatchSampler& sampler, FeatureGatherer& gatherer, ModelRunner& model,
                                  const LabelTable& labels, bool want_embeddings, const PredictionSink& per_batch,
-                                 GatherStats* gather_stats) {
+                                 GatherStats* gather_stats, bool want_logits) {
   int64_t correct = 0, labeled = 0;
   std::vector<float> rows;
   std::vector<int64_t> classes;
   std::vector<float> embeddings;
+  std::vector<float> logits;
   for (int64_t k = 0; k < sampler.num_superbatches(); ++k) {
     SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, k));
     for (const BatchTrace& batch : trace.batches) {
       SEER_RETURN_IF_ERROR(gatherer.GatherReadOnly(batch, &rows, gather_stats));
       classes.resize(static_cast<size_t>(batch.num_seeds));
-      model.Predict(batch, rows.data(), classes.data(), want_embeddings ? &embeddings : nullptr);
+      model.Predict(batch, rows.data(), classes.data(), want_embeddings ? &embeddings : nullptr,
+                    want_logits ? &logits : nullptr);
       for (int64_t s = 0; s < batch.num_seeds; ++s) {
         const int32_t label = labels.Get(batch.node_ids[static_cast<size_t>(s)]);
         if (label < 0) continue;
         ++labeled;
         correct += classes[static_cast<size_t>(s)] == label;
       }
-      if (per_batch) per_batch(batch, classes.data(), embeddings);
+      if (per_batch) per_batch(batch, classes.data(), embeddings, logits);
     }
   }
   EvalResult result;

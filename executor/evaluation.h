@@ -36,13 +36,15 @@ Result<EvalResult> ReduceEvalResult(const EvalResult& local, ProcessGroup* group
 // Rank `rank`'s contiguous shard of `ids` ([r*n/W, (r+1)*n/W)); every id in one shard.
 std::vector<int64_t> EvalShard(const std::vector<int64_t>& ids, int rank, int world_size);
 
-// Receives every batch's predicted classes (num_seeds) and, when asked, its embeddings.
+// Receives every batch's predicted classes (num_seeds) and, when asked, its embeddings
+// (num_seeds x embedding_dim) and logits (num_seeds x num_classes); empty when not asked.
 using PredictionSink = std::function<void(const BatchTrace& batch, const int64_t* classes,
-                                          const std::vector<float>& embeddings)>;
+                                          const std::vector<float>& embeddings, const std::vector<float>& logits)>;
 
 // `per_batch` and `gather_stats` may be null.
 Result<EvalResult> EvaluateSplit(SuperbatchSampler& sampler, FeatureGatherer& gatherer, ModelRunner& model,
                                  const LabelTable& labels, bool want_embeddings = false,
-                                 const PredictionSink& per_batch = nullptr, GatherStats* gather_stats = nullptr);
+                                 const PredictionSink& per_batch = nullptr, GatherStats* gather_stats = nullptr,
+                                 bool want_logits = false);
 
 }  // namespace seer

@@ -1,5 +1,8 @@
 #include "executor/feature_gather.h"
 
+#include "cache/hit_simulator.h"
+#include "cache/read_blocks.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -72,6 +75,9 @@ void GatherStats::Add(const GatherStats& o) {
   rows += o.rows;
   hits += o.hits;
   misses += o.misses;
+  block_reads += o.block_reads;
+  block_bytes += o.block_bytes;
+  block_admits += o.block_admits;
   fill_rows += o.fill_rows;
   h2d_bytes += o.h2d_bytes;
   device_hits += o.device_hits;
@@ -89,12 +95,52 @@ void ConvertRowsToFloat(const char* src, FeatureDtype dtype, int64_t feature_dim
 }
 
 FeatureGatherer::FeatureGatherer(BlockReader* features, const DatasetManifest& manifest,
-                                 FeatureCache* cache)
+                                 FeatureCache* cache, int64_t read_block_bytes)
     : features_(features),
       cache_(cache),
       feature_dim_(manifest.feature_dim),
       row_bytes_(manifest.feature_row_bytes()),
-      dtype_(manifest.feature_dtype) {}
+      dtype_(manifest.feature_dtype),
+      num_rows_(manifest.num_nodes),
+      read_block_bytes_(read_block_bytes) {}
+
+const char* FeatureGatherer::RowInBlocks(int64_t node) const {
+  const int64_t offset = node * row_bytes_;
+  const int64_t first = offset / read_block_bytes_, last = (offset + row_bytes_ - 1) / read_block_bytes_;
+  auto it = std::lower_bound(blocks_.begin(), blocks_.end(), first);
+  if (it == blocks_.end() || *it != first) return nullptr;
+  const size_t k = static_cast<size_t>(it - blocks_.begin());
+  // Blocks are ascending and distinct: first..last are read iff they sit at k..k+(last-first).
+  if (k + static_cast<size_t>(last - first) >= blocks_.size() || blocks_[k + static_cast<size_t>(last - first)] != last) {
+    return nullptr;
+  }
+  return block_buffer_.data() + static_cast<int64_t>(k) * read_block_bytes_ + (offset - first * read_block_bytes_);
+}
+
+Status FeatureGatherer::ReadMissBlocks(const BatchTrace& batch, char* buffer, GatherStats* local) {
+  const ReadBlocks geometry{row_bytes_, read_block_bytes_, num_rows_};
+  miss_rows_.clear();
+  for (int32_t p : miss_positions_) miss_rows_.push_back(batch.node_ids[static_cast<size_t>(p)]);
+  blocks_ = BlocksOfRows(miss_rows_.data(), static_cast<int64_t>(miss_rows_.size()), geometry);
+  ResizeExact(&block_buffer_, blocks_.size() * static_cast<size_t>(read_block_bytes_));
+  requests_.clear();
+  const int64_t file_bytes = features_->file_size_bytes();
+  for (size_t k = 0; k < blocks_.size(); ++k) {
+    const int64_t offset = blocks_[k] * read_block_bytes_;
+    // The last block of the file is read up to its end.
+    requests_.push_back(ReadRequest{offset, std::min(read_block_bytes_, file_bytes - offset),
+                                    block_buffer_.data() + static_cast<int64_t>(k) * read_block_bytes_});
+  }
+  local->block_reads = static_cast<int64_t>(blocks_.size());
+  local->block_bytes = local->block_reads * read_block_bytes_;
+  if (!requests_.empty()) SEER_RETURN_IF_ERROR(features_->ReadBatch(requests_, &local->reads));
+  for (size_t k = 0; k < miss_positions_.size(); ++k) {
+    const char* row = RowInBlocks(miss_rows_[k]);
+    if (row == nullptr) return Status(StatusCode::kInternal, "feature gather: a missed row's block was not read");
+    std::memcpy(buffer + int64_t{miss_positions_[k]} * row_bytes_, row, static_cast<size_t>(row_bytes_));
+  }
+  return Status::Ok();
+}
 
 Status FeatureGatherer::Gather(const BatchTrace& batch, const Changeset* changeset,
                                std::vector<float>* rows_out, GatherStats* stats) {
@@ -129,18 +175,27 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
   }
   local.misses = static_cast<int64_t>(miss_positions_.size());
 
-  // Misses sorted by file offset: the reader then merges neighbours in one pass.
-  requests_.clear();
-  requests_.reserve(miss_positions_.size());
-  for (int32_t p : miss_positions_) {
-    const int64_t node = batch.node_ids[static_cast<size_t>(p)];
-    requests_.push_back(ReadRequest{node * row_bytes_, row_bytes_, buffer + int64_t{p} * row_bytes_});
-  }
-  std::sort(requests_.begin(), requests_.end(),
-            [](const ReadRequest& a, const ReadRequest& b) { return a.offset_bytes < b.offset_bytes; });
   const auto io_start = std::chrono::steady_clock::now();
-  if (!requests_.empty()) {
-    SEER_RETURN_IF_ERROR(features_->ReadBatch(requests_, &local.reads));
+  if (read_block_bytes_ > 0) {
+    SEER_RETURN_IF_ERROR(ReadMissBlocks(batch, buffer, &local));
+  } else {
+    // Misses sorted by file offset: the reader then merges neighbours in one pass.
+    requests_.clear();
+    requests_.reserve(miss_positions_.size());
+    miss_rows_.clear();
+    for (int32_t p : miss_positions_) {
+      const int64_t node = batch.node_ids[static_cast<size_t>(p)];
+      requests_.push_back(ReadRequest{node * row_bytes_, row_bytes_, buffer + int64_t{p} * row_bytes_});
+      miss_rows_.push_back(node);
+    }
+    std::sort(requests_.begin(), requests_.end(),
+              [](const ReadRequest& a, const ReadRequest& b) { return a.offset_bytes < b.offset_bytes; });
+    if (!requests_.empty()) {
+      SEER_RETURN_IF_ERROR(features_->ReadBatch(requests_, &local.reads));
+    }
+    const int64_t unit = features_->alignment_bytes();
+    local.block_reads = CountDistinctBlocks(miss_rows_, row_bytes_, unit);
+    local.block_bytes = local.block_reads * unit;
   }
   local.io_seconds = Since(io_start);
   // Rows read from the SSD are checked once, here and in Fill; cached rows were checked
@@ -153,7 +208,21 @@ Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* cha
 
   if (changeset != nullptr && cache_ != nullptr) {
     const auto update_start = std::chrono::steady_clock::now();
-    cache_->Apply(*changeset, batch.node_ids.data(), n, buffer);
+    // Free rows admitted from this batch's block reads: out of the block buffer, checked
+    // like every row read from features.bin.
+    block_rows_.resize(changeset->block_ids.size() * static_cast<size_t>(row_bytes_));
+    for (size_t k = 0; k < changeset->block_ids.size(); ++k) {
+      const int64_t node = changeset->block_ids[k];
+      const char* row = read_block_bytes_ > 0 ? RowInBlocks(node) : nullptr;
+      if (row == nullptr) {
+        return Status(StatusCode::kInternal, "feature gather: the changeset admits row " + std::to_string(node) +
+                                                 ", which this batch's block reads do not hold");
+      }
+      SEER_RETURN_IF_ERROR(CheckFinite(row, node));
+      std::memcpy(block_rows_.data() + static_cast<int64_t>(k) * row_bytes_, row, static_cast<size_t>(row_bytes_));
+    }
+    local.block_admits = static_cast<int64_t>(changeset->block_ids.size());
+    cache_->Apply(*changeset, batch.node_ids.data(), n, buffer, block_rows_.data());
     local.update_seconds = Since(update_start);
   }
 

@@ -3,7 +3,10 @@
 //      order, disk dtype),
 //   2. misses are read from features.bin through the BlockReader — one ReadBatch with
 //      the requests sorted by offset (the reader merges same-block requests and keeps
-//      a deep queue),
+//      a deep queue); with block reads (read_block_bytes > 0, `--read-block`,
+//      cache/read_blocks.h) one request per distinct block the misses touch (a row
+//      straddling a boundary = both blocks), into a block buffer from which the missed
+//      rows and the changeset's block_ids (free rows admitted to the cache) are copied,
 //   3. the batch's changeset is applied (inserted rows copied from the batch buffer
 //      into their slots, evictions),
 //   4. the buffer is converted to float32 rows (float16 features are widened).
@@ -38,6 +41,12 @@ struct GatherStats {
   // device tier (executor/device_feature_tier.h) only its misses, device_hits being served there.
   int64_t h2d_bytes = 0;
   int64_t device_hits = 0;
+  // Feature reads as `seer stats` counts them (cache/hit_simulator.h): the distinct
+  // aligned blocks of each batch's misses — blocks of read_block_bytes, or of the
+  // reader's alignment with per-row reads — and blocks x block size bytes.
+  int64_t block_reads = 0;
+  int64_t block_bytes = 0;
+  int64_t block_admits = 0;  // rows admitted to the cache from block reads
   ReadStats reads;           // miss reads
   ReadStats fill_reads;      // fill reads (reported separately)
   double gather_seconds = 0; // whole gather (hits + reads + apply + convert)
@@ -51,8 +60,10 @@ struct GatherStats {
 
 class FeatureGatherer {
  public:
-  // cache may be null (no cache: everything is a miss).
-  FeatureGatherer(BlockReader* features, const DatasetManifest& manifest, FeatureCache* cache);
+  // cache may be null (no cache: everything is a miss). read_block_bytes 0 = per-row
+  // reads; > 0 = block reads of that size.
+  FeatureGatherer(BlockReader* features, const DatasetManifest& manifest, FeatureCache* cache,
+                  int64_t read_block_bytes = 0);
 
   // rows_out: resized to node_ids.size() * feature_dim floats. changeset may be null.
   Status Gather(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
@@ -62,11 +73,23 @@ class FeatureGatherer {
   Status Fill(const std::vector<int64_t>& slot_nodes, GatherStats* stats);
 
   int64_t feature_dim() const { return feature_dim_; }
+  int64_t read_block_bytes() const { return read_block_bytes_; }
 
  private:
   Status GatherImpl(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
                     GatherStats* stats);
   Status CheckFinite(const char* row, int64_t node) const;
+  // Block reads of the misses at miss_positions_ into block_buffer_ (blocks_ ascending),
+  // then the missed rows copied into `buffer`.
+  Status ReadMissBlocks(const BatchTrace& batch, char* buffer, GatherStats* local);
+  // The bytes of `node`'s row inside block_buffer_; null when a block is not read.
+  const char* RowInBlocks(int64_t node) const;
+  int64_t num_rows_;
+  int64_t read_block_bytes_;
+  std::vector<int64_t> blocks_;
+  std::vector<char> block_buffer_;
+  std::vector<char> block_rows_;
+  std::vector<int64_t> miss_rows_;
   BlockReader* features_;
   FeatureCache* cache_;
   int64_t feature_dim_;

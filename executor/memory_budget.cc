@@ -210,45 +210,63 @@ double MemoryBudgetSplit::PerNodeBytes() const {
 }
 
 std::string MemoryBudgetSplit::ToString() const {
-  std::string ncache = FormatBytes(ncache_bytes);
-  if (!ncache_source.empty()) {
-    ncache += " in use (" + ncache_source;
-    if (ncache_edge_fraction >= 0) ncache += ", " + fmt::format("{:.1f}", 100 * ncache_edge_fraction) + "% of the edges";
-    if (ncache_share_bytes >= 0 && ncache_share_bytes != ncache_bytes) ncache += ", share " + FormatBytes(ncache_share_bytes);
-    ncache += ")";
-  }
+  // A short aligned table, one row per part: name, bytes, what it holds.
+  std::string table;
+  int64_t parts_bytes = 0;
+  auto row = [&](const std::string& name, int64_t bytes, const std::string& what) {
+    parts_bytes += bytes;
+    table += fmt::format("\n  {:<16}{:>11}  {}", name, FormatBytes(bytes), what);
+  };
   const double n = std::max<double>(1, static_cast<double>(num_nodes));
   std::string per_node = fmt::format("{:.2f} B/node: indptr {:.2f}", PerNodeBytes(), static_cast<double>(indptr_bytes) / n);
   if (node_score_bytes > 0) per_node += fmt::format(" + tie-rule scores {:.2f}", static_cast<double>(node_score_bytes) / n);
   if (ncache_bytes > 0) {
     per_node += fmt::format(" + neighbor-cache bitmap {:.2f}", static_cast<double>(NeighborCache::TableBytes(num_nodes)) / n);
   }
-  return "memory budget " + FormatBytes(budget_bytes) + ": " +
-         (runtime_bytes > 0 ? "runtime " + FormatBytes(runtime_bytes) + " (libtorch and the program, measured at start), "
-                            : std::string()) +
-         "per-node tables " +
-         FormatBytes(table_bytes) + " (" + per_node + "), staging " + FormatBytes(staging_bytes) + " (~" +
-         std::to_string(estimated_batch_rows) + " rows/batch, " +
-         (measured_batches > 0 ? "measured on " + std::to_string(measured_batches) + " pilot batches)"
-                               : std::string("estimated)")) +
-         (model_bytes > 0 ? ", model " + FormatBytes(model_bytes) + " (parameters + Adam " +
-                                FormatBytes(model_parameter_bytes) + ", activations " +
-                                FormatBytes(model_activation_bytes) + ")"
-                          : std::string()) +
-         (inspector_bytes > 0
-              ? ", inspector " + FormatBytes(inspector_bytes) + " (superbatch traces in flight + planner" +
-                    (planner_working_bytes > 0
-                         ? ", its sort buffer " + FormatBytes(planner_working_bytes) +
-                               fmt::format(" = {:.1f}% of the budget", 100.0 * static_cast<double>(planner_working_bytes) /
-                                                                           static_cast<double>(std::max<int64_t>(1, budget_bytes)))
-                         : std::string()) +
-                    ")"
-              : std::string()) +
-         ", trace buffers " +
-         FormatBytes(trace_bytes) + ", neighbor cache " + ncache +
-         ", feature cache " + FormatBytes(fcache_bytes) + " (" + std::to_string(fcache_rows) +
-         " rows, + slot index and policy state " + FormatBytes(fcache_index_bytes) + ")" +
-         (superbatch_reason.empty() ? std::string() : "; superbatch " + superbatch_reason);
+  row("per-node tables", table_bytes, per_node);
+  row("staging", staging_bytes,
+      "~" + std::to_string(estimated_batch_rows) + " rows/batch (" +
+          (measured_batches > 0 ? "measured on " + std::to_string(measured_batches) + " pilot batches)"
+                                : std::string("estimated)")) +
+          (block_buffer_bytes > 0 ? ", block buffers " + FormatBytes(block_buffer_bytes) : std::string()));
+  if (model_bytes > 0) {
+    row("model", model_bytes, "parameters + Adam " + FormatBytes(model_parameter_bytes) + ", activations " +
+                                  FormatBytes(model_activation_bytes));
+  }
+  if (inspector_bytes > 0) {
+    row("inspector", inspector_bytes,
+        "superbatch traces in flight + planner" +
+            (planner_working_bytes > 0
+                 ? ", its sort buffer " + FormatBytes(planner_working_bytes) +
+                       fmt::format(" = {:.1f}% of the budget", 100.0 * static_cast<double>(planner_working_bytes) /
+                                                                   static_cast<double>(std::max<int64_t>(1, budget_bytes)))
+                 : std::string()));
+  }
+  row("trace buffers", trace_bytes, "traces and changesets before they spill");
+  std::string ncache = ncache_source.empty() ? "its share (not opened yet)" : "in use (" + ncache_source;
+  if (!ncache_source.empty()) {
+    if (ncache_edge_fraction >= 0) ncache += ", " + fmt::format("{:.1f}", 100 * ncache_edge_fraction) + "% of the edges";
+    if (ncache_share_bytes >= 0 && ncache_share_bytes != ncache_bytes) ncache += ", share " + FormatBytes(ncache_share_bytes);
+    ncache += ")";
+  }
+  row("neighbor cache", ncache_bytes, ncache);
+  row("feature cache", fcache_bytes + fcache_index_bytes,
+      std::to_string(fcache_rows) + " rows (" + FormatBytes(fcache_bytes) + ") + slot index and policy state " +
+          FormatBytes(fcache_index_bytes));
+  const double budget = static_cast<double>(std::max<int64_t>(1, budget_bytes));
+  const std::string head =
+      "memory budget " + FormatBytes(budget_bytes) + ": " +
+      (runtime_bytes > 0
+           ? "runtime " + FormatBytes(runtime_bytes) +
+                 fmt::format(" ({:.0f}% of the budget: libtorch and the program, measured at start), ",
+                             100.0 * static_cast<double>(runtime_bytes) / budget)
+           : std::string("no runtime share (--budget-scope data: the runtime comes on top), ")) +
+      fmt::format("Seer's parts {} ({:.0f}%)", FormatBytes(parts_bytes), 100.0 * static_cast<double>(parts_bytes) / budget) +
+      (budget_bytes - runtime_bytes - parts_bytes > 0
+           ? ", unused " + FormatBytes(budget_bytes - runtime_bytes - parts_bytes)
+           : std::string()) +
+      ":";
+  return head + table + (superbatch_reason.empty() ? std::string() : "\n  superbatch " + superbatch_reason);
 }
 
 int64_t PlannerWorkingBytesFor(int64_t budget_bytes) {
@@ -318,8 +336,11 @@ int64_t InspectorReservation(const MemoryBudgetRequest& r, int64_t batch_rows) {
     // The streaming parts without the changesets (the trace buffers hold those), Belady's
     // sort buffer, and a planner that still reads the ids into RAM (LRU).
     const StreamingInspectorParts parts = StreamingInspectorPartsFor(TraceBytesPerBatch(r, batch_rows), r.sampling_threads);
-    return parts.total() - parts.changesets + PlannerSortBuffer(r, batch_rows) +
-           r.planner_bytes_per_access * sb * batch_rows;
+    // The block planner (--read-block) keeps the superbatch's accesses in RAM.
+    const int64_t planner = r.read_block_bytes > 0 && r.planner_working_bytes != 0
+                                ? kBeladyInRamBytesPerAccess * sb * batch_rows
+                                : PlannerSortBuffer(r, batch_rows);
+    return parts.total() - parts.changesets + planner + r.planner_bytes_per_access * sb * batch_rows;
   }
   return r.traces_in_flight * sb * TraceBytesPerBatch(r, batch_rows) + r.planner_bytes_per_access * sb * batch_rows;
 }
@@ -367,6 +388,17 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   // the next is gathered); float16 features also need one raw batch buffer.
   const int64_t raw_row_bytes = r.feature_row_bytes == 4 * r.feature_dim ? 0 : r.feature_row_bytes;
   s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + raw_row_bytes);
+  if (r.read_block_bytes > 0 && r.feature_row_bytes > 0) {
+    // The blocks of a batch's misses (misses are rows of the batch; a row touches at most
+    // ceil(row / B) + 1 blocks), no more than the file has, and the admitted rows copied
+    // out of them (rows wholly inside those blocks: at most as many bytes).
+    const int64_t b = r.read_block_bytes;
+    const bool aligned_rows = r.feature_row_bytes <= b && b % r.feature_row_bytes == 0;  // no row straddles
+    const int64_t blocks_per_row = aligned_rows ? 1 : (r.feature_row_bytes + b - 1) / b + 1;
+    const int64_t file_blocks = (r.num_nodes * r.feature_row_bytes + b - 1) / b;
+    s.block_buffer_bytes = 2 * b * std::min(s.estimated_batch_rows * blocks_per_row, file_blocks);
+    s.staging_bytes += s.block_buffer_bytes;
+  }
   if (r.reserve_model) {
     const ModelFootprint footprint = ModelReservation(r);
     s.model_parameter_bytes = footprint.parameter_bytes;
@@ -375,7 +407,11 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   }
   if (r.traces_in_flight > 0) {
     s.inspector_bytes = InspectorReservation(r, s.estimated_batch_rows);
-    if (r.streaming_inspector) s.planner_working_bytes = PlannerSortBuffer(r, s.estimated_batch_rows);
+    if (r.streaming_inspector) {
+      s.planner_working_bytes = r.read_block_bytes > 0 && r.planner_working_bytes != 0
+                                    ? kBeladyInRamBytesPerAccess * std::max<int64_t>(1, r.superbatch) * s.estimated_batch_rows
+                                    : PlannerSortBuffer(r, s.estimated_batch_rows);
+    }
   }
   return s;
 }

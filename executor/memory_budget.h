@@ -75,6 +75,11 @@ struct MemoryBudgetRequest {
   int64_t batch_size = 1000;
   std::vector<int> fanouts = {10, 10, 10};
   int64_t pipeline_depth = kPipelineRowBuffers;  // float32 batch buffers alive at once
+  // --read-block B (0 = per-row reads): the gather reads whole B-byte blocks of a batch's
+  // misses into one buffer and copies the admitted rows out of it, so staging adds up to
+  // two such buffers; and the block planner keeps a superbatch's accesses in RAM
+  // (kBeladyInRamBytesPerAccess each) even when the inspector streams.
+  int64_t read_block_bytes = 0;
   int64_t ncache_budget_bytes = -1;      // -1 = auto
   int64_t fcache_budget_bytes = -1;      // -1 = auto
   double ncache_share = -1;              // [0, 1]: neighbor cache's share of the caches; -1 = auto (1/4)
@@ -195,6 +200,7 @@ struct MemoryBudgetSplit {
   int64_t indptr_bytes = 0;         // the compact indptr (CompactIndptr::EstimateBytes)
   int64_t node_score_bytes = 0;     // the planner's static per-node scores (Belady's tie rule)
   int64_t staging_bytes = 0;
+  int64_t block_buffer_bytes = 0;  // part of staging_bytes: --read-block's block buffers
   int64_t trace_bytes = 0;
   int64_t ncache_bytes = 0;         // neighbor cache budget (its table included)
   int64_t fcache_bytes = 0;         // feature cache slots (rows × row bytes)

@@ -15,13 +15,18 @@
 //   gat:  layer{l}.fc.weight [H*F,in], layer{l}.attn_l [H,F], layer{l}.attn_r [H,F],
 //         layer{l}.bias [H*F] (hidden layers, heads concatenated) or [F] (last, mean)
 //   mlp:  layer{l}.lin.weight, layer{l}.lin.bias   (seed features only)
-//   seer.config: str, the ModelConfig as JSON.
-// Hidden layers are followed by ReLU (ELU for GAT) and dropout.
+//   seer.config: str, the ModelConfig as JSON; seer.training: str, the TrainingRecord as
+//   JSON; seer.checksum: str, XXH64 of every other entry (ModelFileChecksum).
+// Hidden layers are followed by ReLU (ELU for GAT) and dropout. The user's version of all
+// this, exact enough to rebuild the model in PyTorch: docs/formats.md ("Model file"),
+// held to the code by ModelFileTest.ForwardPassIsTheDocumentedOne and
+// PredictCliTest.DocumentedPyTorchForwardPassEqualsPredict.
 #include "executor/model_runner.h"
 
 #include <torch/torch.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <mutex>
@@ -34,6 +39,8 @@
 #include "executor/device_rows_internal.h"
 #include "executor/process_group_internal.h"
 #include "storage/base/atomic_file.h"
+#include "storage/base/checksum.h"
+#include "storage/base/json_file.h"
 #include "storage/base/file_io.h"
 #include "storage/base/random.h"
 
@@ -247,6 +254,60 @@ struct LocalStep {
 };
 
 
+// ---- model files ------------------------------------------------------------------
+
+constexpr const char* kChecksumKey = "seer.checksum";
+
+std::string TrainingRecordJson(const TrainingRecord& r) {
+  Json j = {{"fanouts", r.fanouts}, {"batch_size", r.batch_size}};
+  return j.dump();
+}
+
+Result<TrainingRecord> TrainingRecordFromJson(const std::string& text, const std::string& path) {
+  TrainingRecord r;
+  try {
+    const Json j = Json::parse(text);
+    r.fanouts = j.at("fanouts").get<std::vector<int>>();
+    r.batch_size = j.at("batch_size").get<int64_t>();
+  } catch (const Json::exception& e) {
+    return Corrupt(path + ": model file's 'seer.training' is malformed: " + std::string(e.what()));
+  }
+  return r;
+}
+
+// XXH64 over every entry but the checksum itself, keys in byte order: per entry the key,
+// a 0 byte, then a str's bytes, or a tensor's dtype name, a 0 byte, its dims (int64
+// little-endian each, after their count) and its contiguous little-endian data. The same
+// bytes in Python: docs/formats.md.
+uint64_t ModelFileChecksum(const c10::impl::GenericDict& dict) {
+  std::vector<std::string> keys;
+  for (const auto& entry : dict) {
+    if (entry.key().isString() && entry.key().toStringRef() != kChecksumKey) keys.push_back(entry.key().toStringRef());
+  }
+  std::sort(keys.begin(), keys.end());
+  Xxh64 hash;
+  const char zero = 0;
+  for (const std::string& key : keys) {
+    hash.Update(key.data(), key.size());
+    hash.Update(&zero, 1);
+    const c10::IValue& value = dict.at(key);
+    if (value.isString()) {
+      const std::string& text = value.toStringRef();
+      hash.Update(text.data(), text.size());
+    } else if (value.isTensor()) {
+      const Tensor t = value.toTensor().detach().to(torch::kCPU).contiguous();
+      const std::string dtype(c10::toString(t.scalar_type()));
+      hash.Update(dtype.data(), dtype.size());
+      hash.Update(&zero, 1);
+      const int64_t dims = t.dim();
+      hash.Update(&dims, sizeof(dims));
+      for (int64_t d : t.sizes()) hash.Update(&d, sizeof(d));
+      hash.Update(t.data_ptr(), t.numel() * t.element_size());
+    }
+  }
+  return hash.Digest();
+}
+
 std::mutex& InitMutex() {
   static std::mutex mu;
   return mu;
@@ -415,7 +476,7 @@ class TorchModelRunner final : public ModelRunner {
   }
 
   void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,
-               std::vector<float>* embeddings) override {
+               std::vector<float>* embeddings, std::vector<float>* logits_out) override {
     CheckBatch(batch);
     torch::NoGradGuard no_grad;
     net_->eval();
@@ -428,6 +489,10 @@ class TorchModelRunner final : public ModelRunner {
     if (embeddings) {
       Tensor e = emb.to(torch::kCPU).contiguous();
       embeddings->assign(e.data_ptr<float>(), e.data_ptr<float>() + e.numel());
+    }
+    if (logits_out) {
+      Tensor l = logits.to(torch::kCPU, torch::kFloat32).contiguous();
+      logits_out->assign(l.data_ptr<float>(), l.data_ptr<float>() + l.numel());
     }
   }
 
@@ -490,6 +555,9 @@ class TorchModelRunner final : public ModelRunner {
     return file.header.position;
   }
 
+  void SetTrainingRecord(const TrainingRecord& record) override { training_ = record; }
+  const TrainingRecord& training_record() const override { return training_; }
+
   Status SaveModel(const std::string& path, bool best) override {
     c10::impl::GenericDict dict(c10::StringType::get(), c10::AnyType::get());
     for (const auto& item : net_->named_parameters()) {
@@ -497,6 +565,8 @@ class TorchModelRunner final : public ModelRunner {
       dict.insert(item.key(), t.detach().to(torch::kCPU).contiguous());
     }
     dict.insert("seer.config", config_.ToJson());
+    dict.insert("seer.training", TrainingRecordJson(training_));
+    dict.insert(kChecksumKey, Xxh64::ToHex(ModelFileChecksum(dict)));
     std::vector<char> bytes = torch::pickle_save(dict);
     return WriteFileAtomically(path, std::string(bytes.begin(), bytes.end()));
   }
@@ -505,9 +575,14 @@ class TorchModelRunner final : public ModelRunner {
     torch::NoGradGuard no_grad;
     for (auto& item : net_->named_parameters()) {
       if (!dict.contains(item.key())) return Corrupt(path + ": model file lacks tensor '" + item.key() + "'");
-      Tensor t = dict.at(item.key()).toTensor();
+      const c10::IValue& value = dict.at(item.key());
+      if (!value.isTensor()) return Corrupt(path + ": model file entry '" + item.key() + "' is not a tensor");
+      Tensor t = value.toTensor();
       if (t.sizes() != item.value().sizes()) {
         return Corrupt(path + ": tensor '" + item.key() + "' has the wrong shape");
+      }
+      if (!torch::isfinite(t).all().item<bool>()) {
+        return Corrupt(path + ": tensor '" + item.key() + "' holds a NaN or infinite weight");
       }
       item.value().copy_(t);
     }
@@ -596,6 +671,7 @@ class TorchModelRunner final : public ModelRunner {
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::map<std::string, Tensor> best_;
   Tensor staging_;
+  TrainingRecord training_;
   const CompactIndptr* graph_indptr_ = nullptr;  // borrowed (SetGraphIndptr)
   ProcessGroup* group_ = nullptr;                       // borrowed (SetProcessGroup)
 };
@@ -607,7 +683,8 @@ std::unique_ptr<ModelRunner> ModelRunner::Create(const ModelConfig& config, doub
   return std::make_unique<TorchModelRunner>(config, learning_rate, seed, use_cuda);
 }
 
-Result<std::unique_ptr<ModelRunner>> ModelRunner::LoadModel(const std::string& path, bool use_cuda) {
+Result<std::unique_ptr<ModelRunner>> ModelRunner::LoadModel(const std::string& path, bool use_cuda,
+                                                         std::string* warning) {
   SEER_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
   try {
     torch::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
@@ -616,10 +693,26 @@ Result<std::unique_ptr<ModelRunner>> ModelRunner::LoadModel(const std::string& p
     if (!dict.contains("seer.config") || !dict.at("seer.config").isString()) {
       return Corrupt(path + ": model file lacks 'seer.config' (not written by seer train --save-model)");
     }
+    if (dict.contains(kChecksumKey)) {
+      const c10::IValue& stored = dict.at(kChecksumKey);
+      const std::string actual = Xxh64::ToHex(ModelFileChecksum(dict));
+      if (!stored.isString() || stored.toStringRef() != actual) {
+        return Corrupt(path + ": model file is corrupt (checksum " + (stored.isString() ? stored.toStringRef() : "?") +
+                       " recorded, " + actual + " computed over its contents)");
+      }
+    } else if (warning != nullptr) {
+      *warning = path + ": model file has no checksum (written by an older seer): its weights cannot be verified; "
+                        "train again with --save-model to get a checked file";
+    }
     SEER_ASSIGN_OR_RETURN(ModelConfig config,
                           ModelConfig::FromJson(dict.at("seer.config").toStringRef(), path));
     auto runner = std::make_unique<TorchModelRunner>(config, 1e-3, 0, use_cuda);
     SEER_RETURN_IF_ERROR(runner->LoadWeights(dict, path));
+    if (dict.contains("seer.training")) {
+      if (!dict.at("seer.training").isString()) return Corrupt(path + ": model file's 'seer.training' is not a str");
+      SEER_ASSIGN_OR_RETURN(TrainingRecord record, TrainingRecordFromJson(dict.at("seer.training").toStringRef(), path));
+      runner->SetTrainingRecord(record);
+    }
     return std::unique_ptr<ModelRunner>(std::move(runner));
   } catch (const c10::Error& e) {
     return Corrupt(path + ": model file unreadable: " + std::string(e.what_without_backtrace()));

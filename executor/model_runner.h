@@ -36,6 +36,13 @@ namespace seer {
 class DeviceRows;    // executor/device_feature_tier.h
 class ProcessGroup;  // executor/process_group.h
 
+// What a model was trained with, beyond its ModelConfig: recorded in the model file
+// ("seer.training", docs/formats.md) so `seer predict` samples as training did.
+struct TrainingRecord {
+  std::vector<int> fanouts;  // per layer, input layer first; -1 = all neighbours
+  int64_t batch_size = 0;    // 0 = not recorded (files written before it was)
+};
+
 struct StepResult {
   double loss = 0;           // mean cross-entropy over labeled seeds (0 when none)
   int64_t num_labeled = 0;
@@ -81,9 +88,10 @@ class ModelRunner {
   virtual StepResult TrainStepRows(const BatchTrace& batch, const DeviceRows& rows,
                                    const int32_t* seed_labels) = 0;
   // Inference (no dropout, no grad). classes: num_seeds predicted classes. embeddings
-  // (optional): num_seeds x embedding_dim() floats, the input of the last layer.
+  // (optional): num_seeds x embedding_dim() floats, the input of the last layer. logits
+  // (optional): num_seeds x num_classes floats, the last layer's output (argmax = class).
   virtual void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,
-                       std::vector<float>* embeddings) = 0;
+                       std::vector<float>* embeddings, std::vector<float>* logits = nullptr) = 0;
   virtual int64_t embedding_dim() const = 0;
 
   // Best-validation model: Snapshot copies the current weights aside, RestoreBest copies
@@ -99,12 +107,21 @@ class ModelRunner {
   virtual Status SaveCheckpoint(const std::string& path, const TrainPosition& position) = 0;
   virtual Result<TrainPosition> LoadCheckpoint(const std::string& path) = 0;
 
+  // What the model was trained with (SaveModel records it, LoadModel reads it back).
+  virtual void SetTrainingRecord(const TrainingRecord& record) = 0;
+  virtual const TrainingRecord& training_record() const = 0;
+
   // The weights (the best-validation ones when a snapshot exists and best=true) as a
-  // dict name -> tensor that Python's torch.load opens, plus key "seer.config" holding
-  // the ModelConfig JSON (a str). Key names: the comment at the top of model_runner.cc.
+  // dict name -> tensor that Python's torch.load opens, plus keys "seer.config" (the
+  // ModelConfig JSON, a str), "seer.training" (the TrainingRecord JSON) and
+  // "seer.checksum" (XXH64 over every other entry: ModelFileChecksum, docs/formats.md).
+  // Key names and the forward pass: docs/formats.md ("Model file").
   virtual Status SaveModel(const std::string& path, bool best) = 0;
+  // Refuses (kCorrupt, naming the path) an unreadable file, a checksum mismatch, a
+  // missing or misshapen tensor and a non-finite weight. A file written before the
+  // checksum existed loads; *warning (when given) then says it could not be verified.
   static Result<std::unique_ptr<ModelRunner>> LoadModel(const std::string& path,
-                                                         bool use_cuda);
+                                                         bool use_cuda, std::string* warning = nullptr);
 };
 
 }  // namespace seer

@@ -77,29 +77,37 @@ PilotSpec PredictionPilot(const PredictOptions& o, const std::vector<int>& fanou
   return pilot;
 }
 
-// Predicts `distinct`'s classes (and embeddings), indexed like distinct.ids.
+// Predicts `distinct`'s classes (and embeddings, logits), indexed like distinct.ids.
 Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts, DataPath& data, ModelRunner& model,
                        const DistinctNodes& distinct, std::vector<int64_t>* classes, std::vector<float>* embeddings,
-                       EvalResult* result) {
+                       std::vector<float>* logits, EvalResult* result) {
   SEER_ASSIGN_OR_RETURN(LabelTable labels, LabelTable::Load(data.dataset(), distinct.ids));
   const SuperbatchOptions sb =
       MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, fanouts, o.seed, /*shuffle=*/false);
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(data.topology().view(), distinct.ids, sb));
   const int64_t dim = model.embedding_dim();
+  const int64_t num_classes = model.config().num_classes;
   classes->assign(distinct.ids.size(), -1);
   if (o.want_embeddings) embeddings->resize(distinct.ids.size() * static_cast<size_t>(dim));
+  if (o.want_logits) logits->resize(distinct.ids.size() * static_cast<size_t>(num_classes));
   ProgressReporter progress("predict", static_cast<int64_t>(distinct.ids.size()), "nodes", o.show_progress);
-  auto sink = [&](const BatchTrace& batch, const int64_t* batch_classes, const std::vector<float>& emb) {
+  auto sink = [&](const BatchTrace& batch, const int64_t* batch_classes, const std::vector<float>& emb,
+                  const std::vector<float>& batch_logits) {
     for (int64_t s = 0; s < batch.num_seeds; ++s) {
       const size_t idx = distinct.index_of.at(batch.node_ids[static_cast<size_t>(s)]);
       (*classes)[idx] = batch_classes[s];
       if (o.want_embeddings) {
         std::copy(emb.begin() + s * dim, emb.begin() + (s + 1) * dim, embeddings->begin() + static_cast<int64_t>(idx) * dim);
       }
+      if (o.want_logits) {
+        std::copy(batch_logits.begin() + s * num_classes, batch_logits.begin() + (s + 1) * num_classes,
+                  logits->begin() + static_cast<int64_t>(idx) * num_classes);
+      }
     }
     progress.Add(batch.num_seeds);
   };
-  SEER_ASSIGN_OR_RETURN(EvalResult eval, EvaluateSplit(sampler, data.gatherer(), model, labels, o.want_embeddings, sink));
+  SEER_ASSIGN_OR_RETURN(EvalResult eval, EvaluateSplit(sampler, data.gatherer(), model, labels, o.want_embeddings, sink,
+                                                       /*gather_stats=*/nullptr, o.want_logits));
   progress.Finish();
   *result = eval;
   return Status::Ok();
@@ -112,14 +120,16 @@ Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts,
 // draws by (seed, epoch, node, hop)), so the result equals one process's.
 Status PredictShared(const PredictOptions& o, const std::vector<int>& fanouts, DataPath& data, ModelRunner& model,
                      ProcessGroup& group, const DistinctNodes& distinct, std::vector<int64_t>* classes,
-                     std::vector<float>* embeddings, EvalResult* result) {
+                     std::vector<float>* embeddings, std::vector<float>* logits, EvalResult* result) {
   const auto n = static_cast<int64_t>(distinct.ids.size());
   const int64_t w = group.world_size();
   const int64_t lo = n * group.rank() / w;
   const int64_t hi = n * (group.rank() + 1) / w;
   const int64_t dim = model.embedding_dim();
+  const int64_t num_classes = model.config().num_classes;
   classes->assign(static_cast<size_t>(n), 0);
   if (o.want_embeddings) embeddings->assign(static_cast<size_t>(n * dim), 0.0f);
+  if (o.want_logits) logits->assign(static_cast<size_t>(n * num_classes), 0.0f);
   int64_t counts[2] = {0, 0};  // correct, labeled
   if (hi > lo) {
     const DistinctNodes share =
@@ -128,16 +138,19 @@ Status PredictShared(const PredictOptions& o, const std::vector<int>& fanouts, D
     share_options.show_progress = o.show_progress && group.rank() == 0;
     std::vector<int64_t> share_classes;
     std::vector<float> share_embeddings;
+    std::vector<float> share_logits;
     EvalResult eval;
-    SEER_RETURN_IF_ERROR(
-        PredictDistinct(share_options, fanouts, data, model, share, &share_classes, &share_embeddings, &eval));
+    SEER_RETURN_IF_ERROR(PredictDistinct(share_options, fanouts, data, model, share, &share_classes, &share_embeddings,
+                                         &share_logits, &eval));
     std::copy(share_classes.begin(), share_classes.end(), classes->begin() + lo);
     if (o.want_embeddings) std::copy(share_embeddings.begin(), share_embeddings.end(), embeddings->begin() + lo * dim);
+    if (o.want_logits) std::copy(share_logits.begin(), share_logits.end(), logits->begin() + lo * num_classes);
     counts[0] = eval.correct;
     counts[1] = eval.labeled;
   }
   SEER_RETURN_IF_ERROR(group.AllreduceInt64(classes->data(), n, ProcessGroup::ReduceOp::kSum, "predicted classes"));
   if (o.want_embeddings) SEER_RETURN_IF_ERROR(group.AllreduceSum(embeddings->data(), n * dim, "predicted embeddings"));
+  if (o.want_logits) SEER_RETURN_IF_ERROR(group.AllreduceSum(logits->data(), n * num_classes, "predicted logits"));
   SEER_RETURN_IF_ERROR(group.AllreduceInt64(counts, 2, ProcessGroup::ReduceOp::kSum, "prediction accuracy counts"));
   result->correct = counts[0];
   result->labeled = counts[1];
@@ -149,8 +162,12 @@ Status PredictShared(const PredictOptions& o, const std::vector<int>& fanouts, D
 
 Result<PredictResult> RunPrediction(const PredictOptions& o) {
   KeepLargeAllocationsMapped();
-  SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, ModelRunner::LoadModel(o.model_path, o.use_cuda));
+  std::string load_warning;
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, ModelRunner::LoadModel(o.model_path, o.use_cuda, &load_warning));
+  // Default fan-outs: the ones the model was trained with (recorded in the file), else
+  // 10 per layer (files written before they were recorded).
   std::vector<int> fanouts = o.fanouts;
+  if (fanouts.empty()) fanouts = model->training_record().fanouts;
   if (fanouts.empty()) fanouts.assign(static_cast<size_t>(model->config().num_layers), 10);
   if (model->config().kind != ModelKind::kMlp && static_cast<int64_t>(fanouts.size()) != model->config().num_layers) {
     return InvalidArgument(fmt::format("--fanouts has {} layers, the model {}", fanouts.size(), model->config().num_layers));
@@ -171,6 +188,8 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   if (group) SEER_RETURN_IF_ERROR(CheckRanksMatch(*group, *data, model.get()));
   model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   PredictResult result;
+  result.warning = load_warning;
+  result.fanouts = fanouts;
   result.rank = env.rank;
   result.world_size = env.world_size;
   result.nodes = o.nodes;
@@ -179,27 +198,40 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   }
   SEER_RETURN_IF_ERROR(CheckNodeRange(result.nodes, data->manifest().num_nodes));
   result.embedding_dim = model->embedding_dim();
+  result.num_classes = model->config().num_classes;
   const DistinctNodes distinct = Distinct(result.nodes);
+  result.distinct_nodes = static_cast<int64_t>(distinct.ids.size());
   if (distinct.ids.empty()) return result;
   std::vector<int64_t> classes;
   std::vector<float> embeddings;
+  std::vector<float> logits;
   EvalResult eval;
   if (group != nullptr) {
-    SEER_RETURN_IF_ERROR(PredictShared(o, fanouts, *data, *model, *group, distinct, &classes, &embeddings, &eval));
+    SEER_RETURN_IF_ERROR(
+        PredictShared(o, fanouts, *data, *model, *group, distinct, &classes, &embeddings, &logits, &eval));
   } else {
-    SEER_RETURN_IF_ERROR(PredictDistinct(o, fanouts, *data, *model, distinct, &classes, &embeddings, &eval));
+    SEER_RETURN_IF_ERROR(PredictDistinct(o, fanouts, *data, *model, distinct, &classes, &embeddings, &logits, &eval));
   }
   result.accuracy = eval.accuracy;
+  result.labeled = eval.labeled;
+  result.correct = eval.correct;
   // Back to the caller's order (duplicates included).
   const int64_t dim = result.embedding_dim;
+  const int64_t num_classes = result.num_classes;
   result.classes.resize(result.nodes.size());
   if (o.want_embeddings) result.embeddings.resize(result.nodes.size() * static_cast<size_t>(dim));
+  if (o.want_logits) result.logits.resize(result.nodes.size() * static_cast<size_t>(num_classes));
   for (size_t i = 0; i < result.nodes.size(); ++i) {
     const size_t idx = distinct.index_of.at(result.nodes[i]);
     result.classes[i] = classes[idx];
     if (o.want_embeddings) {
       std::copy(embeddings.begin() + static_cast<int64_t>(idx) * dim, embeddings.begin() + static_cast<int64_t>(idx + 1) * dim,
                 result.embeddings.begin() + static_cast<int64_t>(i) * dim);
+    }
+    if (o.want_logits) {
+      std::copy(logits.begin() + static_cast<int64_t>(idx) * num_classes,
+                logits.begin() + static_cast<int64_t>(idx + 1) * num_classes,
+                result.logits.begin() + static_cast<int64_t>(i) * num_classes);
     }
   }
   return result;

@@ -10,6 +10,11 @@
 // executor/data_parallel.h): rank r predicts a contiguous share of the distinct ids and
 // the results are summed over the ranks, so every rank returns the whole result.
 //
+// Fan-outs: PredictOptions::fanouts, else the model file's training fan-outs
+// (TrainingRecord), else 10 per layer. Logits on request (want_logits). The model file is
+// verified at load (ModelRunner::LoadModel: checksum, finite weights); a file without a
+// checksum gives PredictResult::warning.
+//
 // Refusals (kInvalidArgument): a node id outside the graph (naming it and its position),
 // --fanouts with another number of layers than the model, a model trained on another
 // dataset (unless allow_other_dataset) or with other feature/class sizes. Torch-free
@@ -17,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "executor/train_options.h"
@@ -29,7 +35,14 @@ struct PredictResult {
   std::vector<int64_t> classes;      // per node
   std::vector<float> embeddings;     // nodes × embedding_dim (when asked)
   int64_t embedding_dim = 0;
+  std::vector<float> logits;         // nodes × num_classes (PredictOptions::want_logits)
+  int64_t num_classes = 0;
   double accuracy = -1;              // against labels.bin over labeled nodes
+  int64_t distinct_nodes = 0;        // nodes predicted (each distinct id once)
+  int64_t labeled = 0;               // of those, the labelled ones (accuracy's denominator)
+  int64_t correct = 0;
+  std::vector<int> fanouts;          // the fan-outs used (given, or the model's training ones)
+  std::string warning;               // e.g. a model file without checksum ("" = none)
   int rank = 0;                      // this process's rank (data-parallel prediction)
   int world_size = 1;
 };

@@ -1,5 +1,7 @@
 #include "executor/rank_env.h"
 
+#include <string_view>
+
 #include <cstdlib>
 #include <optional>
 
@@ -60,6 +62,8 @@ Result<RankEnv> ResolveRankEnv(const DistOptions& flags, const std::function<con
       if (local_size) env.local_world_size = *local_size;
     }
     env.source = l.source;
+    // `seer train/predict --nproc N` sets torchrun's variables for its ranks (tools/local_launch.h).
+    if (l.rank == std::string_view("RANK") && getenv_fn("SEER_LAUNCH_COMMAND") != nullptr) env.source = "started by --nproc";
     break;
   }
   if (const char* addr = getenv_fn("MASTER_ADDR"); addr != nullptr && *addr != '\0') env.master_addr = addr;

@@ -127,6 +127,10 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
     options.ranking = RankNodesByScore(visits, options.capacity_rows);
   }
+  if (spec.kind == PolicyKind::kBelady && spec.read_block_bytes > 0) {
+    const DatasetManifest& m = dataset.manifest();
+    options.planner.read_blocks = ReadBlocks{m.feature_row_bytes(), spec.read_block_bytes, m.num_nodes};
+  }
   BeladyPlannerOptions belady = options.planner;  // the streaming plan's copy
   belady.working_memory_bytes = spec.planner_working_bytes;
   belady.runtime_dir = spec.spill_dir;

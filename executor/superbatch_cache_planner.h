@@ -79,6 +79,9 @@ struct CachePolicySpec {
   std::string spill_dir;                 // where they spill (and Belady's next-use runs)
   int64_t planner_working_bytes = int64_t{8} << 20;  // Belady's streaming sort buffer (bench/RESULTS.md: 4-64 MiB plan equally fast)
   bool show_progress = false;            // progress line of the out-degree pass (minutes at 10^9 nodes)
+  // Block-granular reads (cache/read_blocks.h): belady plans the block rule
+  // (cache/belady_planner.h, always on the CPU); other policies only read blocks.
+  int64_t read_block_bytes = 0;
 };
 
 // The epoch number the PreSC pre-sampling pass uses; training never reaches it, so its

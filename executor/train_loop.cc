@@ -122,6 +122,7 @@ DataIoOptions TrainingIo(const TrainOptions& o) {
   io.direct = o.direct_io;
   io.quiet = o.quiet;
   io.pin_feature_cache = o.use_cuda && kernels::CudaDeviceCount() > 0;
+  io.read_block_bytes = o.read_block_bytes;
   return io;
 }
 
@@ -271,24 +272,23 @@ std::vector<std::pair<int64_t, int64_t>> MakeSchedule(const TrainPosition& from,
   return schedule;
 }
 
-// After the last epoch: the best-validation model's test accuracy, and --save-model.
-// Data-parallel runs: the test accuracy is summed over the ranks' shards, and rank 0
-// alone writes the model, after a barrier (every rank has finished).
+// After the last epoch: the test split, evaluated once, on the best-validation weights
+// (kept in memory by ModelRunner::SnapshotBest and in every checkpoint, so a resumed run
+// has them too), or on the final weights when nothing was validated (no labelled
+// validation node, --eval-every 0); then --save-model. Data-parallel runs: the test
+// accuracy is summed over the ranks' shards, and rank 0 alone writes the model, after a
+// barrier (every rank has finished).
 Status FinishModel(const TrainContext& ctx, const TrainPosition& position, TrainSummary* summary) {
   if (ctx.model == nullptr || summary->stopped_early) return Status::Ok();
   summary->best_valid_accuracy = position.best_valid_accuracy;
   summary->best_epoch = position.best_epoch;
-  if (ctx.model->has_best()) {
-    ctx.model->RestoreBest();
-    if (ctx.samplers.test) {
-      SEER_ASSIGN_OR_RETURN(EvalResult test,
-                            EvaluateSplit(*ctx.samplers.test, ctx.data.gatherer(), *ctx.model, ctx.labels));
-      SEER_ASSIGN_OR_RETURN(test, ReduceEvalResult(test, ctx.group, "test evaluation of the best model"));
-      summary->test_accuracy = test.accuracy;
-    }
-  } else if (!summary->epochs.empty()) {
-    summary->test_accuracy = summary->epochs.back().test_accuracy;
+  if (ctx.model->has_best()) ctx.model->RestoreBest();
+  if (ctx.samplers.test) {
+    SEER_ASSIGN_OR_RETURN(EvalResult test, EvaluateSplit(*ctx.samplers.test, ctx.data.gatherer(), *ctx.model, ctx.labels));
+    SEER_ASSIGN_OR_RETURN(test, ReduceEvalResult(test, ctx.group, "test evaluation of the best model"));
+    summary->test_accuracy = test.accuracy;
   }
+  ctx.model->SetTrainingRecord(TrainingRecord{ctx.options.fanouts, ctx.options.batch_size});
   if (ctx.options.save_model_path.empty()) return Status::Ok();
   if (ctx.group != nullptr) {
     SEER_RETURN_IF_ERROR(ctx.group->Barrier("barrier before --save-model"));
@@ -384,6 +384,17 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   policy_spec.changeset_budget_bytes = std::min<int64_t>(kChangesetRamBytes, std::max<int64_t>(0, trace_budget / 2));
   policy_spec.spill_dir = runtime_dir.path();
   policy_spec.show_progress = o.show_progress && env.rank == 0;
+  policy_spec.read_block_bytes = o.read_block_bytes;
+  if (o.read_block_bytes > 0) {
+    const bool gpu_asked = o.cache_policy == PolicyKind::kBelady && o.planner == PlannerDevice::kGpu;
+    reporter->Say(fmt::format("feature reads: {}-byte aligned blocks (--read-block), one read per distinct block of a "
+                              "batch's misses{}{}",
+                              o.read_block_bytes,
+                              o.cache_policy == PolicyKind::kBelady
+                                  ? "; belady caches a block's other rows used before what they would evict"
+                                  : "",
+                              gpu_asked ? "; the GPU planner does not implement block reads: planning on the CPU" : ""));
+  }
   SEER_ASSIGN_OR_RETURN(SuperbatchCachePlanner policy,
                         MakeSuperbatchCachePlanner(policy_spec, data->dataset(), *samplers.train));
   if (StopRequested(o)) return StoppedBeforeTraining(o, env);
@@ -392,8 +403,12 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
   if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, request, *reporter));
+  if (device_tier && o.read_block_bytes > 0) {
+    return InvalidArgument("--read-block with --device-cache: the device tier plans per-row reads; use one or the other");
+  }
   SEER_ASSIGN_OR_RETURN(TrainPosition position, checkpointer.Resume(model.get(), o.seed));
   position.run = run_record;
+  position.settings = o.settings;
   if (group) {
     SEER_RETURN_IF_ERROR(CheckRanksMatch(*group, *data, model.get()));
     SEER_ASSIGN_OR_RETURN(position, ResumeRanks(*group, o, checkpointer, model.get(), runtime_dir.path(), position));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,12 @@ struct TrainOptions {
   int64_t batch_size = 1000;
   int64_t superbatch = 0;            // batches per superbatch; 0 = auto (chosen from the budget)
   int64_t epochs = 10;
-  int64_t eval_every = 1;            // epochs; 0 = only after the last epoch
+  // Validation after every eval_every-th epoch and after the last (0 = never: the test
+  // split is then evaluated on the final weights). The test split is evaluated once, after
+  // training, on the best-validation weights; test_every_epoch also evaluates it with
+  // each validation (the old behaviour, for curves).
+  int64_t eval_every = 1;
+  bool test_every_epoch = false;
   uint64_t seed = 0;
   int num_threads = 0;               // sampling workers (0 = all cores)
   bool no_train = false;             // data path only
@@ -74,6 +80,9 @@ struct TrainOptions {
   int64_t runtime_bytes = -1;
   int64_t ncache_budget_bytes = -1;  // -1 = auto
   int64_t fcache_budget_bytes = -1;  // -1 = auto
+  // Block-granular feature reads (cache/read_blocks.h): 0 = per-row reads; B > 0 (a power
+  // of two) = a miss reads its B-aligned blocks and Belady admits their free rows.
+  int64_t read_block_bytes = 0;
   int64_t device_cache_bytes = 0;    // device feature-cache tier (executor/device_feature_tier.h): 0 = off, -1 = auto
   double ncache_share = -1;          // neighbor cache's share of the cache memory; -1 = auto
   int64_t trace_budget_bytes = -1;   // -1 = from the split (tests force spilling with 0)
@@ -86,6 +95,10 @@ struct TrainOptions {
   // checkpoint_dir and checkpoint_every 0, else off.
   double checkpoint_every_seconds = -1;
   bool resume = false;
+  // The command line's settings (flag -> text, "dataset" -> its path), recorded in every
+  // checkpoint (TrainPosition::settings): `seer train --resume --checkpoint-dir K` alone
+  // continues with them (tools/train_command.cc). Empty for library callers.
+  std::map<std::string, std::string> settings;
   int64_t stop_after_superbatches = -1;  // tests: stop (after checkpointing) early
   std::string save_model_path;
   std::string metrics_path;          // JSON lines
@@ -108,7 +121,7 @@ struct PredictOptions {
   std::string dataset_dir;
   std::string model_path;
   std::vector<int64_t> nodes;        // empty = the test split
-  std::vector<int> fanouts;          // empty = 10 per model layer
+  std::vector<int> fanouts;          // empty = the model's training fan-outs (10 per layer if unrecorded)
   int64_t batch_size = 1000;
   int64_t superbatch = 100;
   uint64_t seed = 0;
@@ -119,6 +132,7 @@ struct PredictOptions {
   int64_t memory_budget_bytes = int64_t{4} << 30;
   int64_t runtime_bytes = -1;  // as TrainOptions::runtime_bytes
   bool want_embeddings = false;
+  bool want_logits = false;          // PredictResult::logits (the last layer's outputs)
   bool show_progress = true;
   // The model's recorded dataset identity differs from the dataset's: predict anyway
   // (refused by default, naming both).

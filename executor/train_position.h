@@ -26,6 +26,9 @@ struct TrainPosition {
   // The flags and dataset that shape the batches and plans (name -> value, the
   // checkpoint's "run" record): a resume with any other value is refused (Checkpointer).
   std::map<std::string, std::string> run;
+  // The settings the run was started with (TrainOptions::settings: flag -> text), so a
+  // resume needs no flags but --checkpoint-dir; not compared here (the CLI compares them).
+  std::map<std::string, std::string> settings;
   // `epoch`'s training sums over its batches before (next_superbatch, next_batch), so a resumed
   // epoch reports loss and accuracy over all its batches.
   double epoch_loss_sum = 0;

@@ -289,25 +289,28 @@ Status TrainingExecutor::EndEpoch(int64_t epoch) {
   return SaveCheckpoint();
 }
 
-// Valid and test accuracy after the last epoch and every --eval-every epochs; a better
-// validation accuracy snapshots the weights.
+// Validation after every --eval-every-th epoch and after the last (none with
+// --eval-every 0); the test split too only with --test-every-epoch (by default it is
+// evaluated once, after training, on the best-validation weights: train_loop.cc
+// FinishModel). A better validation accuracy snapshots the weights.
 Status TrainingExecutor::EvaluateEpoch(int64_t epoch, EpochReport& r) {
   const TrainOptions& o = ctx_.options;
   const bool last = epoch + 1 == o.epochs;
-  if (ctx_.model == nullptr || !(last || (o.eval_every > 0 && (epoch + 1) % o.eval_every == 0))) return Status::Ok();
+  if (ctx_.model == nullptr || o.eval_every <= 0 || !(last || (epoch + 1) % o.eval_every == 0)) return Status::Ok();
   const auto eval_start = Clock::now();
+  const bool with_test = o.test_every_epoch && ctx_.samplers.test;
   EvalResult valid, test;
   if (ctx_.samplers.valid) {
     SEER_ASSIGN_OR_RETURN(valid, EvaluateSplit(*ctx_.samplers.valid, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
   }
-  if (ctx_.samplers.test) {
+  if (with_test) {
     SEER_ASSIGN_OR_RETURN(test, EvaluateSplit(*ctx_.samplers.test, ctx_.data.gatherer(), *ctx_.model, ctx_.labels));
   }
   const std::string when = "evaluation after epoch " + std::to_string(epoch + 1);
   if (ctx_.samplers.valid) {
     SEER_ASSIGN_OR_RETURN(valid, ReduceEvalResult(valid, ctx_.group, "valid " + when));
   }
-  if (ctx_.samplers.test) {
+  if (with_test) {
     SEER_ASSIGN_OR_RETURN(test, ReduceEvalResult(test, ctx_.group, "test " + when));
   }
   r.valid_accuracy = valid.accuracy;

@@ -12,14 +12,15 @@
 // score, then cached, then lower id"): same output, byte for byte, as the CPU planner.
 // The algorithm (kernels/belady_thrust.inl): next uses by a stable sort of (id, position);
 // the cache kept as an array sorted by key, whose hits are a prefix; per iteration a sort
-// of the batch's candidates, a co-rank search for the cut and one merge — O(n log n + K)
-// work per iteration of n accesses.
-// Memory (device or host): about 32 bytes per access + 72 per cache slot + 40 per access
-// of the largest batch. Node ids may be any value in [0, 2^63).
+// of the batch's candidates, a co-rank search for the cut and one merge — O(n + K) work
+// per iteration of n accesses (radix sorts), one wait for the device per iteration.
+// Memory (device or host): about 32 bytes per access + 72 per cache slot + 92 per access
+// of the largest batch + 28 per changeset entry held before copy-out (changeset_chunk). Node ids may be any value in [0, 2^63).
 // Blocking; not thread-safe with itself for the GPU backend (current device, default
 // stream); the host backend is reentrant.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,7 +37,36 @@ struct BeladyGpuInput {
   // in the superbatch). score(v) must not depend on where v appears.
   const uint32_t* scores = nullptr;          // aligned with ids (all accesses); null = 0
   const uint32_t* initial_scores = nullptr;  // aligned with initial_slots; null = 0
+  // Diagnostics: fill BeladyGpuOutput::phase_seconds. Opt-in because, on CUDA, each phase
+  // boundary then waits for the device (so the phases do not overlap and their sum exceeds
+  // an untimed run's time); the host backend only reads the clock.
+  bool time_phases = false;
+  // Changeset entries (each of inserted and evicted) held on the device before they are
+  // copied to the host in one copy per array; raised to the largest batch. 0 = 2^21
+  // (about 56 MiB of buffers). Small values are for tests of the copy-out path.
+  int64_t changeset_chunk = 0;
 };
+
+// The phases of one plan, for BeladyGpuOutput::phase_seconds. The per-batch phases are
+// summed over the batches.
+enum PlanPhase : int {
+  kPhaseUpload = 0,   // inputs to the device, buffers allocated
+  kPhaseNextUse,      // next access of every access (sort by id), duplicate check
+  kPhaseInitialFill,  // C0 as sorted entries, its free slots
+  kPhaseHits,         // per batch: the cache's hits marked by position
+  kPhaseCandidates,   // per batch: candidates built and sorted by key
+  kPhaseCoRank,       // per batch: the cut (hit count, co-rank) read by the host
+  kPhaseEvict,        // per batch: evicted entries listed by slot, free list merged
+  kPhaseInsert,       // per batch: kept misses placed in free slots, re-sorted
+  kPhaseMerge,        // per batch: the new cache, merged
+  kPhaseCopyOut,      // changesets and final slots to the host
+  kNumPlanPhases,
+};
+inline const char* PlanPhaseName(int phase) {
+  static constexpr const char* kNames[kNumPlanPhases] = {
+      "upload", "next-use", "initial fill", "hits", "candidates", "co-rank", "evict", "insert", "merge", "copy out"};
+  return phase >= 0 && phase < kNumPlanPhases ? kNames[phase] : "?";
+}
 
 // Flattened changesets: batch i's inserted entries are [in_offsets[i], in_offsets[i+1]).
 struct BeladyGpuOutput {
@@ -55,6 +85,11 @@ struct BeladyGpuOutput {
   int64_t temp_requests = 0;
   int64_t temp_allocations = 0;
   int64_t temp_bytes = 0;
+  // Times the host waited for the device's results (a count, the cut, copies out); on the
+  // host backend the same points are counted though nothing waits there.
+  int64_t host_syncs = 0;
+  // Seconds per PlanPhase, only with BeladyGpuInput::time_phases (else zeros).
+  std::array<double, kNumPlanPhases> phase_seconds{};
 };
 
 enum class GpuPlanCode {

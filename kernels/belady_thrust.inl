@@ -28,18 +28,23 @@
 //   2. The cache is kept as an array of entries SORTED by key. A cached node's key does
 //      not change until it is hit (its next use stays, its flag is 0, its score is
 //      static), and every cached key has next_use >= i at iteration i, so the hits of
-//      iteration i are exactly the prefix with hi == i (one binary search).
+//      iteration i are exactly the prefix with hi == i (at most n entries).
 //   3. Per iteration: the candidates N = this batch's accesses (hits with their new key,
-//      misses with flag 1) are built and sorted (O(n log n)); R = the cached entries
+//      misses with flag 1) are built and sorted (two radix passes on the key words,
+//      O(n)); R = the cached entries
 //      that were not hit (still sorted). The kept set is the first K of merge(R, N): its
 //      split (a from R, b from N) is found by one binary search (co-rank) without
 //      merging. Cut: R[a..] and the hits in N[b..] are evicted (listed by ascending
 //      slot), the misses in N[b..] are not inserted. Inserted: the misses in N[..b) in
 //      ascending position take the smallest free slots (a sorted free list, merged with
-//      the slots just freed). The new cache is merge(R[..a), N[..b) with flags cleared).
-//   Work per iteration: O(n log n) + O(K) for the one merge; memory about 32 bytes per
-//   access (during step 1) + 72 bytes per slot + 40 bytes per access of the largest
-//   batch.
+//      the slots just freed, themselves radix-sorted). The new cache is merge(R[..a),
+//      N[..b) with flags cleared), N[..b) itself a merge of its hits and its misses.
+//   The host waits once per iteration, for the cut (h, a, b and the hits in N[0, b): four
+//   numbers computed on the device, from which it sizes every later step); the changesets
+//   accumulate on the device and are copied out in chunks (BeladyGpuInput::changeset_chunk).
+//   Work per iteration: O(n) sorts and scans + O(K) for the merges; memory about 32 bytes
+//   per access (during step 1) + 72 bytes per slot + 92 bytes per access of the largest
+//   batch + 28 bytes per changeset entry of a chunk.
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -50,12 +55,21 @@
 #include <thrust/fill.h>
 #include <thrust/for_each.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/functional.h>
+#include <thrust/gather.h>
 #include <thrust/merge.h>
+#include <thrust/scan.h>
 #include <thrust/sequence.h>
 #include <thrust/sort.h>
+#include <thrust/transform.h>
 #include <thrust/transform_reduce.h>
+#include <thrust/transform_scan.h>
+#if defined(__CUDACC__)
+#include <thrust/system/cuda/error.h>
+#endif
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <limits>
@@ -85,6 +99,9 @@ namespace {
 constexpr uint64_t kTopBit = uint64_t{1} << 63;
 constexpr uint64_t kIdMask = kTopBit - 1;
 constexpr int64_t kNoAccess = std::numeric_limits<int64_t>::max();
+// Changeset entries held on the device before they are copied out (each side): 2^21
+// entries are 32 MiB inserted + 24 MiB evicted, a few copies per superbatch.
+constexpr int64_t kChangesetChunk = int64_t{1} << 21;
 
 // A cache entry, or a candidate of the current iteration, with its key (hi, lo).
 struct Entry {
@@ -99,12 +116,6 @@ struct KeyLess {
   SEER_HD bool operator()(const Entry& a, const Entry& b) const {
     return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo);
   }
-};
-struct SlotLess {
-  SEER_HD bool operator()(const Entry& a, const Entry& b) const { return a.slot < b.slot; }
-};
-struct IsCached {
-  SEER_HD bool operator()(const Entry& e) const { return (e.lo & kTopBit) == 0; }
 };
 struct MinOp {
   SEER_HD int64_t operator()(int64_t a, int64_t b) const { return a < b ? a : b; }
@@ -188,13 +199,16 @@ struct InitialEntry {
   }
 };
 
-// 3a. Hits: the cached entries whose next access lies in this batch.
+// 3a. Hits: the cached entries whose next access lies in this batch. They are the prefix
+// of the sorted cache with hi == i, at most n long: the functor runs over the first
+// min(n, occupied) entries and skips the others, so the host need not know the hit count.
 struct MarkHit {
   const Entry* entries;
+  uint64_t batch;
   int64_t base;
   int32_t* pos_slot;
   SEER_HD void operator()(int64_t e) const {
-    pos_slot[entries[e].next_g - base] = entries[e].slot;
+    if (entries[e].hi == batch) pos_slot[entries[e].next_g - base] = entries[e].slot;
   }
 };
 
@@ -209,6 +223,7 @@ struct BuildCandidate {
   int64_t base;
   const int32_t* pos_slot;
   Entry* out;
+  uint64_t* lo_keys;  // out[p].lo, the first radix pass's key
   SEER_HD void operator()(int64_t p) const {
     const int64_t g = base + p;
     const int64_t nxt = next_g[g];
@@ -217,32 +232,90 @@ struct BuildCandidate {
     const uint64_t flag = slot >= 0 ? 0 : kTopBit;
     out[p] = Entry{HiKey(offsets, num_batches, nxt, score), flag | static_cast<uint64_t>(ids[g]),
                    nxt, slot, static_cast<int32_t>(p)};
+    lo_keys[p] = out[p].lo;
   }
 };
+// The candidates sorted by key (hi, lo) as two radix passes on integer keys instead of a
+// comparator sort of 32-byte entries: sort the index by lo, then stable-sort it by hi.
+// Exact because lo is unique among a batch's candidates (ids are unique in a batch), so
+// the first pass leaves no ties for stability to break, and the second keeps lo's order
+// among equal hi. HiOf feeds the second pass, in the first pass's order.
+struct HiOf {
+  const Entry* entries;
+  SEER_HD uint64_t operator()(int32_t k) const { return entries[k].hi; }
+};
+// 1 for a cached candidate (a hit): scanned into hits_before, the number of hits in
+// N[0..k], which places every hit among the evicted and counts them without a copy_if.
+struct CachedAsOne {
+  SEER_HD int32_t operator()(const Entry& e) const { return (e.lo & kTopBit) == 0 ? 1 : 0; }
+};
 
-// 3c. Co-rank: how many of the first `keep` elements of merge(R, N) come from R (R and N
-// sorted, keys distinct). One thread; O(log).
-struct CoRank {
-  const Entry* r;
-  int64_t r_size;
-  const Entry* n;
+// 3c. The cut, in one thread, written to result[0..4): the hit count h (all hits are in
+// N), the split a (from R = entries[h..occupied)) + b (from N) of the first `keep`
+// elements of merge(R, N) (co-rank: one binary search, keys distinct), and the hits in
+// N[0, b). The host reads these four numbers in one copy, its only wait per batch: every
+// other size of the batch follows from them.
+struct Cut {
+  const Entry* entries;
+  int64_t occupied;
+  const Entry* n_sorted;
   int64_t n_size;
+  const int32_t* hits_before;
   int64_t keep;
   int64_t* result;
   SEER_HD void operator()(int64_t) const {
-    KeyLess less;
-    int64_t lo = keep > n_size ? keep - n_size : 0;
-    int64_t hi = keep < r_size ? keep : r_size;
-    while (lo < hi) {  // first a with !(R[a] < N[keep - a - 1])
-      const int64_t a = lo + (hi - lo) / 2;
-      const int64_t b = keep - a;
-      if (b > 0 && less(r[a], n[b - 1])) lo = a + 1; else hi = a;
+    const int64_t h = hits_before[n_size - 1];
+    const Entry* r = entries + h;
+    const int64_t r_size = occupied - h;
+    int64_t a = r_size;
+    if (r_size + n_size > keep) {
+      KeyLess less;
+      int64_t lo = keep > n_size ? keep - n_size : 0;
+      int64_t hi = keep < r_size ? keep : r_size;
+      while (lo < hi) {  // first a with !(R[a] < N[keep - a - 1])
+        const int64_t mid = lo + (hi - lo) / 2;
+        const int64_t b = keep - mid;
+        if (b > 0 && less(r[mid], n_sorted[b - 1])) lo = mid + 1; else hi = mid;
+      }
+      a = lo;
     }
-    *result = lo;
+    const int64_t b = r_size + n_size > keep ? keep - a : n_size;
+    result[0] = h;
+    result[1] = a;
+    result[2] = b;
+    result[3] = b > 0 ? hits_before[b - 1] : 0;
   }
 };
 
-// 3d. Inserted misses: ins_idx[pos] = index in N of each kept miss.
+// 3d. Evicted: R[a, r) then the hits in N[b, n) (in N's order: any order would do, the
+// list is sorted by slot next), as (slot, id) pairs straight into the changeset buffers.
+// Slots are unique, so sorting the int32 slots with the ids alongside (a radix sort) gives
+// the order of the rule's "ascending slot".
+struct EvictedOfCache {
+  const Entry* r_cut;  // R[a..]
+  int32_t* out_slots;
+  int64_t* out_ids;
+  SEER_HD void operator()(int64_t k) const {
+    out_slots[k] = r_cut[k].slot;
+    out_ids[k] = static_cast<int64_t>(r_cut[k].lo & kIdMask);
+  }
+};
+struct ScatterEvictedHits {
+  const Entry* cand;
+  const int32_t* hits_before;
+  int64_t first;       // where the first evicted hit goes (r - a)
+  int64_t hits_in_b;   // the hits in N[0, b), not evicted
+  int32_t* out_slots;
+  int64_t* out_ids;
+  SEER_HD void operator()(int64_t k) const {
+    if ((cand[k].lo & kTopBit) != 0) return;
+    const int64_t dst = first + hits_before[k] - 1 - hits_in_b;
+    out_slots[dst] = cand[k].slot;
+    out_ids[dst] = static_cast<int64_t>(cand[k].lo & kIdMask);
+  }
+};
+
+// 3e. Inserted misses: ins_idx[pos] = index in N of each kept miss.
 struct MarkInserted {
   const Entry* cand;
   int32_t* ins_idx;
@@ -250,37 +323,47 @@ struct MarkInserted {
     if ((cand[k].lo & kTopBit) != 0) ins_idx[cand[k].pos] = static_cast<int32_t>(k);
   }
 };
-struct IsInsertedPos {
-  const int32_t* ins_idx;
-  SEER_HD bool operator()(int64_t p) const { return ins_idx[p] >= 0; }
+struct InsertedAsOne {
+  SEER_HD int32_t operator()(int32_t idx) const { return idx >= 0 ? 1 : 0; }
 };
-// The k-th inserted miss (ascending position) takes the k-th smallest free slot and
-// becomes a cached entry (flag cleared).
+// The inserted miss at position p is the k-th (ascending position; k = ins_rank[p] - 1,
+// the inclusive scan of the marks): it takes the k-th smallest free slot, becomes a cached
+// entry (flag cleared), and is written to this batch's part of the changeset buffers.
 struct PlaceInserted {
-  const int32_t* in_positions;
-  const int32_t* free_slots;
   const int32_t* ins_idx;
+  const int32_t* ins_rank;
+  const int32_t* free_slots;
   Entry* cand;
   const int64_t* ids;
   int64_t base;
   int64_t* in_ids;
+  int32_t* in_positions;
   int32_t* in_slots;
-  SEER_HD void operator()(int64_t k) const {
-    const int32_t p = in_positions[k];
-    Entry& e = cand[ins_idx[p]];
+  SEER_HD void operator()(int64_t p) const {
+    const int32_t idx = ins_idx[p];
+    if (idx < 0) return;
+    const int32_t k = ins_rank[p] - 1;
+    Entry& e = cand[idx];
     e.slot = free_slots[k];
     e.lo &= kIdMask;
     in_ids[k] = ids[base + p];
+    in_positions[k] = static_cast<int32_t>(p);
     in_slots[k] = e.slot;
   }
 };
-struct SplitEvicted {
-  const Entry* evicted;
-  int32_t* out_slots;
-  int64_t* out_ids;
+// After placement, N[0, b) holds the kept hits and the inserted misses (flags now
+// cleared), each still in key order: clearing the same bit keeps the misses' order. So
+// they are split (hits first, by the hits_before scan: N[k] is a hit when the scan steps
+// at k) and merged, O(b), instead of re-sorted.
+struct SplitKept {
+  const Entry* cand;
+  const int32_t* hits_before;
+  int64_t hits_in_b;
+  Entry* out;
   SEER_HD void operator()(int64_t k) const {
-    out_slots[k] = evicted[k].slot;
-    out_ids[k] = static_cast<int64_t>(evicted[k].lo & kIdMask);
+    const int32_t before = k > 0 ? hits_before[k - 1] : 0;
+    const bool hit = hits_before[k] != before;
+    out[hit ? hits_before[k] - 1 : hits_in_b + k - hits_before[k]] = cand[k];
   }
 };
 struct WriteSlot {
@@ -357,6 +440,33 @@ class TempPool {
   int64_t held_bytes_ = 0;
 };
 
+// Phase timing (BeladyGpuInput::time_phases): Charge(phase) adds the time since the
+// previous Charge to that phase. On CUDA it first waits for the device, so the work queued
+// in a phase is charged to it (not to the next phase that waits); the host backend's
+// algorithms return when done, so the clock alone is enough there. Off: does nothing.
+class PhaseClock {
+ public:
+  PhaseClock(bool on, BeladyGpuOutput* out) : on_(on), out_(out) {
+    out_->phase_seconds.fill(0.0);
+    last_ = std::chrono::steady_clock::now();
+  }
+  void Charge(int phase) {
+    if (!on_) return;
+#if defined(__CUDACC__)
+    const cudaError_t status = cudaDeviceSynchronize();
+    if (status != cudaSuccess) throw th::system_error(status, th::cuda_category(), "phase timing");
+#endif
+    const auto now = std::chrono::steady_clock::now();
+    out_->phase_seconds[static_cast<size_t>(phase)] += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  bool on_;
+  BeladyGpuOutput* out_;
+  std::chrono::steady_clock::time_point last_;
+};
+
 }  // namespace
 
 GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std::string* error) {
@@ -376,6 +486,8 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
   // count, the co-rank, the changesets copied out), so a block returned to the pool is
   // reused only by work queued after the work that used it.
   TempPool pool;
+  PhaseClock clock(in.time_phases, out);
+  out->host_syncs = 0;
 #if defined(__CUDACC__)
   auto policy = th::cuda::par_nosync(pool);
 #else
@@ -389,6 +501,7 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
   th::device_vector<Entry> entries(k_alloc), merged(k_alloc);
   th::device_vector<int32_t> free_slots(k_alloc), free_merged(k_alloc);
   int64_t occupied = 0, free_count = 0, free_begin = 0;
+  clock.Charge(kPhaseUpload);
   {
     // 1. Next access of every access.
     th::device_vector<int64_t> sorted_ids = ids;
@@ -399,6 +512,8 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
     const int64_t dup = th::transform_reduce(policy, 
         Count(0), Count(T), DuplicateAt{Raw(sorted_ids), Raw(sorted_g), T, Raw(offsets), S},
         kNoAccess, MinOp());
+    ++out->host_syncs;
+    clock.Charge(kPhaseNextUse);
     if (dup != kNoAccess) {
       int64_t b = 0;
       while (in.batch_offsets[b + 1] <= dup) ++b;
@@ -416,6 +531,7 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
                  occupied_slots.begin();
       free_count = th::copy_if(policy, Count(0), Count(K), free_slots.begin(), SlotFree{Raw(slot_ids)}) -
                    free_slots.begin();
+      out->host_syncs += 2;  // the two counts
       th::for_each(policy, Count(0), Count(occupied),
                    InitialEntry{Raw(slot_ids), in.initial_scores != nullptr ? Raw(initial_scores) : nullptr,
                                 Raw(occupied_slots), Raw(sorted_ids), Raw(sorted_g), T, Raw(offsets), S,
@@ -424,11 +540,32 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
     }
   }
 
-  th::device_vector<int32_t> pos_slot(n_alloc), ins_idx(n_alloc), in_positions(n_alloc), in_slots(n_alloc);
-  th::device_vector<int64_t> in_ids(n_alloc), out_ids(n_alloc), scalar(1);
-  th::device_vector<int32_t> out_slots(n_alloc);
-  th::device_vector<Entry> cand(n_alloc), evicted(n_alloc);
+  th::device_vector<int32_t> pos_slot(n_alloc), hits_before(n_alloc), ins_idx(n_alloc), ins_rank(n_alloc);
+  th::device_vector<int64_t> cut(4);
+  th::device_vector<Entry> cand(n_alloc), scratch(n_alloc);  // scratch: unsorted / split candidates
+  th::device_vector<uint64_t> sort_keys(n_alloc);
+  th::device_vector<int32_t> sort_index(n_alloc);
   const uint32_t* scores_ptr = in.scores != nullptr ? Raw(scores) : nullptr;
+  // The changesets stay on the device, batch after batch, until these buffers would
+  // overflow, and then go to the host in one copy per array, not five copies per batch.
+  // A batch inserts at most n entries and evicts at most n (the cache only shrinks by
+  // what the misses displace), so `chunk` >= the largest batch always holds one batch.
+  const int64_t chunk = std::max<int64_t>(
+      static_cast<int64_t>(n_alloc), std::min<int64_t>(T, in.changeset_chunk > 0 ? in.changeset_chunk : kChangesetChunk));
+  th::device_vector<int64_t> chunk_in_ids(static_cast<size_t>(chunk)), chunk_out_ids(static_cast<size_t>(chunk));
+  th::device_vector<int32_t> chunk_in_positions(static_cast<size_t>(chunk)),
+      chunk_in_slots(static_cast<size_t>(chunk)), chunk_out_slots(static_cast<size_t>(chunk));
+  int64_t chunk_in = 0, chunk_out = 0;  // entries held in the buffers
+  auto flush = [&] {
+    Append(chunk_in_ids, chunk_in, &out->in_ids);
+    Append(chunk_in_positions, chunk_in, &out->in_positions);
+    Append(chunk_in_slots, chunk_in, &out->in_slots);
+    Append(chunk_out_ids, chunk_out, &out->out_ids);
+    Append(chunk_out_slots, chunk_out, &out->out_slots);
+    out->host_syncs += (chunk_in > 0 ? 3 : 0) + (chunk_out > 0 ? 2 : 0);
+    chunk_in = chunk_out = 0;
+  };
+  clock.Charge(kPhaseInitialFill);
 
   out->num_misses.assign(static_cast<size_t>(S), 0);
   out->in_offsets.assign(1, 0);
@@ -443,75 +580,100 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
     const int64_t n = in.batch_offsets[i + 1] - base;
     int64_t num_in = 0, num_out = 0;
     if (n > 0) {
-      // Hits: the prefix of the cache with next use i.
-      const Entry probe{static_cast<uint64_t>(i + 1), 0, 0, 0, 0};
-      const int64_t h =
-          th::lower_bound(policy, entries.begin(), entries.begin() + occupied, probe, KeyLess()) - entries.begin();
+      if (chunk_in + n > chunk || chunk_out + n > chunk) {
+        flush();
+        clock.Charge(kPhaseCopyOut);
+      }
+      // Hits: the prefix of the cache with next use i (at most n entries).
       th::fill(policy, pos_slot.begin(), pos_slot.begin() + n, -1);
-      th::for_each(policy, Count(0), Count(h), MarkHit{Raw(entries), base, Raw(pos_slot)});
+      th::for_each(policy, Count(0), Count(std::min(n, occupied)),
+                   MarkHit{Raw(entries), static_cast<uint64_t>(i), base, Raw(pos_slot)});
+      clock.Charge(kPhaseHits);
       th::for_each(policy, Count(0), Count(n), BuildCandidate{Raw(ids), Raw(next_g), scores_ptr, Raw(offsets), S,
-                                                      base, Raw(pos_slot), Raw(cand)});
-      th::sort(policy, cand.begin(), cand.begin() + n, KeyLess());
-      out->num_misses[static_cast<size_t>(i)] = n - h;
+                                                      base, Raw(pos_slot), Raw(scratch), Raw(sort_keys)});
+      th::sequence(policy, sort_index.begin(), sort_index.begin() + n);
+      // MUTATION
+      th::transform(policy, sort_index.begin(), sort_index.begin() + n, sort_keys.begin(), HiOf{Raw(scratch)});
+      th::stable_sort_by_key(policy, sort_keys.begin(), sort_keys.begin() + n, sort_index.begin());
+      th::gather(policy, sort_index.begin(), sort_index.begin() + n, scratch.begin(), cand.begin());
+      th::transform_inclusive_scan(policy, cand.begin(), cand.begin() + n, hits_before.begin(), CachedAsOne(),
+                                   th::plus<int32_t>());
+      clock.Charge(kPhaseCandidates);
 
-      // Keep the first K of merge(R, N): a from R = entries[h, occupied), b from N.
+      // Keep the first K of merge(R, N): a from R = entries[h, occupied), b from N. The
+      // batch's one wait: the four numbers of the cut.
+      th::for_each(policy, Count(0), Count(1),
+                   Cut{Raw(entries), occupied, Raw(cand), n, Raw(hits_before), K, Raw(cut)});
+      int64_t cut_host[4];
+      // Copied, not read through a device_reference (Thrust 1.17 binds a null system
+      // reference there, which UBSan reports).
+      th::copy(cut.begin(), cut.end(), cut_host);
+      ++out->host_syncs;
+      const int64_t h = cut_host[0], a = cut_host[1], b = cut_host[2], hits_in_b = cut_host[3];
       const int64_t r = occupied - h;
-      int64_t a = r, b = n;
-      if (r + n > K) {
-        th::for_each(policy, Count(0), Count(1), CoRank{Raw(entries) + h, r, Raw(cand), n, K, Raw(scalar)});
-        // Copied, not read through a device_reference (Thrust 1.17 binds a null system
-        // reference there, which UBSan reports).
-        th::copy(scalar.begin(), scalar.end(), &a);
-        b = K - a;
-      }
+      out->num_misses[static_cast<size_t>(i)] = n - h;
+      num_out = (r - a) + (h - hits_in_b);
+      num_in = b - hits_in_b;
+      clock.Charge(kPhaseCoRank);
+
       // Evicted: R[a, r) and the hits in N[b, n), by ascending slot.
-      if (a < r || b < n) {
-        auto end = th::copy(policy, entries.begin() + h + a, entries.begin() + occupied, evicted.begin());
-        end = th::copy_if(policy, cand.begin() + b, cand.begin() + n, end, IsCached());
-        num_out = end - evicted.begin();
-        th::sort(policy, evicted.begin(), end, SlotLess());
-        th::for_each(policy, Count(0), Count(num_out), SplitEvicted{Raw(evicted), Raw(out_slots), Raw(out_ids)});
-        if (num_out > 0) {
-          th::merge(policy, free_slots.begin() + free_begin, free_slots.begin() + free_begin + free_count,
-                    out_slots.begin(), out_slots.begin() + num_out, free_merged.begin());
-          free_slots.swap(free_merged);
-          free_begin = 0;
-          free_count += num_out;
+      int64_t* const out_ids = Raw(chunk_out_ids) + chunk_out;
+      int32_t* const out_slots = Raw(chunk_out_slots) + chunk_out;
+      if (num_out > 0) {
+        th::for_each(policy, Count(0), Count(r - a), EvictedOfCache{Raw(entries) + h + a, out_slots, out_ids});
+        if (hits_in_b < h) {
+          th::for_each(policy, Count(b), Count(n),
+                       ScatterEvictedHits{Raw(cand), Raw(hits_before), r - a, hits_in_b, out_slots, out_ids});
         }
+        th::sort_by_key(policy, th::device_pointer_cast(out_slots), th::device_pointer_cast(out_slots) + num_out,
+                        th::device_pointer_cast(out_ids));
+        th::merge(policy, free_slots.begin() + free_begin, free_slots.begin() + free_begin + free_count,
+                  th::device_pointer_cast(out_slots), th::device_pointer_cast(out_slots) + num_out,
+                  free_merged.begin());
+        free_slots.swap(free_merged);
+        free_begin = 0;
+        free_count += num_out;
       }
+      clock.Charge(kPhaseEvict);
       // Inserted: the misses in N[0, b), ascending position, into the smallest free slots.
-      th::fill(policy, ins_idx.begin(), ins_idx.begin() + n, -1);
-      th::for_each(policy, Count(0), Count(b), MarkInserted{Raw(cand), Raw(ins_idx)});
-      num_in = th::copy_if(policy, Count(0), Count(n), in_positions.begin(), IsInsertedPos{Raw(ins_idx)}) -
-               in_positions.begin();
       if (num_in > 0) {
-        th::for_each(policy, Count(0), Count(num_in),
-                     PlaceInserted{Raw(in_positions), Raw(free_slots) + free_begin, Raw(ins_idx), Raw(cand),
-                                   Raw(ids), base, Raw(in_ids), Raw(in_slots)});
+        th::fill(policy, ins_idx.begin(), ins_idx.begin() + n, -1);
+        th::for_each(policy, Count(0), Count(b), MarkInserted{Raw(cand), Raw(ins_idx)});
+        th::transform_inclusive_scan(policy, ins_idx.begin(), ins_idx.begin() + n, ins_rank.begin(),
+                                     InsertedAsOne(), th::plus<int32_t>());
+        th::for_each(policy, Count(0), Count(n),
+                     PlaceInserted{Raw(ins_idx), Raw(ins_rank), Raw(free_slots) + free_begin, Raw(cand), Raw(ids),
+                                   base, Raw(chunk_in_ids) + chunk_in, Raw(chunk_in_positions) + chunk_in,
+                                   Raw(chunk_in_slots) + chunk_in});
         free_begin += num_in;
         free_count -= num_in;
-        th::sort(policy, cand.begin(), cand.begin() + b, KeyLess());  // flags cleared: re-sort
+        // Flags cleared: the kept candidates back in key order, hits merged with misses.
+        th::for_each(policy, Count(0), Count(b), SplitKept{Raw(cand), Raw(hits_before), hits_in_b, Raw(scratch)});
+        th::merge(policy, scratch.begin(), scratch.begin() + hits_in_b, scratch.begin() + hits_in_b,
+                  scratch.begin() + b, cand.begin(), KeyLess());
       }
+      clock.Charge(kPhaseInsert);
       // The new cache, still sorted.
       th::merge(policy, entries.begin() + h, entries.begin() + h + a, cand.begin(), cand.begin() + b,
                 merged.begin(), KeyLess());
       entries.swap(merged);
       occupied = a + b;
+      chunk_in += num_in;
+      chunk_out += num_out;
+      clock.Charge(kPhaseMerge);
     }
-    Append(in_ids, num_in, &out->in_ids);
-    Append(in_positions, num_in, &out->in_positions);
-    Append(in_slots, num_in, &out->in_slots);
-    Append(out_ids, num_out, &out->out_ids);
-    Append(out_slots, num_out, &out->out_slots);
     out->in_offsets.push_back(out->in_offsets.back() + num_in);
     out->out_offsets.push_back(out->out_offsets.back() + num_out);
   }
+  flush();
   out->final_slots.assign(static_cast<size_t>(K), -1);
   if (K > 0) {
     th::device_vector<int64_t> final_slots(static_cast<size_t>(K), -1);
     th::for_each(policy, Count(0), Count(occupied), WriteSlot{Raw(entries), Raw(final_slots)});
     th::copy(final_slots.begin(), final_slots.end(), out->final_slots.data());
+    ++out->host_syncs;
   }
+  clock.Charge(kPhaseCopyOut);
   out->temp_requests = pool.requests();
   out->temp_allocations = pool.device_allocations();
   out->temp_bytes = pool.held_bytes();

@@ -27,7 +27,8 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
   auto flags = std::make_shared<Flags>();
   cmd->add_option("dir", flags->dir, "Dataset directory")->required();
   cmd->add_flag("--deep", flags->deep,
-                "Also verify the xxh64 checksum of features.bin (the other files are hashed by every check) "
+                "Also verify the xxh64 checksum of features.bin (the other files are hashed by every check), that "
+                "every feature value is finite (the first NaN/inf is named), "
                 "and the neighbor cache in DIR/ncache");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
   return [flags] {

@@ -50,8 +50,12 @@ CLI::Option* AddBytesOrAutoOption(CLI::App* cmd, const std::string& flag, int64_
 
 CLI::Option* AddFanoutsOption(CLI::App* cmd, const std::string& flag, std::vector<int>* fanouts,
                               const std::string& description) {
+  // A --config array (fanouts = [10, 10]) arrives as one value per element: joined with
+  // ',' it reads as the command line's "10,10".
   return AddParsedOption(cmd, flag, fanouts, ParseFanouts, fmt::format("{}", fmt::join(*fanouts, ",")),
-                         description);
+                         description)
+      ->multi_option_policy(CLI::MultiOptionPolicy::Join)
+      ->delimiter(',');
 }
 
 CLI::Option* AddSetFlag(CLI::App* cmd, const std::string& flag, bool* field, bool value,

@@ -79,7 +79,8 @@ CLI::Option* AddBytesOption(CLI::App* cmd, const std::string& flag, int64_t* byt
 // Byte sizes or "auto", stored as -1.
 CLI::Option* AddBytesOrAutoOption(CLI::App* cmd, const std::string& flag, int64_t* bytes,
                                   const std::string& description);
-// Fan-outs per layer, hop 1 first ("10,10,10"; -1 = all neighbors).
+// Fan-outs per layer, hop 1 first ("10,10,10"; -1 = all neighbors; a TOML array
+// [10, 10, 10] in --config).
 CLI::Option* AddFanoutsOption(CLI::App* cmd, const std::string& flag, std::vector<int>* fanouts,
                               const std::string& description);
 // A flag without a value that stores `value` in *field when given (--cpu: use_cuda = false).

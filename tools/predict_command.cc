@@ -1,7 +1,16 @@
-// `seer predict`: predicted classes (and optionally last-hidden-layer embeddings) for
-// given nodes with a model written by `seer train --save-model`, through the same
-// out-of-core sampling and gather path as training. Flags are bound to PredictOptions
-// (executor/train_options.h).
+// `seer predict`: predicted classes (and optionally last-hidden-layer embeddings,
+// class probabilities or logits) for given nodes with a model written by `seer train
+// --save-model`, through the same out-of-core sampling and gather path as training.
+// Flags are bound to PredictOptions (executor/train_options.h).
+//
+// --nodes has one meaning in every form (.npy of integers or a text file, one id per
+// line): the nodes' original ids — node_ids.txt's ids for a dataset prepared with
+// --remap-ids, else the row numbers the input had at prep (through node_order.bin after a
+// `seer reorder`; the internal number otherwise). Outputs are written atomically (regular
+// files replaced by rename; devices and FIFOs written through), all or none.
+#include <algorithm>
+#include <cmath>
+#include <optional>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -10,9 +19,10 @@
 
 #include "executor/prediction.h"
 #include "storage/base/atomic_file.h"
+#include "storage/base/name_table.h"
 #include "storage/base/stale_temp.h"
 #include "storage/dataset/dataset.h"
-#include "storage/dataset/node_ids.h"
+#include "storage/dataset/node_order.h"
 #include "storage/prep/npy.h"
 #include "flag_binding.h"
 #include "train_flags.h"
@@ -21,34 +31,97 @@
 namespace seer::cli {
 namespace {
 
-// Node ids from a 1-D (or N x 1) integer .npy.
-Result<std::vector<int64_t>> ReadNodeIds(const std::string& path) {
+// What the CSV carries besides "id,class".
+enum class PredictOutput { kClass, kProbabilities, kLogits };
+inline constexpr NameValue<PredictOutput> kPredictOutputNames[] = {
+    {"class", PredictOutput::kClass}, {"probabilities", PredictOutput::kProbabilities}, {"logits", PredictOutput::kLogits}};
+
+// The node of one original id, or an error naming where it was read.
+Result<int64_t> NodeOfId(const OriginalIds& ids, std::string_view id, const std::string& where) {
+  const int64_t node = ids.NodeOf(id);
+  if (node >= 0) return node;
+  const std::string shown = id.size() > 64 ? std::string(id.substr(0, 64)) + "..." : std::string(id);
+  return InvalidArgument(fmt::format("{}: node id '{}' is not in the dataset ({})", where, shown,
+                                     ids.has_id_file() ? "not in its node_ids.txt" : "expected a row number below " +
+                                                                                        std::to_string(ids.num_nodes())));
+}
+
+// --nodes as a 1-D (or N x 1) integer .npy of original ids.
+Result<std::vector<int64_t>> ReadNodesNpy(const std::string& path, const OriginalIds& ids) {
   SEER_ASSIGN_OR_RETURN(NpyFile file, NpyFile::Open(path));
   const NpyHeader& h = file.header();
   const bool column = h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1);
   if ((h.kind != 'i' && h.kind != 'u') || !column) {
-    return InvalidArgument(path + ": node ids must be a 1-D integer array, found " + h.descr + " " +
-                           h.ShapeString());
+    return InvalidArgument(path + ": node ids must be a 1-D integer array, found " + h.descr + " " + h.ShapeString());
   }
-  std::vector<int64_t> ids(static_cast<size_t>(h.num_elements()));
-  SEER_RETURN_IF_ERROR(file.ReadAsInt64(0, h.num_elements(), ids.data()));
-  return ids;
+  std::vector<int64_t> values(static_cast<size_t>(h.num_elements()));
+  SEER_RETURN_IF_ERROR(file.ReadAsInt64(0, h.num_elements(), values.data()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string where = fmt::format("{}: element {}", path, i);
+    if (values[i] < 0) return InvalidArgument(fmt::format("{}: node id {} is negative", where, values[i]));
+    if (ids.identity()) {
+      if (values[i] >= ids.num_nodes()) {
+        return InvalidArgument(fmt::format("{}: node id {} is not in the dataset (expected a row number below {})",
+                                           where, values[i], ids.num_nodes()));
+      }
+      continue;
+    }
+    SEER_ASSIGN_OR_RETURN(values[i], NodeOfId(ids, std::to_string(values[i]), where));
+  }
+  return values;
 }
 
-// Original ids, one per line (a dataset prepared with --remap-ids), as nodes.
-Result<std::vector<int64_t>> ReadOriginalIds(const std::string& path, const std::vector<std::string>& mapping) {
-  std::ifstream in(path);
+// --nodes as text: one original id per line (a trailing '\r' dropped; blank lines skipped;
+// an id not found as written is tried again without surrounding blanks).
+Result<std::vector<int64_t>> ReadNodesText(const std::string& path, const OriginalIds& ids) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Status(StatusCode::kNotFound, path + ": cannot open");
   std::vector<int64_t> nodes;
   std::string line;
   for (int64_t number = 1; std::getline(in, line); ++number) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    if (line.empty()) continue;
-    const int64_t node = FindNodeId(mapping, line);
-    if (node < 0) return InvalidArgument(path + ":" + std::to_string(number) + ": node id '" + line + "' is not in the dataset");
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(number);
+    int64_t node = ids.NodeOf(line);
+    if (node < 0) {
+      const size_t last = line.find_last_not_of(" \t");
+      SEER_ASSIGN_OR_RETURN(node, NodeOfId(ids, std::string_view(line).substr(first, last + 1 - first), where));
+    }
     nodes.push_back(node);
   }
+  if (in.bad()) return Status(StatusCode::kIoError, path + ": read failed");
   return nodes;
+}
+
+Result<std::vector<int64_t>> ReadNodes(const std::string& path, const OriginalIds& ids) {
+  const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  std::vector<int64_t> nodes;
+  if (npy) {
+    SEER_ASSIGN_OR_RETURN(nodes, ReadNodesNpy(path, ids));
+  } else {
+    SEER_ASSIGN_OR_RETURN(nodes, ReadNodesText(path, ids));
+  }
+  if (nodes.empty()) {
+    return InvalidArgument(path + ": no node ids in --nodes (leave --nodes out to predict the test split)");
+  }
+  return nodes;
+}
+
+// One CSV field per RFC 4180: quoted when it holds a comma, a quote, CR, LF or leading
+// or trailing blanks; quotes inside doubled.
+std::string CsvField(std::string_view text) {
+  const bool quote = text.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.back() == ' ' ||
+                                        text.back() == '\t'));
+  if (!quote) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
 }
 
 // What predict writes besides the library's options.
@@ -56,53 +129,88 @@ struct PredictOutputs {
   std::string nodes_path;
   std::string out_path = "preds.npy";
   std::string embeddings_path;
-  std::string ids_out_path;  // "original_id,class" lines; default for remapped datasets
+  std::string ids_out_path;  // the CSV; default for a dataset with original ids: --out with .csv
+  PredictOutput output = PredictOutput::kClass;
 };
+
+std::string CsvPathFor(const std::string& out) {
+  return (out.size() > 4 && out.compare(out.size() - 4, 4, ".npy") == 0 ? out.substr(0, out.size() - 4) : out) + ".csv";
+}
+
+// The CSV: "id,class" (+ C probability or logit columns), one line per predicted node
+// in --nodes order, ids as the user knows them. Appended to `csv`, not yet closed.
+Status WriteCsv(AtomicFileWriter& csv, const PredictResult& r, const OriginalIds& ids, PredictOutput output) {
+  std::string text = "id,class";
+  const char* prefix = output == PredictOutput::kProbabilities ? ",prob_" : ",logit_";
+  if (output != PredictOutput::kClass) {
+    for (int64_t c = 0; c < r.num_classes; ++c) text += prefix + std::to_string(c);
+  }
+  text += '\n';
+  std::vector<double> row(static_cast<size_t>(r.num_classes));
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    text += CsvField(ids.IdOf(r.nodes[i]));
+    text += ',';
+    text += std::to_string(r.classes[i]);
+    if (output != PredictOutput::kClass) {
+      const float* logits = r.logits.data() + i * static_cast<size_t>(r.num_classes);
+      double max = logits[0], sum = 0;
+      for (int64_t c = 0; c < r.num_classes; ++c) max = std::max(max, static_cast<double>(logits[c]));
+      for (int64_t c = 0; c < r.num_classes; ++c) sum += row[static_cast<size_t>(c)] = std::exp(logits[c] - max);
+      for (int64_t c = 0; c < r.num_classes; ++c) {
+        const double value = output == PredictOutput::kProbabilities ? row[static_cast<size_t>(c)] / sum : logits[c];
+        text += fmt::format(",{:.9g}", value);
+      }
+    }
+    text += '\n';
+    if (text.size() >= (1u << 20)) {
+      SEER_RETURN_IF_ERROR(csv.Append(text.data(), static_cast<int64_t>(text.size())));
+      text.clear();
+    }
+  }
+  return csv.Append(text.data(), static_cast<int64_t>(text.size()));
+}
 
 Status Predict(PredictOptions o, PredictOutputs files) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(o.dataset_dir));
-  std::vector<std::string> mapping;
-  if (!dataset.manifest().node_ids.empty()) {
-    SEER_ASSIGN_OR_RETURN(mapping, LoadNodeIds(dataset.PathOf(dataset.manifest().node_ids), dataset.manifest().num_nodes));
-    if (files.ids_out_path.empty()) {
-      const std::string& out = files.out_path;
-      files.ids_out_path = (out.size() > 4 && out.compare(out.size() - 4, 4, ".npy") == 0 ? out.substr(0, out.size() - 4) : out) + ".csv";
-    }
-  } else if (!files.ids_out_path.empty()) {
-    return InvalidArgument("--out-ids: " + o.dataset_dir + " has no node-id mapping (prep it with --remap-ids)");
+  SEER_ASSIGN_OR_RETURN(OriginalIds ids, OriginalIds::Load(dataset));
+  if (files.ids_out_path.empty() && (!ids.identity() || files.output != PredictOutput::kClass)) {
+    files.ids_out_path = CsvPathFor(files.out_path);
   }
+  if (!files.ids_out_path.empty()) SEER_RETURN_IF_ERROR(CheckOutputPath(files.ids_out_path));
   if (!files.nodes_path.empty()) {
-    const bool npy = files.nodes_path.size() > 4 && files.nodes_path.compare(files.nodes_path.size() - 4, 4, ".npy") == 0;
-    if (!npy && !mapping.empty()) {
-      SEER_ASSIGN_OR_RETURN(o.nodes, ReadOriginalIds(files.nodes_path, mapping));
-    } else {
-      SEER_ASSIGN_OR_RETURN(o.nodes, ReadNodeIds(files.nodes_path));
-    }
+    SEER_ASSIGN_OR_RETURN(o.nodes, ReadNodes(files.nodes_path, ids));
   }
   o.want_embeddings = !files.embeddings_path.empty();
+  o.want_logits = files.output != PredictOutput::kClass;
   SEER_ASSIGN_OR_RETURN(PredictResult result, RunPrediction(o));
+  if (!result.warning.empty() && result.rank == 0) fmt::print(stderr, "seer predict: warning: {}\n", result.warning);
   // Data-parallel: every rank predicted its share and holds the gathered result; rank 0
   // alone writes the files.
   if (result.rank != 0) return Status::Ok();
   const auto num_nodes = static_cast<int64_t>(result.nodes.size());
-  SEER_RETURN_IF_ERROR(WriteNpy(files.out_path, "<i8", {num_nodes}, result.classes.data()));
+  // All outputs or none: the CSV is complete in its temporary before the .npy files are
+  // written, and renamed in last (an error on the way removes it).
+  std::optional<AtomicFileWriter> csv;
   if (!files.ids_out_path.empty()) {
-    std::ofstream csv(files.ids_out_path);
-    csv << "id,class\n";
-    for (int64_t i = 0; i < num_nodes; ++i) {
-      csv << mapping[static_cast<size_t>(result.nodes[static_cast<size_t>(i)])] << ',' << result.classes[static_cast<size_t>(i)] << '\n';
-    }
-    csv.flush();
-    if (!csv) return Status(StatusCode::kInternal, files.ids_out_path + ": write failed");
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(files.ids_out_path));
+    csv.emplace(std::move(writer));
+    SEER_RETURN_IF_ERROR(WriteCsv(*csv, result, ids, files.output));
   }
+  SEER_RETURN_IF_ERROR(WriteNpy(files.out_path, "<i8", {num_nodes}, result.classes.data()));
   if (o.want_embeddings) {
     SEER_RETURN_IF_ERROR(WriteNpy(files.embeddings_path, "<f4", {num_nodes, result.embedding_dim},
                                   result.embeddings.data()));
   }
+  if (csv) SEER_RETURN_IF_ERROR(csv->Close());
   if (o.show_progress) {
     fmt::print(stderr, "seer predict: {} nodes -> {}{}", num_nodes, files.out_path,
                files.ids_out_path.empty() ? "" : " and " + files.ids_out_path);
-    if (result.accuracy >= 0) fmt::print(stderr, " (accuracy vs labels {:.4f})", result.accuracy);
+    if (result.accuracy >= 0) {
+      fmt::print(stderr, " (accuracy vs labels {:.4f} over {} labelled of {} predicted)", result.accuracy,
+                 result.labeled, result.distinct_nodes);
+    } else if (result.distinct_nodes > 0) {
+      fmt::print(stderr, " (no accuracy: none of the {} predicted nodes is labelled)", result.distinct_nodes);
+    }
     fmt::print(stderr, "\n");
   }
   return Status::Ok();
@@ -111,22 +219,27 @@ Status Predict(PredictOptions o, PredictOutputs files) {
 }  // namespace
 
 CommandMain RegisterPredictCommand(CLI::App& root) {
-  auto* cmd = root.add_subcommand("predict", "Predict node classes with a trained model (.npy output)");
+  auto* cmd = root.add_subcommand("predict", "Predict node classes with a trained model (.npy and CSV output)");
   auto o = std::make_shared<PredictOptions>();
   auto files = std::make_shared<PredictOutputs>();
   AddSharedDataPathFlags(cmd, o.get());
   cmd->add_option("--model", o->model_path, "Model file from seer train --save-model")->required();
   cmd->add_option("--nodes", files->nodes_path,
-                  "Node ids (.npy, int64/int32; or, for a --remap-ids dataset, a text file of original ids; "
-                  "default: the test split)")
+                  "Nodes to predict, by original id: a text file (one id per line) or an integer .npy; the ids "
+                  "of node_ids.txt for a --remap-ids dataset, else the input's row numbers (default: the test split)")
       ->capture_default_str();
-  cmd->add_option("--out", files->out_path, "Predicted classes (.npy int64, one per node)")->capture_default_str();
+  cmd->add_option("--out", files->out_path, "Predicted classes (.npy int64, one per node, in --nodes order)")
+      ->capture_default_str();
   cmd->add_option("--out-ids", files->ids_out_path,
-                  "Also write 'id,class' lines with the original ids (default for a --remap-ids dataset: --out with .csv)")
+                  "The CSV 'id,class[,prob_0..|logit_0..]' with original ids, RFC 4180 quoting (default: --out with "
+                  ".csv when the dataset has original ids or --output is not class)")
       ->capture_default_str();
+  AddEnumOption(cmd, "--output", &files->output, kPredictOutputNames, "prediction output",
+                "What the CSV holds per node besides the class (probabilities = softmax of the logits)");
   cmd->add_option("--embeddings", files->embeddings_path, "Also write the last hidden layer (.npy float32 nodes x dim)")
       ->capture_default_str();
-  AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-outs (default: 10 per model layer)");
+  AddFanoutsOption(cmd, "--fanouts", &o->fanouts,
+                   "Fan-outs (default: the model's training fan-outs, recorded in the model file)");
   AddEnumOption(cmd, "--io", &o->io, kDataIoModeNames, "I/O mode", "SSD reads");
   AddSetFlag(cmd, "--quiet", &o->show_progress, false, "No progress on stderr");
   cmd->add_flag("--allow-other-dataset", o->allow_other_dataset,

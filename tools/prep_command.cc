@@ -11,6 +11,7 @@
 #include "storage/prep/edge_list.h"
 #include "flag_binding.h"
 #include "storage/base/byte_size.h"
+#include "storage/dataset/node_ids.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
 #include "storage/base/stale_temp.h"
@@ -63,12 +64,15 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
   cmd->add_option("--src-col", in.columns.src,
                   "CSV/TSV edge list: the source column, by header name or 0-based index (other columns ignored)");
   cmd->add_option("--dst-col", in.columns.dst, "CSV/TSV edge list: the destination column, by header name or index");
+  AddEnumOption(cmd, "--edges-header", &in.columns.header, kHeaderRuleNames, "header rule",
+                "Whether the edge list's first data line is a header (auto: when a column is named, or when both "
+                "its ids are not integers and, with --remap-ids, neither occurs on another line)");
   cmd->add_flag("--remap-ids", in.remap_ids,
                 "Ids are any tokens (strings, sparse integers): renumber them 0..N-1 (sorted) and write node_ids.txt");
   cmd->add_option("--node-ids", in.node_ids,
                   "With --remap-ids: text file, line r+1 = the original id of row r of --features/--labels "
-                  "(exactly that many rows; every node needs a line, others are skipped and counted); "
-                  ".npy --train/--valid/--test then hold rows. Empty: row r = integer id r")
+                  "(exactly that many rows; every node of the edges needs a line, and ids in no edge are kept as "
+                  "nodes of degree 0); .npy --train/--valid/--test then hold rows. Empty: row r = integer id r")
       ->capture_default_str();
   cmd->add_option("--num-nodes", in.num_nodes,
                   "Node count (-1: feature rows, else labels, else 1 + largest id)")->capture_default_str();
@@ -114,6 +118,9 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
                         "Index type of indices.bin (auto: uint32 when N < 2^32)");
   AddOptionalEnumOption(cmd, "--feature-dtype", &flags->options.feature_dtype, kFeatureDtypeNames, "feature dtype",
                         "Feature storage (auto: as the input)");
+  cmd->add_flag("--allow-non-finite", flags->options.allow_non_finite,
+                "Store NaN/inf feature values, and values beyond --feature-dtype's range as +-inf, instead of "
+                "refusing them (they are counted)");
   AddBytesOption(cmd, "--memory-budget", &flags->options.memory_budget_bytes,
                  "Peak memory for the build (e.g. 512M, 4G)");
   cmd->add_option("--threads", flags->options.threads, "Threads for parsing and the CSC build (0: every core)")
@@ -136,6 +143,21 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     for (const auto& [path, count] : s.ids_not_in_graph) {
       not_in_graph += fmt::format("; {} ids of {} are not nodes of the graph (skipped)", count, path);
     }
+    if (!s.detected_header.empty()) {
+      not_in_graph += fmt::format("; {}:{} '{}' read as a header (its ids are not integers and occur on no other "
+                                  "line; --edges-header no reads it as an edge)",
+                                  flags->in.edges, s.detected_header_line, EscapeId(s.detected_header, 80));
+    }
+    if (s.comments_after_data > 0) {
+      not_in_graph += fmt::format("; {} lines of {} after the first edge start with '#' or '%' and were skipped as "
+                                  "comments (ids starting so need a header naming the columns)",
+                                  s.comments_after_data, flags->in.edges);
+    }
+    if (s.non_finite_kept + s.overflowed_to_inf > 0) {
+      not_in_graph += fmt::format("; --allow-non-finite: {} NaN/inf feature values kept, {} values beyond {} "
+                                  "stored as +-inf",
+                                  s.non_finite_kept, s.overflowed_to_inf, FeatureDtypeName(s.feature_dtype));
+    }
     fmt::print(
         "seer prep: wrote {}: {} nodes, {} edges ({}; {} read, {} self-loops and {} duplicates dropped), {} "
         "features x {}, {} classes ({} labeled), train/valid/test {}/{}/{}{}, {} in {:.1f} s ({:.2f}M edges/s), "
@@ -150,7 +172,7 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
         flags->in.remap_ids ? fmt::format(", original ids in {}/node_ids.txt", flags->out) : std::string(),
         flags->in.node_ids.empty()
             ? std::string()
-            : fmt::format("; {} ids of {} are not nodes of the graph (their rows skipped)", s.node_ids_not_in_graph,
+            : fmt::format("; {} ids of {} are in no edge (nodes of degree 0)", s.nodes_without_edges,
                           flags->in.node_ids),
         not_in_graph);
     return 0;

@@ -62,21 +62,22 @@ void PrintPlan(const SampleRunOptions& o, const SampleRunPlan& plan) {
 void PrintSuperbatch(const SuperbatchStats& s, int64_t num_superbatches) {
   fmt::print("epoch {} superbatch {}/{}: {} batches, {} sampled nodes, {} unique nodes, {} edges, ncache hit "
              "{:.1f}%, {} blocks read, {} read, {:.3f} s\n",
-             s.epoch, s.superbatch_index + 1, num_superbatches, s.sample.batches, s.sample.sampled_nodes,
+             s.epoch + 1, s.superbatch_index + 1, num_superbatches, s.sample.batches, s.sample.sampled_nodes,
              s.unique_nodes, s.sample.edges, 100.0 * s.sample.ncache_hit_ratio(), s.sample.reads.device_reads,
              FormatBytes(s.sample.reads.device_bytes), s.seconds);
   std::fflush(stdout);
 }
 
-void PrintSummary(const SampleRunOptions& o, const std::string& runtime_dir, const SampleRunSummary& r) {
+// Traces stream into --out (inspector/trace_stream.h): no runtime directory is made.
+void PrintSummary(const SampleRunOptions& o, const SampleRunSummary& r) {
   auto rate = [&](double count) { return r.seconds > 0 ? count / r.seconds : 0.0; };
   fmt::print("seer sample: wrote {}: {} superbatches, {} batches, {} edges in {:.2f} s ({:.0f} sampled edges/s, "
-             "{:.0f} topology reads/s), ncache hit {:.1f}%, {} blocks / {} read; traces: {} spilled ({}) to {}, "
-             "peak trace RAM {}; peak memory {}\n",
+             "{:.0f} topology reads/s), ncache hit {:.1f}%, {} blocks / {} read; traces streamed into {} (none "
+             "spilled), peak trace RAM {}; peak memory {}\n",
              o.out_dir, r.superbatches, r.total.batches, r.total.edges, r.seconds, rate(static_cast<double>(r.total.edges)),
              rate(static_cast<double>(r.total.reads.device_reads)), 100.0 * r.total.ncache_hit_ratio(), r.total.reads.device_reads,
-             FormatBytes(r.total.reads.device_bytes), r.traces.spilled, FormatBytes(r.traces.spilled_bytes),
-             runtime_dir, FormatBytes(r.traces.peak_ram_bytes), FormatBytes(PeakRssBytes()));
+             FormatBytes(r.total.reads.device_bytes), o.out_dir, FormatBytes(r.traces.peak_ram_bytes),
+             FormatBytes(PeakRssBytes()));
 }
 
 }  // namespace
@@ -106,7 +107,7 @@ CommandMain RegisterSampleCommand(CLI::App& root) {
     }
     auto summary = RunSampling(*o, observer);
     if (!summary.ok()) return ReportError("sample", summary.status());
-    PrintSummary(*o, plan.runtime_dir, *summary);
+    PrintSummary(*o, *summary);
     return 0;
   };
 }

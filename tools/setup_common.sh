@@ -7,7 +7,8 @@ SEER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SEER_BUILD="${SEER_BUILD:-$SEER_ROOT/build}"
 SEER_PACKAGES=(build-essential cmake pkg-config liburing-dev libtbb-dev libfmt-dev
                libcli11-dev libtorch-dev libgtest-dev libbenchmark-dev python3 python3-numpy
-               nlohmann-json3-dev libxxhash-dev zlib1g-dev libthrust-dev libgloo-dev)
+               nlohmann-json3-dev libxxhash-dev zlib1g-dev libthrust-dev libgloo-dev
+               pybind11-dev python3-dev python3-torch python3-pytest)
 
 seer_as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

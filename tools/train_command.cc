@@ -9,14 +9,21 @@
 //   pyg+    --pipeline conventional --io mmap --feature-cache none --ncache-budget 0
 //   ali+pg  --pipeline conventional --io mmap --feature-cache static-degree
 //           --cache-split 50:50 (static neighbor cache : static-degree feature cache)
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "executor/checkpoint_file.h"
 #include "executor/interrupt.h"
 #include "executor/train_loop.h"
 #include "storage/base/atomic_file.h"
@@ -132,6 +139,112 @@ std::string StopLine(const TrainOptions& o, const TrainSummary& s) {
          ": nothing saved (no --checkpoint-dir); start a run with --checkpoint-dir DIR to make it resumable";
 }
 
+// --resume from the checkpoint alone. Every checkpoint records the run's settings
+// (TrainOptions::settings): the dataset's path, the flags below as the run used them,
+// and every other flag given on the command line or in --config as typed. A resume
+// takes each one it is not given again; the flags below, given again, must agree.
+struct RunSetting {
+  const char* flag;
+  std::string (*text)(const TrainOptions&);
+};
+// The flags that shape the model and the batches (their values as the run used them).
+const RunSetting kRunSettings[] = {
+    {"--model", [](const TrainOptions& o) -> std::string { return NameOf(kModelKindNames, o.model); }},
+    {"--hidden", [](const TrainOptions& o) { return std::to_string(o.hidden); }},
+    {"--heads", [](const TrainOptions& o) { return std::to_string(o.heads); }},
+    {"--gcn-norm", [](const TrainOptions& o) -> std::string { return NameOf(kGcnNormNames, o.gcn_norm); }},
+    {"--fanouts", [](const TrainOptions& o) { return fmt::format("{}", fmt::join(o.fanouts, ",")); }},
+    {"--dropout", [](const TrainOptions& o) { return fmt::format("{}", o.dropout); }},
+    {"--batch-size", [](const TrainOptions& o) { return std::to_string(o.batch_size); }},
+    {"--seed", [](const TrainOptions& o) { return std::to_string(o.seed); }},
+    {"--superbatch", [](const TrainOptions& o) { return SuperbatchText(o.superbatch); }},
+    {"--pipeline", [](const TrainOptions& o) -> std::string { return PipelineKindName(o.pipeline); }},
+    {"--prefetch", [](const TrainOptions& o) { return std::to_string(o.prefetch_batches); }},
+};
+// Never recorded: where this run's checkpoint is, the request to resume, the test stop,
+// the rendezvous of this particular start (--nproc is recorded as the ranks' count).
+const char* const kNotRecorded[] = {"--resume", "--checkpoint-dir", "--stop-after", "--config", "--help",
+                                    "--nproc", "--rank", "--world-size", "--local-rank", "--master-addr",
+                                    "--master-port"};
+
+bool IsRecorded(const std::string& flag) {
+  return std::none_of(std::begin(kNotRecorded), std::end(kNotRecorded), [&](const char* f) { return flag == f; });
+}
+
+// The first long name of a flag ("--overlap" for "--overlap,!--no-overlap"); "" for a positional.
+std::string FlagName(const CLI::Option& option) {
+  return option.get_lnames().empty() ? "" : "--" + option.get_lnames().front();
+}
+
+// `path` made absolute, so a resume from another working directory finds the same files.
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec || path.empty() ? path : absolute.lexically_normal().string();
+}
+
+// What a checkpoint of this run records (TrainOptions::settings).
+std::map<std::string, std::string> RecordSettings(const CLI::App& cmd, const TrainOptions& o) {
+  std::map<std::string, std::string> settings;
+  settings["dataset"] = AbsolutePath(o.dataset_dir);
+  for (const CLI::Option* option : cmd.get_options()) {
+    const std::string flag = FlagName(*option);
+    if (flag.empty() || !IsRecorded(flag) || option->count() == 0 || option->results().empty()) continue;
+    const bool is_path = flag == "--metrics" || flag == "--save-model" || flag == "--runtime-dir";
+    settings[flag] = is_path ? AbsolutePath(option->results().back()) : option->results().back();
+  }
+  for (const RunSetting& s : kRunSettings) settings[s.flag] = s.text(o);
+  // A rank started by `--nproc N` (tools/local_launch.h) records N, so a resume starts as many.
+  const char* world = std::getenv("WORLD_SIZE");
+  if (std::getenv("SEER_LAUNCH_COMMAND") != nullptr && world != nullptr) settings["--nproc"] = world;
+  return settings;
+}
+
+// --resume: compares the flags given again with the checkpoint's settings (every
+// difference at once, one per line) and takes the checkpoint's value for every flag not
+// given. A missing or unreadable checkpoint is left to the Checkpointer to name.
+Status RestoreCheckpointSettings(CLI::App& cmd, TrainOptions* o, int* nproc) {
+  const std::string path = o->checkpoint_dir + "/checkpoint.ckpt";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return Status::Ok();
+  SEER_ASSIGN_OR_RETURN(CheckpointHeader header, ReadCheckpointHeader(path));
+  const std::map<std::string, std::string>& saved = header.position.settings;
+  if (saved.empty()) {
+    if (!o->dataset_dir.empty()) return Status::Ok();
+    return InvalidArgument(path + ": this checkpoint does not record its run's settings (written by an older Seer): "
+                                  "give the dataset and the flags of the run as well");
+  }
+  std::string differences;
+  for (const RunSetting& s : kRunSettings) {
+    const auto it = saved.find(s.flag);
+    if (it == saved.end() || cmd.get_option(s.flag)->count() == 0) continue;
+    const std::string given = s.text(*o);
+    if (given != it->second) differences += fmt::format("\n  {}: checkpoint {}, given {}", s.flag, it->second, given);
+  }
+  if (!differences.empty()) {
+    return InvalidArgument(path + ": the flags given differ from the checkpoint's (leave them out to continue with "
+                                  "the checkpoint's values, or start a new run in another --checkpoint-dir):" +
+                           differences);
+  }
+  for (const auto& [flag, value] : saved) {
+    if (flag == "dataset") {
+      if (o->dataset_dir.empty()) o->dataset_dir = value;
+    } else if (flag == "--nproc") {
+      // Not inside a rank (the launcher or torchrun set WORLD_SIZE) and not when given.
+      if (cmd.get_option("--nproc")->count() == 0 && std::getenv("WORLD_SIZE") == nullptr) {
+        const std::optional<int> n = ParseNumber<int>(value);
+        if (!n || *n < 1) return Corrupt(path + ": recorded --nproc '" + value + "' is not a number of ranks");
+        *nproc = *n;
+      }
+    } else if (CLI::Option* option = cmd.get_option_no_throw(flag);
+               option != nullptr && IsRecorded(flag) && option->count() == 0) {
+      option->add_result(value);
+      option->run_callback();
+    }
+  }
+  return Status::Ok();
+}
+
 void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
   AddEnumOption(cmd, "--model", &o->model, kModelKindNames, "model", "GNN (mlp: features only, a baseline)");
   cmd->add_option("--hidden", o->hidden, "Hidden units per layer")->capture_default_str();
@@ -149,8 +262,13 @@ void AddScheduleFlags(CLI::App* cmd, TrainOptions* o) {
                   "Mini-batches per superbatch (S), the planner's lookahead; auto = chosen from the budget and "
                   "the pilot batches: the whole epoch (at most 400) when the inspector's RAM does not grow with S "
                   "(the split line says why)");
-  cmd->add_option("--eval-every", o->eval_every, "Validate/test every N epochs (0 = after the last only)")
-      ->capture_default_str();
+  cmd->add_option("--eval-every", o->eval_every,
+                  "Validate every N epochs and after the last (0 = never); the test split is evaluated once, "
+                  "at the end, on the best-validation weights")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--test-every-epoch", o->test_every_epoch,
+                "Also evaluate the test split at every validation (costs a test pass per validated epoch)");
   cmd->add_flag("--no-train", o->no_train, "Run the data path (sample, plan, gather, transfer) without the model");
   cmd->add_flag("--overlap,!--no-overlap", o->overlap,
                 "Sampling superbatch k+1 overlaps executing k (default: on, measured faster, bench/RESULTS.md); "
@@ -184,6 +302,10 @@ void AddMemoryFlags(CLI::App* cmd, TrainOptions* o) {
   AddBytesOrAutoOption(cmd, "--ncache-budget", &o->ncache_budget_bytes,
                        "Neighbor cache share of the budget (auto or bytes, 0 = none)");
   AddBytesOrAutoOption(cmd, "--fcache-budget", &o->fcache_budget_bytes, "Feature cache share of the budget (auto or bytes)");
+  AddBytesOption(cmd, "--read-block", &o->read_block_bytes,
+                 "Feature reads in aligned blocks of this size (a power of two, e.g. 4K): a miss reads its "
+                 "blocks, and belady caches the block's other rows used before what they would evict "
+                 "(0 = one read per missed row)");
   AddBytesOrAutoOption(cmd, "--device-cache", &o->device_cache_bytes,
                        "Device feature-cache tier in front of the host cache, in bytes of float32 rows (0 = off; auto = "
                        "what the device has left after the model, 0 without a CUDA device); a CPU tensor without one");
@@ -226,7 +348,7 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
       "train", "Train a GNN (GraphSAGE/GCN/GAT) out of core through the Belady feature cache");
   auto o = std::make_shared<TrainOptions>();
   auto preset = std::make_shared<Preset>(Preset::kNone);
-  AddSharedDataPathFlags(cmd, o.get());
+  AddSharedDataPathFlags(cmd, o.get(), /*dataset_required=*/false);  // --resume reads it from the checkpoint
   AddModelFlags(cmd, o.get());
   AddScheduleFlags(cmd, o.get());
   AddPipelineFlags(cmd, o.get(), preset.get());
@@ -236,8 +358,19 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
   AddDistributedFlags(cmd, o.get(), nproc.get());
 
   return [o, preset, cmd, nproc]() -> int {
+    if (o->resume && o->checkpoint_dir.empty()) {
+      return ReportError("train", "--resume needs --checkpoint-dir DIR (the checkpoint of the run to continue)");
+    }
+    if (o->resume) {
+      if (Status st = RestoreCheckpointSettings(*cmd, o.get(), nproc.get()); !st.ok()) return ReportError("train", st);
+    }
+    if (o->dataset_dir.empty()) {
+      return ReportError("train", "the dataset directory is required (seer train DATASET ...; --resume "
+                                  "--checkpoint-dir DIR alone takes it from the checkpoint)");
+    }
     if (int launched = LaunchRanksIfAsked("train", *nproc, *o); launched >= 0) return launched;
     ApplyPreset(*cmd, *preset);
+    o->settings = RecordSettings(*cmd, *o);
     // Before any work: dead runs' runtime directories ($TMPDIR, an explicit
     // --runtime-dir), and the outputs' folders (an error names the user's path now, not
     // after the training).
@@ -264,8 +397,13 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     // The results go to stdout even with --quiet (which silences stderr only), so
     // scripts can read them: "test accuracy X" is the last accuracy line.
     if (!o->no_train && !summary->stopped_early) {
-      fmt::print("test accuracy {:.4f}\nbest valid accuracy {:.4f} (epoch {})\n", summary->test_accuracy,
-                 summary->best_valid_accuracy, summary->best_epoch + 1);
+      fmt::print("test accuracy {}\n", summary->test_accuracy >= 0 ? fmt::format("{:.4f}", summary->test_accuracy)
+                                                                     : std::string("none (no labelled test node)"));
+      if (summary->best_epoch >= 0) {
+        fmt::print("best valid accuracy {:.4f} (epoch {})\n", summary->best_valid_accuracy, summary->best_epoch + 1);
+      } else {
+        fmt::print("best valid accuracy none (not validated: --eval-every 0 or no labelled validation node)\n");
+      }
     }
     fmt::print("peak RSS bytes {}\n", summary->peak_rss_bytes);
     return 0;

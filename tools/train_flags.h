@@ -14,9 +14,11 @@
 
 namespace seer::cli {
 
+// `dataset_required` false: the command checks it itself (train --resume takes it from
+// the checkpoint).
 template <typename Options>
-void AddSharedDataPathFlags(CLI::App* cmd, Options* o) {
-  cmd->add_option("dataset", o->dataset_dir, "Dataset directory")->required();
+void AddSharedDataPathFlags(CLI::App* cmd, Options* o, bool dataset_required = true) {
+  cmd->add_option("dataset", o->dataset_dir, "Dataset directory")->required(dataset_required);
   cmd->add_option("--batch-size", o->batch_size, "Seeds (nodes) per mini-batch")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same batches and losses on the CPU)")
       ->capture_default_str();
@@ -43,6 +45,12 @@ void AddDistributedFlags(CLI::App* cmd, Options* o, int* nproc) {
   cmd->add_option("--nproc", *nproc,
                   "Data-parallel: start N ranks on this machine (each takes --batch-size seeds per step and "
                   "--memory-budget; Gloo over loopback); under torchrun or mpirun leave it at 1")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            int n = 0;
+            return CLI::detail::lexical_cast(text, n) && n >= 1 ? "" : "'" + text + "': expected a number of ranks >= 1";
+          },
+          "N>=1"))
       ->capture_default_str();
   cmd->add_option("--rank", o->dist.rank, "This process's rank (-1 = $RANK, $OMPI_COMM_WORLD_RANK, $SLURM_PROCID, or 0)")
       ->capture_default_str();

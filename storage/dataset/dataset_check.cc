@@ -6,9 +6,12 @@
 #include <functional>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
+#include "storage/dataset/finite_values.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/dataset/node_order.h"
 #include "storage/dataset/small_files.h"
@@ -154,9 +157,63 @@ Status CheckIndices(const Dataset& ds, int64_t* bytes_read) {
   return CheckIndicesAs<int64_t>(ds, bytes_read);
 }
 
+// deep: every value of features.bin (a float dtype) is finite; the file's xxh64 is
+// checked in the same pass. Returns whether it scanned (and so hashed) the file.
+Result<bool> CheckFeaturesFinite(const Dataset& ds, bool show_progress, DatasetCheckSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  const FeatureDtype dtype = m.feature_dtype;
+  if (m.feature_dim <= 0 || m.num_nodes <= 0) return false;
+  if (dtype != FeatureDtype::kFloat32 && dtype != FeatureDtype::kFloat16 && dtype != FeatureDtype::kBFloat16) {
+    return false;  // quantized rows are finite by construction (their checksum is verified as any file's)
+  }
+  const DatasetFileEntry* listed = Listed(ds, dataset_files::kFeatures);
+  if (listed == nullptr) return false;
+  const std::string path = ds.PathOf(dataset_files::kFeatures);
+  const int64_t value_bytes = FeatureDtypeBytes(dtype);
+  const int64_t row_bytes = m.feature_row_bytes();
+  const int64_t data_bytes = m.num_nodes * row_bytes;
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
+  SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
+  const int64_t chunk_rows = std::max<int64_t>(1, kChunkBytes / row_bytes);
+  std::vector<char> chunk(static_cast<size_t>(std::max(chunk_rows * row_bytes, kChunkBytes)));
+  ProgressReporter progress("check: feature values", size, "bytes", show_progress);
+  Xxh64 hash;
+  for (int64_t offset = 0; offset < size;) {
+    // Whole rows while there are rows, then the padding.
+    const int64_t n = offset < data_bytes ? std::min(chunk_rows * row_bytes, data_bytes - offset)
+                                          : std::min<int64_t>(static_cast<int64_t>(chunk.size()), size - offset);
+    SEER_RETURN_IF_ERROR(PreadFull(fd.get(), chunk.data(), n, offset, path));
+    hash.Update(chunk.data(), static_cast<size_t>(n));
+    if (offset < data_bytes) {
+      const int64_t bad = FirstNonFiniteStored(chunk.data(), dtype, n / value_bytes);
+      if (bad >= 0) {
+        const int64_t at = offset + bad * value_bytes;
+        float value = 0;
+        DecodeFeatureValues(chunk.data() + bad * value_bytes, dtype, 1, &value);
+        return Corrupt(fmt::format("{}: node {}, feature {} (byte offset {}): value {} is not finite (training "
+                                   "fails on it; `seer prep` refuses such values unless --allow-non-finite)",
+                                   path, at / row_bytes, (at % row_bytes) / value_bytes, at, value));
+      }
+    }
+    summary->bytes_read += n;
+    progress.Add(n);
+    offset += n;
+  }
+  progress.Finish();
+  if (listed->checksum_kind == "xxh64" && listed->bytes == size) {
+    const std::string actual = Xxh64::ToHex(hash.Digest());
+    if (actual != listed->checksum) {
+      return Corrupt(path + ": xxh64 " + actual + " does not match the manifest's " + listed->checksum);
+    }
+    ++summary->checksums_verified;
+    return true;
+  }
+  return false;  // VerifyChecksums reports it
+}
+
 // deep: the xxh64 of every listed file equals the manifest's (the files the scans hashed
 // are not read again).
-Status VerifyChecksums(const Dataset& ds, bool show_progress, DatasetCheckSummary* summary) {
+Status VerifyChecksums(const Dataset& ds, bool show_progress, bool features_hashed, DatasetCheckSummary* summary) {
   const DatasetManifest& m = ds.manifest();
   ProgressReporter progress("check: checksums", static_cast<int64_t>(m.files.size()), "files",
                             show_progress, 5.0);
@@ -165,6 +222,7 @@ Status VerifyChecksums(const Dataset& ds, bool show_progress, DatasetCheckSummar
         name == dataset_files::kTrain || name == dataset_files::kValid || name == dataset_files::kTest) {
       if (entry.checksum_kind == "xxh64") continue;  // verified by the scans
     }
+    if (name == dataset_files::kFeatures && features_hashed) continue;
     const std::string path = ds.PathOf(name);
     if (entry.checksum_kind != "xxh64") {
       return Corrupt(path + ": unsupported checksum kind '" + entry.checksum_kind + "' in manifest");
@@ -212,7 +270,10 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   }
   progress.Finish();
   scan_progress = nullptr;
-  if (options.deep) SEER_RETURN_IF_ERROR(VerifyChecksums(ds, options.show_progress, &summary));
+  if (options.deep) {
+    SEER_ASSIGN_OR_RETURN(bool features_hashed, CheckFeaturesFinite(ds, options.show_progress, &summary));
+    SEER_RETURN_IF_ERROR(VerifyChecksums(ds, options.show_progress, features_hashed, &summary));
+  }
   return summary;
 }
 

@@ -31,11 +31,23 @@ uint64_t GetBigEndian(const char* in);
 // True (and *value) for a canonical non-negative integer id.
 bool CanonicalIntegerId(std::string_view id, int64_t* value);
 
+// Why `id` cannot be one line of node_ids.txt that reads back unchanged (as a --node-ids
+// file, by Python's str.splitlines, numpy or any line reader), or nullptr when it can: a
+// '\n', '\r', NUL or other control byte (tab included), DEL, invalid UTF-8, a Unicode
+// line break (U+0085, U+2028, U+2029), or a space at either end. Empty ids are not
+// checked here. Cheap for ASCII ids (one pass, no allocation): `seer prep` checks every
+// token.
+const char* IdRoundTripProblem(std::string_view id);
+// `id` as it may appear in a one-line message: bytes outside printable ASCII written as
+// \xNN, cut after `max_chars` bytes (then "... (N bytes)").
+std::string EscapeId(std::string_view id, size_t max_chars = 64);
+
 // Reads a mapping file and checks it: `expected` lines (-1: any), none empty, strictly
 // ascending. Errors name the file and line.
 Result<std::vector<std::string>> LoadNodeIds(const std::string& path, int64_t expected);
 
-// The same checks streamed (memory: one line): `seer check`.
+// The same checks streamed (memory: one line), plus every id round-trips
+// (IdRoundTripProblem): `seer check`.
 Status CheckNodeIdsFile(const std::string& path, int64_t expected);
 
 // Dense node number of `id` in the sorted mapping, or -1.

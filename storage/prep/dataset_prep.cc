@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "storage/base/unique_fd.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/base/progress.h"
+#include "storage/dataset/finite_values.h"
 #include "storage/dataset/float16.h"
 #include "storage/prep/npy.h"
 #include "storage/prep/ogb_folder.h"
@@ -325,14 +327,17 @@ class Prep {
     }
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* ids, writer.OpenFile(dataset_files::kNodeIds));
     SEER_ASSIGN_OR_RETURN(remap_, IdRemap::Build(in_.edges, in_.columns, options_.memory_budget_bytes, out_dir_,
-                                                 *ids, options_.show_progress, on_node));
+                                                 *ids, options_.show_progress, on_node, in_.node_ids));
+    summary_.nodes_without_edges = remap_->isolated_nodes();
+    summary_.detected_header = remap_->header_line();
+    summary_.detected_header_line = remap_->header_line_number();
+    summary_.comments_after_data = remap_->comments_after_data();
     edges_path_ = remap_->edges_path();
     edges_format_ = EdgeListFormat::kBin64;
     num_nodes_ = remap_->num_nodes();
     for (NodeTable* table : tables_) SEER_RETURN_IF_ERROR(table->Finish(num_nodes_));
     if (join) {
       SEER_ASSIGN_OR_RETURN(node_rows_, join->Finish(num_nodes_));
-      summary_.node_ids_not_in_graph = node_rows_->unmatched_rows();
     } else if (node_arrays) {
       if (!remap_->integer_ids()) {
         return InvalidArgument(in_.edges + ": non-integer ids: node arrays then need --node-ids FILE (line r+1 = "
@@ -402,6 +407,7 @@ class Prep {
     ProgressReporter progress("prep: features", num_nodes_, "rows", options_.show_progress);
     const bool same = (out == FeatureDtype::kFloat32 && h.item_bytes == 4) ||
                       (out == FeatureDtype::kFloat16 && h.item_bytes == 2);
+    const float limit = StoredOverflowLimit(out);
     for (int64_t row = 0; row < num_nodes_; row += rows_per_chunk) {
       const int64_t rows = std::min(rows_per_chunk, num_nodes_ - row);
       const int64_t count = rows * f;
@@ -418,6 +424,13 @@ class Prep {
         } else {
           SEER_RETURN_IF_ERROR(features_->ReadRaw(row * f, count, raw.data()));
         }
+        // Copied as is: only NaN/inf can be wrong (float32 by bits, float16 as numpy's).
+        if (FirstNonFiniteStored(raw.data(), out, count) >= 0) {
+          values.resize(static_cast<size_t>(count));
+          DecodeFeatureValues(raw.data(), out, count, values.data());
+          SEER_RETURN_IF_ERROR(CheckFeatureValues(values.data(), rows, f, row, node_rows_ ? ids.data() : nullptr,
+                                                  out, limit));
+        }
         SEER_RETURN_IF_ERROR(file->Append(raw.data(), static_cast<int64_t>(raw.size())));
       } else {
         values.resize(static_cast<size_t>(count));
@@ -428,12 +441,58 @@ class Prep {
         } else {
           SEER_RETURN_IF_ERROR(features_->ReadAsFloat32(row * f, count, values.data()));
         }
+        if (FirstNotBelow(values.data(), count, limit) >= 0) {
+          SEER_RETURN_IF_ERROR(CheckFeatureValues(values.data(), rows, f, row, node_rows_ ? ids.data() : nullptr,
+                                                  out, limit));
+        }
         SEER_RETURN_IF_ERROR(AppendFeatureRows(file, out, values.data(), f, rows, &stored));
       }
       progress.Add(rows);
     }
     progress.Finish();
     return Status::Ok();
+  }
+
+  // values[0, rows * f): the features of nodes [first_node, first_node + rows) as float32,
+  // about to be stored as `out`, with at least one NaN/inf or value beyond `limit`
+  // (StoredOverflowLimit(out)). Refused (the first, naming the input row and column)
+  // unless --allow-non-finite, which counts them: NaN/inf in the input as kept, finite
+  // values the storing turns into ±inf as overflowed. A float64 input's value is read
+  // again to tell 1e300 (finite, beyond float32) from inf.
+  Status CheckFeatureValues(const float* values, int64_t rows, int64_t f, int64_t first_node, const int64_t* ids,
+                            FeatureDtype out, float limit) {
+    const NpyHeader& h = features_->header();
+    for (int64_t i = FirstNotBelow(values, rows * f, limit); i >= 0 && i < rows * f; ++i) {
+      const float v = values[i];
+      if (std::fabs(v) < limit) continue;
+      const int64_t r = i / f, c = i % f;
+      const int64_t input_row = ids != nullptr ? ids[r] : first_node + r;
+      double source = v;
+      if (std::isinf(v) && h.kind == 'f' && h.item_bytes == 8) {
+        SEER_RETURN_IF_ERROR(features_->ReadRaw(input_row * f + c, 1, &source));
+      }
+      if (!options_.allow_non_finite) {
+        return FeatureValueRefused(fmt::format("{}: row {}, column {}", features_->path(), input_row, c), source,
+                                   h.item_bytes == 8 ? fmt::format("{}", source) : fmt::format("{}", v), out);
+      }
+      ++(std::isfinite(source) ? summary_.overflowed_to_inf : summary_.non_finite_kept);
+    }
+    return Status::Ok();
+  }
+
+  // A feature value that is not finite (`source`, as read; `shown` as written in the
+  // input) or that `out` cannot hold.
+  static Status FeatureValueRefused(const std::string& where, double source, const std::string& shown,
+                                    FeatureDtype out) {
+    if (!std::isfinite(source)) {
+      return InvalidArgument(fmt::format("{}: feature value {} is not finite (training cannot use it); fix the "
+                                         "input, or give --allow-non-finite to keep such values",
+                                         where, shown));
+    }
+    return InvalidArgument(fmt::format("{}: feature value {} does not fit {} (largest finite {:.7g}) and would be "
+                                       "stored as {}inf; scale the features{}, or give --allow-non-finite",
+                                       where, shown, FeatureDtypeName(out), LargestFinite(out), source < 0 ? "-" : "",
+                                       out == FeatureDtype::kFloat32 ? "" : ", store them as float32 (--feature-dtype)"));
   }
 
   // OGB node-feat.csv: one row of F comma-separated floats per node.
@@ -447,6 +506,7 @@ class Prep {
     int64_t rows = 0;
     int64_t f = -1;
     std::string_view line;
+    const float limit = StoredOverflowLimit(out);
     ProgressReporter progress("prep: node-feat", num_nodes_, "rows", options_.show_progress);
     for (;;) {
       SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
@@ -459,8 +519,23 @@ class Prep {
         std::string_view token = Trim(line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
         float v;
         if (!ParseFloat(token, &v)) {
-          return InvalidArgument(where + ": non-numeric feature value '" + std::string(token) + "' in column " +
-                                 std::to_string(row.size() + 1));
+          // 1e300 (beyond float32) or 1e-50 (below its subnormals): a number, but not a float.
+          const std::optional<double> wide = ParseNumber<double>(token);
+          if (!wide) {
+            return InvalidArgument(where + ": non-numeric feature value '" + Excerpt(token) + "' in column " +
+                                   std::to_string(row.size() + 1));
+          }
+          constexpr float kInf = std::numeric_limits<float>::infinity();
+          v = std::fabs(*wide) > std::numeric_limits<float>::max() ? (*wide < 0 ? -kInf : kInf)
+                                                                    : static_cast<float>(*wide);
+        }
+        if (!(std::fabs(v) < limit)) {
+          const double source = std::isinf(v) ? ParseNumber<double>(token).value_or(v) : v;
+          if (!options_.allow_non_finite) {
+            return FeatureValueRefused(where + ": column " + std::to_string(row.size() + 1), source,
+                                       Excerpt(token, 40), out);
+          }
+          ++(std::isfinite(source) ? summary_.overflowed_to_inf : summary_.non_finite_kept);
         }
         row.push_back(v);
         if (comma == std::string_view::npos) break;

@@ -51,12 +51,15 @@ struct PrepInputs {
   std::string ogb_dir;                      // OGB node-property folder
   std::string ogb_split;                    // split/<scheme>; "" = the only one present
   // Ids of the (text) edge list are arbitrary tokens: renumber them 0..N-1 in id order
-  // (storage/dataset/node_ids.h) and write node_ids.txt. Which row of the node arrays
-  // each node takes (storage/prep/node_rows.h): with `node_ids`, a text file whose line
-  // r+1 is the original id of row r (features/labels have exactly its line count of
-  // rows, split arrays list rows; every node needs a line, other lines are counted in
-  // PrepSummary::node_ids_not_in_graph); without it ids must be integers, row r belongs
-  // to original id r (any row count covering the largest id) and split arrays list
+  // (storage/dataset/node_ids.h) and write node_ids.txt; ids that node_ids.txt could not
+  // give back (a '\r' or NUL byte, invalid UTF-8, a blank at either end) are refused
+  // naming the file and line. Which row of the node arrays each node takes
+  // (storage/prep/node_rows.h): with `node_ids`, a text file whose line r+1 is the
+  // original id of row r (features/labels have exactly its line count of rows, split
+  // arrays list rows; every node of the edges needs a line, and every id of the file is
+  // a node: those in no edge have degree 0, counted in PrepSummary::nodes_without_edges);
+  // without it ids must be integers, row r belongs to original id r (any row count
+  // covering the largest id; rows of ids in no edge are skipped) and split arrays list
   // original ids.
   bool remap_ids = false;
   std::string node_ids;  // needs remap_ids
@@ -76,6 +79,10 @@ struct PrepOptions {
   // (a label of 1e9 is refused, not turned into 10^9 classes); > 0 = labels must be
   // below it and the manifest records it (classes without a labeled node allowed).
   int64_t num_classes = 0;
+  // Features that are NaN/inf in the input, or finite but beyond the stored dtype (70000
+  // as float16, 1e300 from float64), are refused naming the file, row and column; true
+  // stores them (as NaN/±inf; int8 rows: their finite range) and counts them.
+  bool allow_non_finite = false;
   int threads = 0;                            // 0: every core (TBB's default)
   bool force = false;
   bool show_progress = false;
@@ -89,7 +96,16 @@ struct PrepSummary {
   int64_t num_classes = 0;
   int64_t num_labeled = 0;
   int64_t num_train = 0, num_valid = 0, num_test = 0;
-  int64_t node_ids_not_in_graph = 0;  // lines of PrepInputs::node_ids whose id is not a node
+  int64_t nodes_without_edges = 0;    // ids of PrepInputs::node_ids in no edge: nodes of degree 0
+  // --remap-ids: the edge list's first line read as a header by the header rule's
+  // detection (storage/prep/edge_list.h; "" when none or declared) and its line number;
+  // comment lines after the first data line.
+  std::string detected_header;
+  int64_t detected_header_line = 0;
+  int64_t comments_after_data = 0;
+  // allow_non_finite: NaN/inf feature values of the input stored, and finite values
+  // beyond the stored dtype stored as ±inf.
+  int64_t non_finite_kept = 0, overflowed_to_inf = 0;
   bool splits_drawn = false;          // by PrepInputs::split_fractions
   // Text tables (labels, split lists) with ids that are not nodes: (path, distinct ids).
   std::vector<std::pair<std::string, int64_t>> ids_not_in_graph;

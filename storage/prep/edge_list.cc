@@ -187,8 +187,7 @@ using ColumnLayout = TableLayout;
 
 LineKind ParseLineColumns(std::string_view line, const ColumnLayout& layout, int64_t num_nodes,
                           const std::string& path, int64_t line_number, Edge* edge, Status* error) {
-  size_t first = line.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos || line[first] == '#' || line[first] == '%') return LineKind::kSkip;
+  if (SkippedTableLine(line, layout)) return LineKind::kSkip;
   const int src_col = layout.index[0], dst_col = layout.index[1];
   const int last = layout.last;
   std::string_view fields[kMaxTableFields];
@@ -250,7 +249,12 @@ class TextEdgeSource : public EdgeSource {
         if (kind == LineKind::kEdge) out[n++] = edge;
         continue;
       }
-      switch (ParseLineSlow(line, true, num_nodes_, path_, reader_->line_number(), &edge, &error)) {
+      if (columns_.header == HeaderRule::kYes && !IsCommentOrBlank(line)) {  // declared: skipped whatever it holds
+        seen_data_ = true;
+        continue;
+      }
+      const bool may_be_header = columns_.header == HeaderRule::kAuto;
+      switch (ParseLineSlow(line, may_be_header, num_nodes_, path_, reader_->line_number(), &edge, &error)) {
         case LineKind::kSkip: continue;
         case LineKind::kHeader: seen_data_ = true; continue;
         case LineKind::kError: return error;
@@ -373,6 +377,7 @@ class TextEdgeSource : public EdgeSource {
     if (IsCommentOrBlank(line)) return LineKind::kSkip;
     const std::string where = path_ + ":" + std::to_string(reader_->line_number());
     SEER_ASSIGN_OR_RETURN(layout_, ResolveTableLayout(line, EndpointColumns(columns_, true), where));
+    if (!columns_.named() && columns_.header != HeaderRule::kAuto) layout_.header = columns_.header == HeaderRule::kYes;
     table_ = true;
     seen_data_ = true;
     if (layout_.header) return LineKind::kSkip;
@@ -542,9 +547,26 @@ EdgeListFormat ResolveEdgeListFormat(EdgeListFormat format, const std::string& p
   return EdgeListFormat::kText;
 }
 
+bool TextColumns::named() const {
+  return (!src.empty() && !IsColumnIndex(src)) || (!dst.empty() && !IsColumnIndex(dst));
+}
+
+namespace {
+
+Status CheckHeaderRule(const std::string& path, const TextColumns& columns) {
+  if (columns.named() && columns.header == HeaderRule::kNo) {
+    return InvalidArgument(path + ": --edges-header no, but a column named by --src-col/--dst-col is found in the "
+                           "header line (give column indices for a table without a header)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<EdgeSource>> OpenEdgeList(const std::string& path, EdgeListFormat format,
                                                  int64_t num_nodes, const TextColumns& columns) {
   format = ResolveEdgeListFormat(format, path);
+  SEER_RETURN_IF_ERROR(CheckHeaderRule(path, columns));
   if (!columns.empty() && format != EdgeListFormat::kText && format != EdgeListFormat::kAuto) {
     return InvalidArgument(path + ": --src-col/--dst-col need a text edge list");
   }
@@ -597,35 +619,63 @@ struct TextPairReader::State {
   std::string path;
   std::unique_ptr<TextLineReader> reader;  // plain "src dst" lines
   std::unique_ptr<TextTableReader> table;  // columns given
+  HeaderRule header = HeaderRule::kAuto;
+  bool named = false;
+  bool seen_data = false;                  // a data line (or the header) was handed out or skipped
+  bool skipped_header = false;
+  int64_t comments_after_data = 0;         // plain lists (tables count their own)
+  std::string_view line;
 };
 
 TextPairReader::TextPairReader(std::unique_ptr<State> state) : state_(std::move(state)) {}
 TextPairReader::~TextPairReader() = default;
 
 Result<std::unique_ptr<TextPairReader>> TextPairReader::Open(const std::string& path, const TextColumns& columns) {
+  SEER_RETURN_IF_ERROR(CheckHeaderRule(path, columns));
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->header = columns.header;
+  state->named = columns.named();
   if (!columns.empty()) {
-    // Ids are any tokens here: a header only through a named column.
+    // Ids are any tokens here: a header only through a named column (or declared).
     SEER_ASSIGN_OR_RETURN(TextTableReader table, TextTableReader::Open(path, EndpointColumns(columns, false)));
-    auto state =
-        std::unique_ptr<State>(new State{path, nullptr, std::make_unique<TextTableReader>(std::move(table))});
-    return std::unique_ptr<TextPairReader>(new TextPairReader(std::move(state)));
+    state->table = std::make_unique<TextTableReader>(std::move(table));
+  } else {
+    SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(path));
+    state->reader = std::make_unique<TextLineReader>(std::move(reader));
   }
-  SEER_ASSIGN_OR_RETURN(TextLineReader reader, TextLineReader::Open(path));
-  auto state = std::unique_ptr<State>(new State{path, std::make_unique<TextLineReader>(std::move(reader)), nullptr});
   return std::unique_ptr<TextPairReader>(new TextPairReader(std::move(state)));
 }
 
-std::string TextPairReader::Where() const {
-  if (state_->table) return state_->table->Where();
-  return state_->path + ":" + std::to_string(state_->reader->line_number());
+std::string TextPairReader::Where() const { return state_->path + ":" + std::to_string(line_number()); }
+
+int64_t TextPairReader::line_number() const {
+  return state_->table ? state_->table->line_number() : state_->reader->line_number();
 }
+
+std::string_view TextPairReader::line() const { return state_->table ? state_->table->line() : state_->line; }
+
+int64_t TextPairReader::comments_after_data() const {
+  return state_->table ? state_->table->comments_after_data() : state_->comments_after_data;
+}
+
+bool TextPairReader::skipped_header() const { return state_->skipped_header || (state_->table && state_->named); }
 
 Result<bool> TextPairReader::Next(std::string_view* src, std::string_view* dst) {
   State& st = *state_;
   if (st.table) {
     std::string_view fields[2];
-    SEER_ASSIGN_OR_RETURN(bool more, st.table->Next(fields));
-    if (!more) return false;
+    for (;;) {
+      SEER_ASSIGN_OR_RETURN(bool more, st.table->Next(fields));
+      if (!more) return false;
+      const bool first = !st.seen_data;
+      st.seen_data = true;
+      if (first && !st.named && st.header == HeaderRule::kYes) {  // a declared header
+        st.skipped_header = true;
+        continue;
+      }
+      break;
+    }
     const int last = std::max(st.table->column_index(0), st.table->column_index(1));
     if (st.table->fields_in_line() <= last) {
       return InvalidArgument(Where() + ": " + std::to_string(st.table->fields_in_line()) + " fields, but column " +
@@ -636,16 +686,24 @@ Result<bool> TextPairReader::Next(std::string_view* src, std::string_view* dst) 
     if (src->empty() || dst->empty()) return InvalidArgument(Where() + ": empty node id");
     return true;
   }
-  std::string_view line;
   for (;;) {
-    SEER_ASSIGN_OR_RETURN(bool more, st.reader->NextLine(&line));
+    SEER_ASSIGN_OR_RETURN(bool more, st.reader->NextLine(&st.line));
     if (!more) return false;
-    if (IsCommentOrBlank(line)) continue;
+    if (IsCommentOrBlank(st.line)) {
+      if (st.seen_data && !IsBlankLine(st.line)) ++st.comments_after_data;
+      continue;
+    }
+    const bool first = !st.seen_data;
+    st.seen_data = true;
+    if (first && st.header == HeaderRule::kYes) {
+      st.skipped_header = true;
+      continue;
+    }
     std::string_view tokens[3];
-    const int count = Tokenize(line, tokens);
+    const int count = Tokenize(st.line, tokens);
     if (count != 2) {
       return InvalidArgument(Where() + ": malformed line (expected 2 fields 'src dst', got " + std::to_string(count) +
-                             "): '" + std::string(line.substr(0, 80)) + "'");
+                             "): '" + std::string(st.line.substr(0, 80)) + "'");
     }
     *src = tokens[0];
     *dst = tokens[1];

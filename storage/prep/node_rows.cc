@@ -17,18 +17,18 @@
 namespace seer {
 namespace {
 
-std::string_view TrimBlanks(std::string_view s) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::string RowWhere(const std::string& ids_path, int64_t row) {
   return "row " + std::to_string(row) + " of " + ids_path + " (line " + std::to_string(row + 1) + ")";
 }
 
 }  // namespace
+
+std::string_view NodeIdsFileId(std::string_view s) {
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
+}
 
 NodeRows::~NodeRows() = default;  // the scratch directory takes its files with it
 
@@ -124,10 +124,14 @@ Result<std::unique_ptr<NodeRowJoin>> NodeRowJoin::Start(const std::string& ids_p
   for (;;) {
     SEER_ASSIGN_OR_RETURN(bool more, reader.NextLine(&line));
     if (!more) break;
-    const std::string_view id = TrimBlanks(line);
+    const std::string_view id = NodeIdsFileId(line);
     if (id.empty()) {
       return InvalidArgument(ids_path + ":" + std::to_string(reader.line_number()) +
                              ": empty node id (--node-ids: line r+1 holds the id of row r of the node arrays)");
+    }
+    if (const char* problem = IdRoundTripProblem(id)) {
+      return InvalidArgument(ids_path + ":" + std::to_string(reader.line_number()) + ": node id '" + EscapeId(id) +
+                             "' has " + problem + ": node_ids.txt could not give it back (one id per line)");
     }
     IdSortKeyInto(id, &key);
     SEER_RETURN_IF_ERROR(join->by_id_.Add(key, static_cast<uint64_t>(r.num_rows_)));

@@ -5,11 +5,13 @@
 //            split arrays list original ids (binary search in the remap's id file).
 //   by file  (--node-ids FILE) line r+1 of FILE is the original id of row r: the arrays
 //            need exactly as many rows as FILE has lines; split arrays list rows (like
-//            OGB split indices). Every node needs a line; ids of FILE that are not nodes
-//            are allowed (counted: unmatched_rows()).
+//            OGB split indices). Every node of the edge list needs a line.
 // FILE is a text file (".gz" read through zlib) with one id per line, surrounding blanks
 // and '\r' trimmed, no header or comments, in any order: node_ids.txt is one. Ids compare
-// as in storage/dataset/node_ids.h, so "007" is not 7, as in the edge list.
+// as in storage/dataset/node_ids.h, so "007" is not 7, as in the edge list. Every id of
+// FILE is a node (IdRemap reads FILE too): an id in no edge is a node of degree 0 whose
+// features, labels and split entries are kept like any other's. An id that could not be
+// written back to node_ids.txt unchanged (IdRoundTripProblem) is refused naming its line.
 //
 // The by-file rule is an external join within the memory budget (never a map of all ids):
 // NodeRowJoin joins FILE's (id, row) records with the nodes IdRemap's renumbering shows
@@ -33,6 +35,9 @@
 
 namespace seer {
 
+// The id on a line of a --node-ids FILE: the line without surrounding blanks and '\r'.
+std::string_view NodeIdsFileId(std::string_view line);
+
 class NodeRows {
  public:
   ~NodeRows();
@@ -53,7 +58,8 @@ class NodeRows {
   // Ok when an array with `rows` rows fits the rule; else kInvalidArgument naming `path`
   // and `what` ("feature rows", "labels").
   Status CheckArrayRows(const std::string& path, int64_t rows, const char* what) const;
-  // By file: FILE's lines whose id is not a node of the graph (0 by id).
+  // By file: FILE's lines whose id is not a node of the graph (0 by id, and 0 when
+  // IdRemap was given FILE too).
   int64_t unmatched_rows() const { return unmatched_rows_; }
   bool by_file() const { return !ids_path_.empty(); }
 
@@ -77,8 +83,8 @@ class NodeRows {
 //   auto join = NodeRowJoin::Start(FILE, ...);          // reads and sorts FILE
 //   IdRemap::Build(..., [&](key, node) { return join->Match(key, node); });
 //   auto rows = join->Finish(remap->num_nodes());       // -> NodeRows
-// Errors name FILE: an empty line (with its line), a repeated id (both lines), the first
-// node id missing from FILE.
+// Errors name FILE: an empty line or an id that does not round-trip (with its line), a
+// repeated id (both lines), the first node id missing from FILE.
 class NodeRowJoin {
  public:
   ~NodeRowJoin();

@@ -9,9 +9,17 @@
 
 namespace seer {
 
+bool IsBlankLine(std::string_view line) { return line.find_first_not_of(" \t\r") == std::string_view::npos; }
+
 bool IsCommentOrBlank(std::string_view line) {
   const size_t first = line.find_first_not_of(" \t\r");
   return first == std::string_view::npos || line[first] == '#' || line[first] == '%';
+}
+
+bool SkippedTableLine(std::string_view line, const TableLayout& layout) {
+  const size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string_view::npos) return true;
+  return layout.comments && (line[first] == '#' || line[first] == '%');
 }
 
 char DetectDelimiter(std::string_view line) {
@@ -88,6 +96,7 @@ Result<TableLayout> ResolveTableLayout(std::string_view first_line, const std::v
   }
   if (named) {
     layout.header = true;
+    layout.comments = false;
     return layout;
   }
   bool any_numeric = false, all_text = true;
@@ -113,12 +122,16 @@ Result<bool> TextTableReader::Next(std::string_view* fields) {
   for (;;) {
     SEER_ASSIGN_OR_RETURN(bool more, reader_.NextLine(&line_));
     if (!more) return false;
-    if (IsCommentOrBlank(line_)) continue;
+    if (first_ ? IsCommentOrBlank(line_) : SkippedTableLine(line_, layout_)) {
+      if (seen_data_ && !IsBlankLine(line_)) ++comments_after_data_;
+      continue;
+    }
     if (first_) {
       first_ = false;
       SEER_ASSIGN_OR_RETURN(layout_, ResolveTableLayout(line_, columns_, Where()));
       if (layout_.header) continue;
     }
+    seen_data_ = true;
     fields_in_line_ = SplitFields(line_, layout_.delimiter, layout_.last, all);
     for (size_t c = 0; c < columns_.size(); ++c) {
       const int index = layout_.index[c];

@@ -5,12 +5,15 @@
 //              runs of blanks;
 //   fields     trimmed of blanks and '\r', one pair of surrounding double quotes removed
 //              (no delimiters inside quotes);
-//   comments   blank lines and lines starting with '#' or '%' (after blanks) are skipped;
 //   columns    a header name, or a 0-based field index (all digits). A named column makes
 //              the first non-comment line the header; with indices only, that line is a
 //              header when every field of a numeric column (TableColumn::numeric) is
 //              there and is not an integer (a table without numeric columns has a
-//              header only through a name).
+//              header only through a name);
+//   comments   blank lines are skipped; lines starting with '#' or '%' (after blanks) are
+//              comments before the first non-comment line, and after it only in a table
+//              without a named column: a table with a header is a CSV, where every line
+//              after the header is a row (an id may start with '#').
 // Pure functions, and TextTableReader (one file, line by line; move-only, not
 // thread-safe). Errors are one line naming the file and line.
 #pragma once
@@ -29,6 +32,7 @@ namespace seer {
 // Fields beyond this many are not looked at (a column index must be below it).
 inline constexpr int kMaxTableFields = 64;
 
+bool IsBlankLine(std::string_view line);
 bool IsCommentOrBlank(std::string_view line);
 char DetectDelimiter(std::string_view line);  // ' ' = runs of blanks
 std::string_view TrimField(std::string_view field);
@@ -48,7 +52,12 @@ struct TableLayout {
   std::vector<int> index;  // per column
   int last = 0;            // the largest index
   bool header = false;     // the first line is a header, not data
+  bool comments = true;    // '#'/'%' lines after the first line are comments (no named column)
 };
+
+// A line that is skipped after the first line of a table with `layout`: blank, or a
+// comment where the layout has them.
+bool SkippedTableLine(std::string_view line, const TableLayout& layout);
 
 // `where` ("path:line") prefixes the errors: a name not in the header (listing it), an
 // index beyond kMaxTableFields.
@@ -70,6 +79,8 @@ class TextTableReader {
   int64_t line_number() const { return reader_.line_number(); }
   std::string Where() const;  // "path:line" of the last line read
   const std::string& path() const { return reader_.path(); }
+  // Comment lines skipped after the first data line (TableLayout::comments).
+  int64_t comments_after_data() const { return comments_after_data_; }
 
  private:
   TextTableReader(TextLineReader reader, std::vector<TableColumn> columns)
@@ -78,6 +89,8 @@ class TextTableReader {
   std::vector<TableColumn> columns_;
   TableLayout layout_;
   bool first_ = true;
+  bool seen_data_ = false;
+  int64_t comments_after_data_ = 0;
   std::string_view line_;
   int fields_in_line_ = 0;
 };

@@ -127,6 +127,49 @@ TEST_F(ReplayGridDatasetTest, BeladyOverTheWholeTraceIsTheLowerBound) {
   for (const PolicyStats& s : *scoped) EXPECT_GE(s.misses, belady.at(s.capacity_rows)) << s.capacity_rows;
 }
 
+// --read-block: reads counted in the read blocks; belady plans the block rule (4 B rows,
+// 64 B blocks = 16 rows per block: it admits free rows, and the per-row plan does not).
+TEST_F(ReplayGridDatasetTest, ReadBlockCountsBlocksAndAdmitsFreeRows) {
+  const RecordedTrace trace = RandomTrace(kNodes, 4, 7);
+  ReplayGridOptions o;
+  o.capacities = *ParseCacheCapacities("10%");
+  o.planner = PlannerDevice::kCpu;
+  o.belady_scope = BeladyScope::kSuperbatch;
+  o.policies = {PolicyKind::kBelady, PolicyKind::kStaticDegree};
+  o.show_progress = false;
+  o.read_block_bytes = 64;
+  auto grid = ReplayGrid::Create(*dataset_, trace, o, "trace");
+  ASSERT_TRUE(grid.ok()) << grid.status().ToString();
+  EXPECT_EQ(grid->block_bytes(), 64);
+  auto results = grid->Run();
+  ASSERT_TRUE(results.ok()) << results.status().ToString();
+  ASSERT_EQ(results->size(), 2u);
+  for (const PolicyStats& s : *results) {
+    EXPECT_EQ(s.bytes_read, s.blocks_read * 64) << s.policy;
+    if (s.policy == "belady") {
+      EXPECT_GT(s.block_admits, 0);
+    } else {
+      EXPECT_EQ(s.block_admits, 0) << s.policy;
+    }
+  }
+  o.read_block_bytes = 0;
+  o.block_bytes = 64;
+  auto per_row = ReplayGrid::Create(*dataset_, trace, o, "trace");
+  ASSERT_TRUE(per_row.ok());
+  auto per_row_results = per_row->Run();
+  ASSERT_TRUE(per_row_results.ok());
+  for (const PolicyStats& s : *per_row_results) EXPECT_EQ(s.block_admits, 0) << s.policy;
+
+  o.read_block_bytes = 3000;  // not a power of two
+  o.block_bytes = 0;
+  auto odd = ReplayGrid::Create(*dataset_, trace, o, "trace");
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("--read-block 3000"), std::string::npos) << odd.status().ToString();
+  o.read_block_bytes = 4096;
+  o.block_bytes = 512;  // two different block sizes
+  EXPECT_FALSE(ReplayGrid::Create(*dataset_, trace, o, "trace").ok());
+}
+
 TEST_F(ReplayGridDatasetTest, BadInputsAreErrors) {
   ReplayGridOptions o;
   o.show_progress = false;

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -71,6 +74,55 @@ TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
   s = SplitMemoryBudget(r);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.status().message().find("staging"), std::string::npos) << s.status().message();
+}
+
+// The split was one 630-760-character line. Now: a head line with the runtime's share
+// and the parts' total, then one short row per part, sizes in one right-aligned column;
+// the rows are the split's own fields and add up to the total.
+TEST(MemoryBudgetTest, SplitPrintsAsAShortAlignedTable) {
+  MemoryBudgetRequest r = MillionNodeRequest();
+  r.runtime_bytes = int64_t{150} << 20;
+  r.budget_bytes += r.runtime_bytes;
+  auto s = SplitMemoryBudget(r);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  const std::string text = s->ToString();
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GE(lines.size(), 6u) << text;
+  const double runtime_percent = 100.0 * static_cast<double>(s->runtime_bytes) / static_cast<double>(s->budget_bytes);
+  EXPECT_EQ(lines[0].rfind("memory budget " + FormatBytes(s->budget_bytes) + ": runtime " +
+                               FormatBytes(s->runtime_bytes) + fmt::format(" ({:.0f}% of the budget", runtime_percent),
+                           0),
+            0u)
+      << lines[0];
+  const std::map<std::string, int64_t> expected = {
+      {"per-node tables", s->table_bytes},  {"staging", s->staging_bytes},
+      {"trace buffers", s->trace_bytes},    {"neighbor cache", s->ncache_bytes},
+      {"feature cache", s->fcache_bytes + s->fcache_index_bytes}};
+  int64_t total = 0;
+  size_t size_end = std::string::npos;
+  std::set<std::string> seen;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    EXPECT_LT(line.size(), 140u) << line;
+    if (line.rfind("  superbatch ", 0) == 0) continue;
+    const std::string name = line.substr(2, line.find("  ", 2) - 2);
+    // The size column: right-aligned, the same end on every row.
+    const size_t end = line.find("  ", 18);
+    if (size_end == std::string::npos) size_end = end;
+    EXPECT_EQ(end, size_end) << line;
+    seen.insert(name);
+    const auto it = expected.find(name);
+    if (it != expected.end()) {
+      EXPECT_NE(line.find(FormatBytes(it->second) + "  "), std::string::npos) << line;
+      total += it->second;
+    }
+  }
+  for (const auto& [name, bytes] : expected) EXPECT_EQ(seen.count(name), 1u) << name << "\n" << text;
+  total += s->model_bytes + s->inspector_bytes;
+  EXPECT_NE(lines[0].find("Seer's parts " + FormatBytes(total)), std::string::npos) << text;
+  EXPECT_LE(total + s->runtime_bytes, s->budget_bytes);
 }
 
 TEST(MemoryBudgetTest, CacheSplitSharesTheCacheMemory) {
@@ -145,7 +197,8 @@ TEST(MemoryBudgetTest, NeighborCacheIsCappedAtTheTopology) {
   // Nothing is lost: the caches together get what they got before (to a row).
   EXPECT_NEAR(static_cast<double>(s->ncache_bytes + FcacheAll(*s)),
               static_cast<double>(uncapped->ncache_bytes + FcacheAll(*uncapped)), 2.0 * (r.feature_row_bytes + 20));
-  EXPECT_NE(s->ToString().find("neighbor cache " + FormatBytes(topology)), std::string::npos) << s->ToString();
+  EXPECT_NE(s->ToString().find(fmt::format("neighbor cache  {:>11}", FormatBytes(topology))), std::string::npos)
+      << s->ToString();
   // An explicit share (--cache-split) is capped the same way.
   r.ncache_share = 0.9;
   s = SplitMemoryBudget(r);
@@ -388,7 +441,7 @@ TEST(MemoryBudgetTest, PerNodeBytesOfABillionNodesInTheSplitLine) {
   EXPECT_NEAR(s->PerNodeBytes(), 4.125 + 1 + bitmap, 1e-6);
   EXPECT_LE(s->PerNodeBytes(), 8.0);
   const std::string line = s->ToString();
-  EXPECT_NE(line.find(fmt::format("({:.2f} B/node: indptr 4.13 + tie-rule scores 1.00", s->PerNodeBytes())),
+  EXPECT_NE(line.find(fmt::format("{:.2f} B/node: indptr 4.13 + tie-rule scores 1.00", s->PerNodeBytes())),
             std::string::npos) << line;
   EXPECT_NE(line.find("slot index"), std::string::npos) << line;
   EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes +

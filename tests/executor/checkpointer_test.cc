@@ -137,8 +137,31 @@ TEST(CheckpointFileTest, HeaderRoundTrips) {
   auto head_only = ReadCheckpointHeader(dir + "/new.ckpt");
   ASSERT_TRUE(head_only.ok()) << head_only.status().message();
   EXPECT_EQ(head_only->position.run, header.position.run);
+  EXPECT_TRUE(head_only->position.settings.empty()) << "no settings written, none read";
   const std::string bytes = ReadWholeFile(dir + "/new.ckpt").value();
   EXPECT_EQ(bytes.find('\n'), bytes.size() - payload.size() - 1) << "one header line";
+}
+
+// `seer train` records its settings in the position so `--resume --checkpoint-dir K`
+// alone continues the run; they are covered by the header checksum like the rest.
+TEST(CheckpointFileTest, SettingsRoundTripAndAreChecksummed) {
+  const std::string dir = testing::MakeTempDir("ckpt");
+  CheckpointHeader header;
+  header.config = SmallConfig();
+  header.position.settings = {{"dataset", "/data/my graph"}, {"--hidden", "24"}, {"--fanouts", "4,3"},
+                              {"--no-overlap", "false"}};
+  ASSERT_TRUE(WriteCheckpointFile(dir + "/s.ckpt", header, "p").ok());
+  auto head = ReadCheckpointHeader(dir + "/s.ckpt");
+  ASSERT_TRUE(head.ok()) << head.status().message();
+  EXPECT_EQ(head->position.settings, header.position.settings);
+  std::string bytes = ReadWholeFile(dir + "/s.ckpt").value();
+  const size_t at = bytes.find("\"24\"");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 1] = '3';  // --hidden 34: same length, valid JSON
+  ASSERT_TRUE(WriteFileAtomically(dir + "/s.ckpt", bytes).ok());
+  auto edited = ReadCheckpointHeader(dir + "/s.ckpt");
+  ASSERT_FALSE(edited.ok());
+  EXPECT_EQ(edited.status().code(), StatusCode::kCorrupt);
 }
 
 // The position is covered by the header checksum: an edited next_superbatch (same
@@ -227,6 +250,10 @@ TEST(CheckpointerTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
     EXPECT_NE(s.message().find(part), std::string::npos) << part << "\n" << s.message();
   }
   EXPECT_EQ(s.message().find("--seed"), std::string::npos) << "equal entries are not listed: " << s.message();
+  // Every difference at once, one per line (the message's first line says what to do).
+  EXPECT_NE(s.message().find("\n  --batch-size: checkpoint 30, this run 100"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("\n  --superbatch: checkpoint 1, this run 2"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("\n  dataset: checkpoint aaaa, this run bbbb"), std::string::npos) << s.message();
   // Another rank count is another global batch (--batch-size is per rank).
   const Status ranks = resumer->CheckRun(TrainRunRecord(o, /*batches_per_superbatch=*/1, "aaaa", /*world_size=*/2));
   ASSERT_FALSE(ranks.ok());

@@ -31,13 +31,15 @@ struct HookCase {
   FeatureDtype dtype;
   PipelineKind pipeline = PipelineKind::kSuperbatch;
   bool mmap = false;  // features and indices through the page cache (storage/io/mmap_reader.h)
+  int64_t read_block = 0;  // --read-block (0 = per-row reads)
 };
 
 std::string HookCaseName(const HookCase& c) {
   std::string name = PolicyKindName(c.policy);
   for (char& ch : name) if (ch == '-') ch = '_';
   return name + (c.spill ? "_spill" : "") + (c.dtype == FeatureDtype::kFloat16 ? "_f16" : "") +
-         (c.pipeline == PipelineKind::kConventional ? "_conventional" : "") + (c.mmap ? "_mmap" : "");
+         (c.pipeline == PipelineKind::kConventional ? "_conventional" : "") + (c.mmap ? "_mmap" : "") +
+         (c.read_block > 0 ? "_block" + std::to_string(c.read_block) : "");
 }
 
 class GatheredRowsTest : public ::testing::TestWithParam<HookCase> {};
@@ -57,6 +59,7 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
   o.overlap = !c.spill;                   // both pipeline modes
   o.pipeline = c.pipeline;
   if (c.mmap) o.io = DataIoMode::kMmap;
+  o.read_block_bytes = c.read_block;
   int64_t batches = 0, rows_checked = 0, mismatches = 0;
   std::map<int64_t, int64_t> rows_by_epoch;
   o.batch_hook = [&](const BatchTrace& batch, const float* rows, int64_t num_rows, int64_t feature_dim) {
@@ -86,6 +89,19 @@ TEST_P(GatheredRowsTest, RowsAreByteIdenticalToFeaturesBin) {
     EXPECT_GT(g.hits, 0);
     EXPECT_LT(g.hits, g.rows);  // the cache is much smaller than the graph
   }
+  // Block reads: every miss's blocks, and belady admits free rows from them (13 floats =
+  // 52 B rows straddle 64 B and 4 KiB blocks; the rows delivered are checked above).
+  if (c.read_block > 0) {
+    EXPECT_GE(g.block_reads, 1);
+    EXPECT_EQ(g.block_bytes, g.block_reads * c.read_block);
+    if (c.policy == PolicyKind::kBelady) {
+      EXPECT_GT(g.block_admits, 0);
+    } else {
+      EXPECT_EQ(g.block_admits, 0);
+    }
+  } else {
+    EXPECT_EQ(g.block_admits, 0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -103,8 +119,29 @@ INSTANTIATE_TEST_SUITE_P(
                       HookCase{PolicyKind::kStaticDegree, false, FeatureDtype::kFloat16, PipelineKind::kConventional,
                                true},
                       HookCase{PolicyKind::kLru, true, FeatureDtype::kFloat32, PipelineKind::kConventional, false},
-                      HookCase{PolicyKind::kBelady, false, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, true}),
+                      HookCase{PolicyKind::kBelady, false, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, true},
+                      // Block-granular reads (--read-block): 4 KiB and 64 B blocks, spilled changesets.
+                      HookCase{PolicyKind::kBelady, false, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, false, 4096},
+                      HookCase{PolicyKind::kBelady, true, FeatureDtype::kFloat16, PipelineKind::kSuperbatch, false, 64},
+                      HookCase{PolicyKind::kBelady, true, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, true, 128},
+                      HookCase{PolicyKind::kLru, false, FeatureDtype::kFloat32, PipelineKind::kSuperbatch, false, 4096}),
     [](const auto& info) { return HookCaseName(info.param); });
+
+// --read-block: a power of two, and not with the device tier (which plans per-row reads).
+TEST(DataPathTest, ReadBlockRefusesBadSizesAndTheDeviceTier) {
+  const std::string dir = MakeSyntheticGraph("read_block_refusals", 1001, FeatureDtype::kFloat32, 8);
+  TrainOptions o = SmallRun(dir);
+  o.no_train = true;
+  o.read_block_bytes = 3000;
+  auto odd = RunTraining(o);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().message().find("--read-block 3000"), std::string::npos) << odd.status().message();
+  o.read_block_bytes = 4096;
+  o.device_cache_bytes = 64 * 8 * 4;  // 64 float32 rows: a CPU-tensor tier without a device
+  auto tiered = RunTraining(o);
+  ASSERT_FALSE(tiered.ok());
+  EXPECT_NE(tiered.status().message().find("--device-cache"), std::string::npos) << tiered.status().message();
+}
 
 // Training on CUDA pins the feature cache's slots; without a device (or when pinning
 // fails) the allocator falls back to ordinary memory and the data path is the same.

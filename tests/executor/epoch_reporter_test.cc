@@ -137,6 +137,31 @@ TEST(EpochReporterTest, SummaryAndDurationsReadAsBefore) {
             0u)
       << summary;
   EXPECT_EQ(FormatDuration(42), "42s");
+}
+
+// The breakdown marked inspect/plan as overlapped but not gather, and did not say what
+// adds up to the epoch. Now the epoch's seconds are the training thread's parts (other =
+// the rest), and every pipeline-thread time is marked as overlapped, outside the sum.
+TEST(EpochReporterTest, TimeLineSaysWhatAddsUpToTheEpochAndWhatOverlaps) {
+  EpochReport report;
+  report.seconds = 10;
+  report.compute_seconds = 6;
+  report.stall_seconds = 1.5;
+  report.eval_seconds = 2;
+  report.inspect_seconds = 3;
+  report.plan_seconds = 1;
+  report.gather_seconds = 7;
+  report.io_wait_seconds = 4;
+  const std::string line = report.TimeBreakdown();
+  EXPECT_EQ(line.rfind("10.00 s = compute 6.00 + waiting for batches 1.50 + eval 2.00 + other 0.50 ", 0), 0u) << line;
+  const size_t overlapped = line.find("; overlapped, not in the sum: ");
+  ASSERT_NE(overlapped, std::string::npos) << line;
+  for (const char* part : {"inspect 3.00 s", "plan 1.00 s", "gather 7.00 s (I/O wait 4.00 s"}) {
+    EXPECT_GT(line.find(part), overlapped) << part << "\n" << line;
+  }
+  EXPECT_NE(report.Summary().find("\n  time: " + line + "\n"), std::string::npos) << report.Summary();
+  report.eval_seconds = 5;  // parts measured on other clocks never make other negative
+  EXPECT_NE(report.TimeBreakdown().find("+ other 0.00 "), std::string::npos) << report.TimeBreakdown();
   EXPECT_EQ(FormatDuration(187), "3m07s");
   EXPECT_EQ(FormatDuration(3720), "1h02m");
   EXPECT_EQ(FormatDuration(-1), "?");

@@ -216,7 +216,7 @@ TEST(MemoryBudgetTest, ModelIsPaidByTheFeatureCacheFirst) {
   EXPECT_LE(train->table_bytes + train->staging_bytes + train->model_bytes + train->trace_bytes +
                 train->ncache_bytes + FcacheAll(*train),
             r.budget_bytes);
-  EXPECT_NE(train->ToString().find(", model "), std::string::npos) << train->ToString();
+  EXPECT_NE(train->ToString().find("\n  model "), std::string::npos) << train->ToString();
   std::printf("%s\n", train->ToString().c_str());
 
   // On a GPU the weights, Adam state and activations live in device memory; the host

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
@@ -497,6 +498,264 @@ TEST(ModelRunnerTest, CudaMatchesCpuPredictions) {
     const double lc = cpu->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss;
     const double lg = gpu->TrainStep(b.trace, b.rows.data(), b.labels.data()).loss;
     EXPECT_NEAR(lc, lg, 1e-3);
+  }
+}
+
+// ---- model files: integrity and the documented forward pass ------------------------
+
+using TensorDict = c10::impl::GenericDict;
+
+TensorDict ReadModelDict(const std::string& path) {
+  const std::string bytes = ReadWholeFile(path).value();
+  return torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();
+}
+
+void WriteModelDict(const TensorDict& dict, const std::string& path) {
+  const std::vector<char> bytes = torch::pickle_save(dict);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// A flipped bit in a weight, a NaN weight, a damaged file: each refused naming the file
+// (they predicted garbage with exit 0 before the checksum). A file without the checksum
+// (written before it existed) loads with a warning naming the file.
+TEST(ModelFileTest, ChecksumAndFiniteWeightsVerifiedAtLoad) {
+  const std::string dir = MakeTempDir("model_file");
+  ToyBatch b = MakeBatch(11, 23, 71, 12, 5, 2, 0);
+  auto model = CreateRunner(Config(ModelKind::kSage), 0.01, 5);
+  for (int i = 0; i < 3; ++i) model->TrainStep(b.trace, b.rows.data(), b.labels.data());
+  model->SetTrainingRecord(TrainingRecord{{7, 3}, 123});
+  const std::string good = dir + "/good.pt";
+  ASSERT_TRUE(model->SaveModel(good, /*best=*/false).ok());
+  std::string warning = "unset";
+  auto loaded = ModelRunner::LoadModel(good, false, &warning);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(warning, "unset") << "a verified file gives no warning";
+  EXPECT_EQ((*loaded)->training_record().fanouts, (std::vector<int>{7, 3}));
+  EXPECT_EQ((*loaded)->training_record().batch_size, 123);
+
+  auto refused = [&](const std::string& path, const std::string& expected) {
+    auto r = ModelRunner::LoadModel(path, false);
+    ASSERT_FALSE(r.ok()) << path;
+    const std::string message = r.status().message();
+    EXPECT_EQ(message.rfind(path, 0), 0u) << "names the file first: " << message;
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  };
+  // One bit of one weight flipped, the file otherwise well-formed (its checksum kept).
+  {
+    TensorDict dict = ReadModelDict(good);
+    torch::Tensor w = dict.at("layer1.neigh.weight").toTensor().clone();
+    int32_t bits;
+    std::memcpy(&bits, w.data_ptr<float>() + 5, 4);
+    bits ^= 1 << 3;
+    std::memcpy(w.data_ptr<float>() + 5, &bits, 4);
+    dict.insert_or_assign("layer1.neigh.weight", w);
+    WriteModelDict(dict, dir + "/flipped.pt");
+    refused(dir + "/flipped.pt", "model file is corrupt (checksum");
+  }
+  // An edited config is caught too.
+  {
+    TensorDict dict = ReadModelDict(good);
+    std::string config = dict.at("seer.config").toStringRef();
+    config.replace(config.find("\"dropout\":0.3"), 13, "\"dropout\":0.4");
+    dict.insert_or_assign("seer.config", config);
+    WriteModelDict(dict, dir + "/config.pt");
+    refused(dir + "/config.pt", "checksum");
+  }
+  // No checksum (an old file): loads, with a warning naming the file.
+  {
+    TensorDict dict = ReadModelDict(good);
+    dict.erase("seer.checksum");
+    dict.erase("seer.training");
+    WriteModelDict(dict, dir + "/old.pt");
+    std::string old_warning;
+    auto old = ModelRunner::LoadModel(dir + "/old.pt", false, &old_warning);
+    ASSERT_TRUE(old.ok()) << old.status().message();
+    EXPECT_EQ(old_warning.rfind(dir + "/old.pt", 0), 0u) << old_warning;
+    EXPECT_NE(old_warning.find("no checksum"), std::string::npos) << old_warning;
+    EXPECT_TRUE((*old)->training_record().fanouts.empty());
+    // ... but a NaN weight in it is refused all the same.
+    torch::Tensor w = dict.at("layer0.self.bias").toTensor().clone();
+    w[2] = std::nanf("");
+    dict.insert_or_assign("layer0.self.bias", w);
+    WriteModelDict(dict, dir + "/nan.pt");
+    refused(dir + "/nan.pt", "'layer0.self.bias' holds a NaN or infinite weight");
+  }
+  // Damaged bytes anywhere in the file: refused naming it (checksum, or the container).
+  {
+    std::string bytes = ReadWholeFile(good).value();
+    for (size_t at : {bytes.size() / 3, bytes.size() / 2, bytes.size() - 100}) {
+      std::string damaged = bytes;
+      damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+      std::ofstream(dir + "/damaged.pt", std::ios::binary | std::ios::trunc) << damaged;
+      auto r = ModelRunner::LoadModel(dir + "/damaged.pt", false);
+      ASSERT_FALSE(r.ok()) << "byte " << at;
+      EXPECT_EQ(r.status().message().rfind(dir + "/damaged.pt", 0), 0u) << r.status().message();
+    }
+  }
+}
+
+// docs/formats.md ("Model file") spells out the forward pass; this re-implements it in
+// plain double loops from the file's tensors alone (read with torch::pickle_load, the
+// reader Python's torch.load shares) and compares with Predict's logits of the loaded
+// model, for every architecture, on a toy batch with zero-degree nodes.
+struct Matrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<double> v;
+  double& at(int64_t r, int64_t c) { return v[static_cast<size_t>(r * cols + c)]; }
+  double at(int64_t r, int64_t c) const { return v[static_cast<size_t>(r * cols + c)]; }
+};
+
+Matrix FromTensor(const TensorDict& dict, const std::string& key) {
+  torch::Tensor t = dict.at(key).toTensor().to(torch::kFloat64).contiguous();
+  Matrix m;
+  m.rows = t.size(0);
+  m.cols = t.dim() > 1 ? t.size(1) : 1;
+  m.v.assign(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+  return m;
+}
+
+// y[r] = W x[r] (+ b): W [out, in], x rows [n, in].
+Matrix Linear(const Matrix& x, const Matrix& w, const Matrix* b) {
+  Matrix y{x.rows, w.rows, std::vector<double>(static_cast<size_t>(x.rows * w.rows))};
+  for (int64_t r = 0; r < x.rows; ++r) {
+    for (int64_t o = 0; o < w.rows; ++o) {
+      double sum = b ? b->v[static_cast<size_t>(o)] : 0;
+      for (int64_t i = 0; i < w.cols; ++i) sum += w.at(o, i) * x.at(r, i);
+      y.at(r, o) = sum;
+    }
+  }
+  return y;
+}
+
+Matrix Rows(const Matrix& x, int64_t n) {
+  return Matrix{n, x.cols, std::vector<double>(x.v.begin(), x.v.begin() + n * x.cols)};
+}
+
+std::vector<double> ReferenceLogits(const TensorDict& dict, const ModelConfig& c, const BatchTrace& batch,
+                                    const std::vector<float>& rows, const CompactIndptr& graph) {
+  const int64_t n0 = c.kind == ModelKind::kMlp ? batch.num_seeds : batch.blocks[0].num_src;
+  Matrix h{n0, c.in_dim, std::vector<double>(rows.begin(), rows.begin() + n0 * c.in_dim)};
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const std::string p = "layer" + std::to_string(l) + ".";
+    const bool last = l + 1 == c.num_layers;
+    Matrix out;
+    if (c.kind == ModelKind::kMlp) {
+      const Matrix w = FromTensor(dict, p + "lin.weight"), b = FromTensor(dict, p + "lin.bias");
+      out = Linear(h, w, &b);
+    } else {
+      const LayerBlock& blk = batch.blocks[static_cast<size_t>(l)];
+      auto in_list = [&](int64_t d) {
+        return std::vector<int32_t>(blk.col_idx.begin() + blk.row_ptr[d], blk.col_idx.begin() + blk.row_ptr[d + 1]);
+      };
+      if (c.kind == ModelKind::kSage) {
+        // self(h_d) + neigh(mean over d's sampled in-neighbours; 0 without any)
+        Matrix mean{blk.num_dst, h.cols, std::vector<double>(static_cast<size_t>(blk.num_dst * h.cols))};
+        for (int64_t d = 0; d < blk.num_dst; ++d) {
+          const auto list = in_list(d);
+          for (int32_t s : list) {
+            for (int64_t k = 0; k < h.cols; ++k) mean.at(d, k) += h.at(s, k) / static_cast<double>(list.size());
+          }
+        }
+        const Matrix ws = FromTensor(dict, p + "self.weight"), bs = FromTensor(dict, p + "self.bias"),
+                     wn = FromTensor(dict, p + "neigh.weight");
+        out = Linear(Rows(h, blk.num_dst), ws, &bs);
+        const Matrix n = Linear(mean, wn, nullptr);
+        for (size_t i = 0; i < out.v.size(); ++i) out.v[i] += n.v[i];
+      } else if (c.kind == ModelKind::kGcn) {
+        // lin(h_d/(D_d+1) + (D_d/k_d) sum_s h_s/sqrt((D_d+1)(D_s+1))), D = full-graph in-degree
+        auto degree = [&](int64_t local) {
+          const auto v = static_cast<size_t>(batch.node_ids[static_cast<size_t>(local)]);
+          return static_cast<double>(graph[v + 1] - graph[v]);
+        };
+        Matrix agg{blk.num_dst, h.cols, std::vector<double>(static_cast<size_t>(blk.num_dst * h.cols))};
+        for (int64_t d = 0; d < blk.num_dst; ++d) {
+          const auto list = in_list(d);
+          const double dd = degree(d);
+          const double scale = list.empty() ? dd : dd / static_cast<double>(list.size());
+          for (int64_t k = 0; k < h.cols; ++k) agg.at(d, k) = h.at(d, k) / (dd + 1);
+          for (int32_t s : list) {
+            const double norm = scale / std::sqrt((dd + 1) * (degree(s) + 1));
+            for (int64_t k = 0; k < h.cols; ++k) agg.at(d, k) += norm * h.at(s, k);
+          }
+        }
+        const Matrix w = FromTensor(dict, p + "lin.weight"), b = FromTensor(dict, p + "lin.bias");
+        out = Linear(agg, w, &b);
+      } else {  // GAT
+        const Matrix fc = FromTensor(dict, p + "fc.weight"), al = FromTensor(dict, p + "attn_l"),
+                     ar = FromTensor(dict, p + "attn_r"), bias = FromTensor(dict, p + "bias");
+        const int64_t heads = al.rows, f = al.cols;
+        const Matrix z = Linear(h, fc, nullptr);  // [num_src, heads*f], head-major
+        out = Matrix{blk.num_dst, last ? f : heads * f, std::vector<double>()};
+        out.v.assign(static_cast<size_t>(out.rows * out.cols), 0);
+        for (int64_t d = 0; d < blk.num_dst; ++d) {
+          auto sources = in_list(d);
+          sources.push_back(static_cast<int32_t>(d));  // a self loop
+          for (int64_t hd = 0; hd < heads; ++hd) {
+            auto score = [&](int64_t s) {
+              double el = 0, er = 0;
+              for (int64_t k = 0; k < f; ++k) {
+                el += z.at(s, hd * f + k) * al.at(hd, k);
+                er += z.at(d, hd * f + k) * ar.at(hd, k);
+              }
+              const double e = el + er;
+              return e > 0 ? e : 0.2 * e;
+            };
+            double max = -1e300, denom = 0;
+            for (int32_t s : sources) max = std::max(max, score(s));
+            for (int32_t s : sources) denom += std::exp(score(s) - max);
+            for (int32_t s : sources) {
+              const double alpha = std::exp(score(s) - max) / denom;
+              for (int64_t k = 0; k < f; ++k) {
+                if (last) {
+                  out.at(d, k) += alpha * z.at(s, hd * f + k) / static_cast<double>(heads);
+                } else {
+                  out.at(d, hd * f + k) += alpha * z.at(s, hd * f + k);
+                }
+              }
+            }
+          }
+          for (int64_t k = 0; k < out.cols; ++k) out.at(d, k) += bias.v[static_cast<size_t>(k)];
+        }
+      }
+    }
+    if (!last) {
+      for (double& x : out.v) x = c.kind == ModelKind::kGat ? (x > 0 ? x : std::expm1(x)) : std::max(x, 0.0);
+    }
+    h = out;
+  }
+  return std::vector<double>(h.v.begin(), h.v.begin() + batch.num_seeds * c.num_classes);
+}
+
+TEST(ModelFileTest, ForwardPassIsTheDocumentedOne) {
+  const std::string dir = MakeTempDir("forward");
+  for (ModelKind kind : {ModelKind::kSage, ModelKind::kGcn, ModelKind::kGat, ModelKind::kMlp}) {
+    ToyBatch b = MakeBatch(23, 17, 61, 12, 5, 2, 0);
+    auto model = CreateRunner(Config(kind), 0.02, 9);
+    for (int i = 0; i < 4; ++i) {
+      b.trace.batch_index = i;
+      model->TrainStep(b.trace, b.rows.data(), b.labels.data());
+    }
+    const std::string path = dir + "/" + ModelKindName(kind) + ".pt";
+    ASSERT_TRUE(model->SaveModel(path, false).ok());
+    auto loaded = ModelRunner::LoadModel(path, false);
+    ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+    (*loaded)->SetGraphIndptr(ToyIndptr());
+    std::vector<int64_t> classes(17);
+    std::vector<float> logits;
+    (*loaded)->Predict(b.trace, b.rows.data(), classes.data(), nullptr, &logits);
+    const TensorDict dict = ReadModelDict(path);
+    auto config = ModelConfig::FromJson(dict.at("seer.config").toStringRef(), path);
+    ASSERT_TRUE(config.ok());
+    const std::vector<double> expected = ReferenceLogits(dict, *config, b.trace, b.rows, *ToyIndptr());
+    ASSERT_EQ(logits.size(), expected.size()) << ModelKindName(kind);
+    for (size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_NEAR(logits[i], expected[i], 1e-4 * (1 + std::abs(expected[i]))) << ModelKindName(kind) << " " << i;
+    }
+    for (int64_t s = 0; s < 17; ++s) {  // the class is the argmax of the logits
+      const auto first = logits.begin() + s * 5;
+      EXPECT_EQ(classes[static_cast<size_t>(s)], std::max_element(first, first + 5) - first);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -54,11 +55,13 @@ struct ThrustResult {
   Plan plan;
 };
 
+// changeset_chunk: BeladyGpuInput's (0 = the planner's default).
 ThrustResult RunThrust(Backend backend, const std::vector<int64_t>& c0, const Batches& batches,
-                       const ScoreFn& score) {
+                       const ScoreFn& score, int64_t changeset_chunk = 0) {
   kernels::FlatBatches flat;
   for (const auto& b : batches) flat.Add(b.data(), static_cast<int64_t>(b.size()));
-  const kernels::BeladyGpuInput in = flat.Input(c0, NodeScoresOf(score));
+  kernels::BeladyGpuInput in = flat.Input(c0, NodeScoresOf(score));
+  in.changeset_chunk = changeset_chunk;
   kernels::BeladyGpuOutput out;
   ThrustResult r;
   r.code = backend == Backend::kThrustHost ? kernels::PlanBeladyThrustHost(in, &out, &r.message)
@@ -251,6 +254,36 @@ TEST_P(BeladyThrustTest, MatchesOracleWithScores) {
                         });
 }
 
+// Dense traces, where the candidates' keys tie on hi and differ only in lo: batches that
+// touch most of a small node set (so many nodes share each next-use batch), and a last
+// stretch where most nodes have no further use and two score values (so the "cached, then
+// id" part of lo decides). The radix passes and the merge of kept hits and misses must
+// give the comparator's order exactly. Plus one batch of 6000 ids, larger than one sort
+// tile on CUDA.
+TEST_P(BeladyThrustTest, DenseTiesMatchCpuPlanner) {
+  std::mt19937_64& rng = seed_.rng;
+  for (int round = 0; round < 12; ++round) {
+    const int64_t num_nodes = 16 + static_cast<int64_t>(rng() % 80);
+    const int size = static_cast<int>(num_nodes * (6 + static_cast<int64_t>(rng() % 4)) / 10);
+    const Batches batches = RandomTrace(rng, 10 + static_cast<int>(rng() % 30), size, num_nodes, round % 2 == 1);
+    const ScoreFn score = round % 3 == 0 ? nullptr : MakeScore(rng(), 2u);
+    for (int64_t k : {int64_t{1}, num_nodes / 4, num_nodes / 2, num_nodes - 3}) {
+      for (const auto& c0 : {EmptyCacheState(k), RandomInitialState(rng, k, num_nodes)}) {
+        ExpectPlan(CpuPlan(c0, batches, score), c0, batches, score,
+                   "round " + std::to_string(round) + " K " + std::to_string(k));
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+  const Batches big = RandomTrace(rng, 6, 6000, 8000, /*skewed=*/false);
+  const ScoreFn score = MakeScore(rng(), 3u);
+  for (int64_t k : {int64_t{500}, int64_t{4000}}) {
+    const auto c0 = RandomInitialState(rng, k, 8000);
+    ExpectPlan(CpuPlan(c0, big, score), c0, big, score, "6000-id batches, K " + std::to_string(k));
+    if (HasFatalFailure()) return;
+  }
+}
+
 // A score can only matter among nodes with no further use: with a full cache at the last
 // batch, the high-score newcomer displaces the low-score cached node, and the equal-score
 // one does not.
@@ -349,6 +382,72 @@ TEST_P(BeladyThrustTest, TemporaryStorageIsPooledAcrossBatches) {
   const int64_t long_run = allocations(128);
   EXPECT_LE(long_run, short_run + 4);  // a size class or two may be new, never per batch
   EXPECT_LT(long_run, 128);
+}
+
+// The phase split (time_phases) is diagnostics only: the plan is the same with and without
+// it, every phase is charged only when asked, and the charged time lies within the call's.
+// The host waits for the device a bounded number of times per batch.
+TEST_P(BeladyThrustTest, PhaseTimesLeaveThePlanAlone) {
+  std::mt19937_64& rng = seed_.rng;
+  const int num_batches = 64;
+  const Batches batches = RandomTrace(rng, num_batches, 400, 3000, /*skewed=*/true);
+  kernels::FlatBatches flat;
+  for (const auto& b : batches) flat.Add(b.data(), static_cast<int64_t>(b.size()));
+  const std::vector<int64_t> c0 = EmptyCacheState(500);
+  auto run = [&](bool timed, kernels::BeladyGpuOutput* out) {
+    kernels::BeladyGpuInput in = flat.Input(c0, {});
+    in.time_phases = timed;
+    std::string message;
+    const auto code = GetParam() == Backend::kThrustHost ? kernels::PlanBeladyThrustHost(in, out, &message)
+                                                         : kernels::PlanBeladyGpu(in, out, &message);
+    ASSERT_EQ(code, kernels::GpuPlanCode::kOk) << message;
+  };
+  kernels::BeladyGpuOutput plain, timed;
+  run(false, &plain);
+  const auto start = std::chrono::steady_clock::now();
+  run(true, &timed);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(plain.num_misses, timed.num_misses);
+  EXPECT_EQ(plain.in_offsets, timed.in_offsets);
+  EXPECT_EQ(plain.in_ids, timed.in_ids);
+  EXPECT_EQ(plain.in_positions, timed.in_positions);
+  EXPECT_EQ(plain.in_slots, timed.in_slots);
+  EXPECT_EQ(plain.out_offsets, timed.out_offsets);
+  EXPECT_EQ(plain.out_ids, timed.out_ids);
+  EXPECT_EQ(plain.out_slots, timed.out_slots);
+  EXPECT_EQ(plain.final_slots, timed.final_slots);
+  double sum = 0;
+  for (int p = 0; p < kernels::kNumPlanPhases; ++p) {
+    EXPECT_EQ(plain.phase_seconds[static_cast<size_t>(p)], 0.0) << kernels::PlanPhaseName(p);
+    EXPECT_GE(timed.phase_seconds[static_cast<size_t>(p)], 0.0) << kernels::PlanPhaseName(p);
+    sum += timed.phase_seconds[static_cast<size_t>(p)];
+  }
+  EXPECT_GT(sum, 0.0);
+  EXPECT_LE(sum, wall);
+  EXPECT_GT(timed.phase_seconds[kernels::kPhaseCandidates], 0.0);  // 64 sorts of up to 400
+  EXPECT_EQ(plain.host_syncs, timed.host_syncs);                   // timing waits are not counted
+  EXPECT_GT(plain.host_syncs, 0);
+  // One wait per batch (the cut), plus a constant: the duplicate check, C0's two counts,
+  // the changesets (one copy per array: the trace fits one chunk) and the final slots.
+  EXPECT_LE(plain.host_syncs, num_batches + 10);
+}
+
+// The changesets leave the device in chunks; a chunk smaller than the superbatch's
+// changesets (here: about one batch) copies out mid-plan, with the same plan.
+TEST_P(BeladyThrustTest, ChangesetsCopiedOutInChunks) {
+  ForEachRandomCapacity(6, {/*max_nodes=*/2000, /*max_batches=*/60, /*max_size=*/200, /*score_range=*/4,
+                             /*extra_capacity=*/2},
+                        [&](const RandomRound& r, int64_t k, const std::string& label) {
+                          const auto c0 = RandomInitialState(seed_.rng, k, r.num_nodes);
+                          const Plan want = CpuPlan(c0, r.batches, r.score);
+                          for (int64_t chunk : {int64_t{1}, int64_t{250}, int64_t{1000}}) {
+                            ThrustResult got = RunThrust(GetParam(), c0, r.batches, r.score, chunk);
+                            ASSERT_EQ(got.code, kernels::GpuPlanCode::kOk) << label << ": " << got.message;
+                            ExpectSame(want, got.plan, label + " chunk " + std::to_string(chunk));
+                            if (HasFatalFailure()) return;
+                          }
+                        });
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BeladyThrustTest, ::testing::Values(Backend::kThrustHost, Backend::kCuda),

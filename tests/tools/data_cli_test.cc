@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -274,7 +275,8 @@ TEST(DataCliTest, HelpListsEveryFlagWithDefaults) {
   CommandRun prep = Seer("prep --help");
   for (const char* flag : {"--edges", "--edges-format", "--features", "--labels", "--train", "--ogb",
                            "--undirected", "--dedup", "--drop-self-loops", "--index-dtype", "--memory-budget",
-                           "--threads", "--src-col", "--dst-col", "--remap-ids", "--node-ids", "bfloat16"}) {
+                           "--threads", "--src-col", "--dst-col", "--remap-ids", "--node-ids", "bfloat16",
+                           "--edges-header", "--allow-non-finite"}) {
     EXPECT_NE(prep.output.find(flag), std::string::npos) << flag;
   }
 }
@@ -413,9 +415,10 @@ TEST(DataCliTest, PrepCsvColumnsWithStringIds) {
 }
 
 // --node-ids through the CLI: string ids from CSV columns, an ids file in its own order
-// with one id that is not a node, features/labels/train indexed by its rows. Oracle: a
-// std::map of id -> row applied to the node_ids.txt seer wrote; the summary counts the
-// skipped id; errors are one line naming the file, with no dataset.json.
+// with one id that is in no edge (kept: a node of degree 0 with its row), features/labels/
+// train indexed by its rows. Oracle: a std::map of id -> row applied to the node_ids.txt
+// seer wrote; the summary counts the node without edges; errors are one line naming the
+// file, with no dataset.json.
 TEST(DataCliTest, PrepStringIdsWithNodeIdsFile) {
   std::string dir = MakeTempDir();
   WriteText(dir + "/e.csv", "w,source,target\n1,paris,rome\n1,rome,oslo\n1,42,paris\n1,oslo,42\n1,7,rome\n");
@@ -429,16 +432,16 @@ TEST(DataCliTest, PrepStringIdsWithNodeIdsFile) {
     features.insert(features.end(), {static_cast<float>(r), static_cast<float>(10 * r)});
     labels.push_back(r % 3);
   }
-  const std::vector<int64_t> train = {5, 0};  // paris, rome
+  const std::vector<int64_t> train = {5, 0, 2};  // paris, rome, madrid (no edge)
   ASSERT_TRUE(seer::WriteNpy(dir + "/f.npy", "<f4", {6, 2}, features.data()).ok());
   ASSERT_TRUE(seer::WriteNpy(dir + "/l.npy", "<i8", {6}, labels.data()).ok());
-  ASSERT_TRUE(seer::WriteNpy(dir + "/t.npy", "<i8", {2}, train.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/t.npy", "<i8", {3}, train.data()).ok());
   const std::string inputs = "--edges " + dir + "/e.csv --src-col source --dst-col target --features " + dir +
                              "/f.npy --labels " + dir + "/l.npy --train " + dir + "/t.npy --quiet";
   CommandRun prep = Seer("prep " + inputs + " --remap-ids --node-ids " + dir + "/ids.txt --out " + dir + "/ds");
   ASSERT_EQ(prep.exit_code, 0) << prep.output;
-  EXPECT_NE(prep.output.find("5 nodes, 5 edges"), std::string::npos) << prep.output;
-  EXPECT_NE(prep.output.find("1 ids of " + dir + "/ids.txt are not nodes of the graph"), std::string::npos)
+  EXPECT_NE(prep.output.find("6 nodes, 5 edges"), std::string::npos) << prep.output;
+  EXPECT_NE(prep.output.find("1 ids of " + dir + "/ids.txt are in no edge (nodes of degree 0)"), std::string::npos)
       << prep.output;
   CommandRun check = Seer("check " + dir + "/ds --deep --quiet");
   EXPECT_EQ(check.exit_code, 0) << check.output;
@@ -447,7 +450,9 @@ TEST(DataCliTest, PrepStringIdsWithNodeIdsFile) {
   std::istringstream mapping(ReadBytes(dir + "/ds/node_ids.txt"));
   std::vector<std::string> nodes;
   for (std::string id; std::getline(mapping, id);) nodes.push_back(id);
-  ASSERT_EQ(nodes, (std::vector<std::string>{"7", "42", "oslo", "paris", "rome"}));
+  ASSERT_EQ(nodes, (std::vector<std::string>{"7", "42", "madrid", "oslo", "paris", "rome"}));
+  EXPECT_EQ(seer::testing::ReadArray<int64_t>(dir + "/ds/indptr.bin"),
+            (std::vector<int64_t>{0, 0, 1, 1, 2, 3, 5}));  // in-degrees; madrid (node 2) has no edge at all
   const auto got_features = seer::testing::ReadArray<float>(dir + "/ds/features.bin");
   const auto got_labels = seer::testing::ReadArray<int32_t>(dir + "/ds/labels.bin");
   for (size_t k = 0; k < nodes.size(); ++k) {
@@ -455,7 +460,7 @@ TEST(DataCliTest, PrepStringIdsWithNodeIdsFile) {
     EXPECT_EQ(got_features[2 * k + 1], features[2 * row + 1]) << nodes[k];
     EXPECT_EQ(got_labels[k], labels[row]) << nodes[k];
   }
-  EXPECT_EQ(seer::testing::ReadArray<int64_t>(dir + "/ds/train.bin"), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ(seer::testing::ReadArray<int64_t>(dir + "/ds/train.bin"), (std::vector<int64_t>{4, 5, 2}));
   ExpectOneLineError(Seer("prep " + inputs + " --node-ids " + dir + "/ids.txt --out " + dir + "/ds2"), "prep",
                      "--node-ids " + dir + "/ids.txt needs --remap-ids");
   EXPECT_FALSE(Exists(dir + "/ds2/dataset.json"));
@@ -467,6 +472,44 @@ TEST(DataCliTest, PrepStringIdsWithNodeIdsFile) {
   ExpectOneLineError(Seer("prep " + inputs + " --remap-ids --node-ids " + dir + "/ids2.txt --out " + dir + "/ds4"),
                      "prep", dir + "/ids2.txt: no line for node id 'oslo' of the edge list");
   EXPECT_FALSE(Exists(dir + "/ds4/dataset.json"));
+}
+
+// Issue 27: prep stored 70000 as float16 inf and 1e300 from float64 as inf, accepted
+// NaN/inf, and `check --deep` said OK. Now prep refuses each with one line naming the
+// file, row and column; --allow-non-finite keeps them (counted in the summary), and
+// `check --deep` then names the first non-finite value and exits non-zero.
+TEST(DataCliTest, NonFiniteFeaturesAreRefusedOrKeptAndFlagged) {
+  const std::string dir = MakeTempDir();
+  WriteText(dir + "/e.txt", "0 1\n2 1\n");
+  const std::vector<float> big = {1, 2, 70000, 4, 5, 6};
+  const std::vector<double> huge = {1, 2, 3, 4, 1e300, 6};
+  const std::vector<float> nan = {1, 2, 3, 4, 5, std::nanf("")};
+  ASSERT_TRUE(seer::WriteNpy(dir + "/big.npy", "<f4", {3, 2}, big.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/huge.npy", "<f8", {3, 2}, huge.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/nan.npy", "<f4", {3, 2}, nan.data()).ok());
+  const std::string base = "prep --edges " + dir + "/e.txt --quiet --features " + dir;
+  ExpectOneLineError(Seer(base + "/big.npy --feature-dtype float16 --out " + dir + "/a"), "prep",
+                     dir + "/big.npy: row 1, column 0: feature value 70000 does not fit float16 (largest finite "
+                           "65504)");
+  ExpectOneLineError(Seer(base + "/huge.npy --out " + dir + "/a"), "prep",
+                     dir + "/huge.npy: row 2, column 0: feature value 1e+300 does not fit float32");
+  ExpectOneLineError(Seer(base + "/nan.npy --out " + dir + "/a"), "prep",
+                     dir + "/nan.npy: row 2, column 1: feature value nan is not finite");
+  EXPECT_FALSE(Exists(dir + "/a/dataset.json"));
+  CommandRun kept = Seer(base + "/big.npy --feature-dtype float16 --allow-non-finite --out " + dir + "/b");
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("--allow-non-finite: 0 NaN/inf feature values kept, 1 values beyond float16 stored as "
+                             "+-inf"),
+            std::string::npos)
+      << kept.output;
+  EXPECT_EQ(Seer("check " + dir + "/b --quiet").exit_code, 0);
+  ExpectOneLineError(Seer("check " + dir + "/b --deep --quiet"), "check",
+                     dir + "/b/features.bin: node 1, feature 0 (byte offset 4): value inf is not finite");
+  kept = Seer(base + "/nan.npy --allow-non-finite --out " + dir + "/c");
+  ASSERT_EQ(kept.exit_code, 0) << kept.output;
+  EXPECT_NE(kept.output.find("1 NaN/inf feature values kept"), std::string::npos) << kept.output;
+  ExpectOneLineError(Seer("check " + dir + "/c --deep --quiet"), "check",
+                     dir + "/c/features.bin: node 2, feature 1 (byte offset 20): value nan is not finite");
 }
 
 }  // namespace

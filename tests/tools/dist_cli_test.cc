@@ -75,6 +75,9 @@ TEST_F(DistCliTest, NprocTwoMatchesOneProcessAndOnlyRankZeroPrints) {
                     " --save-model " + tmp_ + "/two.pt --metrics " + tmp_ + "/m{rank}.jsonl");
   ASSERT_EQ(two.exit_code, 0) << two.output;
   EXPECT_NE(two.output.find("data-parallel: 2 ranks"), std::string::npos) << two.output;
+  // The ranks were started by the launcher, not by torchrun.
+  EXPECT_NE(two.output.find("2 ranks (started by --nproc)"), std::string::npos) << two.output;
+  EXPECT_EQ(two.output.find("torchrun"), std::string::npos) << two.output;
   EXPECT_NEAR(ValueAfter(two.output, "test accuracy"), ValueAfter(one.output, "test accuracy"), 0.01) << two.output;
   EXPECT_NEAR(ValueAfter(two.output, "best valid accuracy"), ValueAfter(one.output, "best valid accuracy"), 0.01);
   // One set of result lines (rank 0's), each rank's metrics file, one model file.
@@ -103,6 +106,9 @@ TEST_F(DistCliTest, PredictOnThreeRanksEqualsOneProcess) {
   const std::string accuracy = one.output.substr(at, one.output.find(')', at) - at);
   EXPECT_NE(three.output.find(accuracy), std::string::npos) << three.output;
   EXPECT_EQ(three.output.find("seer predict:"), three.output.rfind("seer predict:")) << three.output;
+  // The launcher speaks for predict as "seer launcher", never as "seer train".
+  EXPECT_NE(three.output.find("seer launcher: starting 3 ranks"), std::string::npos) << three.output;
+  EXPECT_EQ(three.output.find("seer train"), std::string::npos) << three.output;
 }
 
 // Two "nodes" on one machine: each rank reads its own copy of the dataset, rank 1's

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -235,6 +236,42 @@ TEST_F(InterruptCliTest, NprocStoppedRankEndsTheRunNamingIt) {
   EXPECT_TRUE(AllGone(ranks, 5)) << Err("launch");
   EXPECT_NE(Err("launch").find("rank 1 "), std::string::npos) << Err("launch");
   EXPECT_NE(Err("launch").find("stopped (SIGSTOP)"), std::string::npos) << Err("launch");
+}
+
+// The train scratch directories (.seer-train-PID-*) inside `dir`.
+std::vector<std::string> TrainScratchDirs(const std::string& dir) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(".seer-train-", 0) == 0) found.push_back(name);
+  }
+  return found;
+}
+
+// A run killed outright (SIGKILL: no clean-up) leaves its traces in an explicit
+// --runtime-dir; the resume, started with `--resume --checkpoint-dir K` alone (the
+// runtime dir comes from the checkpoint), removes them and finishes; the user's own
+// file in that folder stays.
+TEST_F(InterruptCliTest, ResumeRemovesAKilledRunsTracesFromAnExplicitRuntimeDir) {
+  const std::string rt = tmp_ + "/runtime";
+  std::filesystem::create_directories(rt);
+  std::ofstream(rt + "/notes.txt") << "mine";
+  const pid_t run = Start(Train(2) + " --runtime-dir " + rt + " --checkpoint-dir " + tmp_ + "/ck --checkpoint-every 1",
+                          "killed");
+  const auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < deadline && !std::filesystem::exists(tmp_ + "/ck/checkpoint.ckpt")) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(std::filesystem::exists(tmp_ + "/ck/checkpoint.ckpt")) << Err("killed");
+  ::kill(run, SIGKILL);
+  EXPECT_EQ(WaitFor(run, 30), 128 + SIGKILL);
+  ASSERT_EQ(TrainScratchDirs(rt).size(), 1u) << "the killed run's traces are left behind";
+
+  const seer::testing::CliRun resumed = seer::testing::RunSeer("train --resume --checkpoint-dir " + tmp_ + "/ck --quiet");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_TRUE(TrainScratchDirs(rt).empty()) << TrainScratchDirs(rt).front();
+  EXPECT_EQ(ReadFileBytes(rt + "/notes.txt"), "mine");
 }
 
 }  // namespace

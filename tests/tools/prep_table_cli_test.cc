@@ -127,5 +127,46 @@ TEST(PrepTableCliTest, TableErrorsAreOneLineNamingFileAndLine) {
   EXPECT_FALSE(testing::FileExists(t.dir + "/c/dataset.json"));
 }
 
+// Issue 27's --remap-ids reproductions through the binary, each read wrongly before: a
+// data line whose first id starts with '#' in a CSV with named columns was dropped (1
+// edge), a "src,dst" header with index columns became two phantom nodes, and ids that
+// node_ids.txt cannot give back were written raw.
+TEST(PrepTableCliTest, RemapHeaderHashAndIdRules) {
+  const std::string dir = testing::MakeTempDir("prep_table_cli");
+  WriteText(dir + "/hash.csv", "a,b\n#tag,bob\nann,bob\n");
+  CliRun run = Seer("prep --edges " + dir + "/hash.csv --src-col a --dst-col b --remap-ids --out " + dir +
+                    "/h --quiet");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("3 nodes, 2 edges"), std::string::npos) << run.output;
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/h/node_ids.txt"), "#tag\nann\nbob\n");
+
+  WriteText(dir + "/head.csv", "src,dst\nann,bob\ncat,bob\n");
+  run = Seer("prep --edges " + dir + "/head.csv --src-col 0 --dst-col 1 --remap-ids --out " + dir + "/i --quiet");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("3 nodes, 2 edges"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(dir + "/head.csv:1 'src,dst' read as a header"), std::string::npos) << run.output;
+  EXPECT_EQ(testing::ReadFileBytes(dir + "/i/node_ids.txt"), "ann\nbob\ncat\n");
+  // Declared otherwise: an edge.
+  run = Seer("prep --edges " + dir + "/head.csv --src-col 0 --dst-col 1 --remap-ids --edges-header no --out " + dir +
+             "/j --quiet");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("5 nodes, 3 edges"), std::string::npos) << run.output;
+  // Integer ids: the same header rule as without --remap-ids.
+  WriteText(dir + "/int.txt", "src dst\n10 20\n30 20\n");
+  run = Seer("prep --edges " + dir + "/int.txt --remap-ids --out " + dir + "/k --quiet");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("3 nodes, 2 edges"), std::string::npos) << run.output;
+
+  testing::WriteFileBytes(dir + "/nul.csv", std::string("a,b\nann,bob\nx\0y,bob\n", 20));
+  ExpectOneLineError(Seer("prep --edges " + dir + "/nul.csv --src-col a --dst-col b --remap-ids --out " + dir +
+                          "/l --quiet"),
+                     "prep", dir + "/nul.csv:3: node id 'x\\x00y' has a NUL byte");
+  EXPECT_FALSE(testing::FileExists(dir + "/l/dataset.json"));
+  WriteText(dir + "/blank.csv", "a,b\nann,\" bob\"\n");
+  ExpectOneLineError(Seer("prep --edges " + dir + "/blank.csv --src-col a --dst-col b --remap-ids --out " + dir +
+                          "/m --quiet"),
+                     "prep", dir + "/blank.csv:2: node id ' bob' has a blank at its start or end");
+}
+
 }  // namespace
 }  // namespace seer

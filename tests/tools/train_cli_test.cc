@@ -2,6 +2,7 @@
 // the features-only baseline, metrics JSON lines, predictions as .npy, one-line errors,
 // corrupt checkpoints, and peak RSS against the memory budget.
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,6 +34,23 @@ double ValueAfter(const std::string& output, const std::string& key) {
 }
 
 using seer::testing::ExpectOneLineError;
+
+// A refused resume: exit 1, the error line naming the checkpoint, then exactly
+// `differences`, one per line ("  --hidden: checkpoint 24, given 32").
+void ExpectListedError(const CommandRun& run, const std::vector<std::string>& differences) {
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_EQ(run.output.rfind("seer train: error: ", 0), 0u) << run.output;
+  std::istringstream lines(run.output);
+  std::string first;
+  std::getline(lines, first);
+  EXPECT_NE(first.find("checkpoint.ckpt: the flags given differ from the checkpoint's"), std::string::npos) << first;
+  std::vector<std::string> listed;
+  for (std::string line; std::getline(lines, line);) listed.push_back(line);
+  std::vector<std::string> expected;
+  for (const std::string& d : differences) expected.push_back("  " + d);
+  EXPECT_EQ(listed, expected) << run.output;
+  EXPECT_EQ(run.output.find('{'), std::string::npos) << "no JSON: " << run.output;
+}
 
 TEST(TrainCliTest, HelpListsEveryFlagWithDefaults) {
   CommandRun help = Seer("train --help");
@@ -71,7 +89,8 @@ TEST(TrainCliTest, SageBeatsFeaturesOnlyAndPredictWritesNpy) {
   EXPECT_GT(sage_acc, 0.8) << sage.output;
   EXPECT_LT(mlp_acc, 0.55) << mlp.output;
   // The run printed the split and per-epoch summaries with the breakdown.
-  EXPECT_NE(sage.output.find("memory budget 64.0 MiB: per-node tables"), std::string::npos) << sage.output;
+  EXPECT_NE(sage.output.find("memory budget 64.0 MiB: "), std::string::npos) << sage.output;
+  EXPECT_NE(sage.output.find("\n  per-node tables "), std::string::npos) << sage.output;
   EXPECT_NE(sage.output.find("epoch 4:"), std::string::npos);
   EXPECT_NE(sage.output.find("I/O wait"), std::string::npos);
   EXPECT_NE(sage.output.find("feature cache hit"), std::string::npos);
@@ -146,12 +165,10 @@ TEST(TrainCliTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
                              "--cpu --quiet --checkpoint-dir " + tmp + "/ck --metrics " + tmp + "/m.jsonl";
   CommandRun first = Seer(common + " --batch-size 30 --superbatch 1 --checkpoint-every 1 --stop-after 8");
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  ExpectOneLineError(Seer(common + " --batch-size 30 --superbatch 2 --resume"), "train",
-                     "--superbatch: checkpoint 1, this run 2");
-  ExpectOneLineError(Seer(common + " --batch-size 100 --superbatch 1 --resume"), "train",
-                     "--batch-size: checkpoint 30, this run 100");
-  ExpectOneLineError(Seer(common + " --batch-size 30 --superbatch 1 --seed 9 --resume"), "train",
-                     "--seed: checkpoint 0, this run 9");
+  ExpectListedError(Seer(common + " --batch-size 30 --superbatch 2 --resume"), {"--superbatch: checkpoint 1, given 2"});
+  ExpectListedError(Seer(common + " --batch-size 100 --superbatch 1 --resume"),
+                    {"--batch-size: checkpoint 30, given 100"});
+  ExpectListedError(Seer(common + " --batch-size 30 --superbatch 1 --seed 9 --resume"), {"--seed: checkpoint 0, given 9"});
   CommandRun resumed = Seer(common + " --batch-size 30 --superbatch 1 --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   // The killed run's lines stay; epochs count from 1 as on stderr.
@@ -178,6 +195,78 @@ TEST(TrainCliTest, ResumeWithOtherBatchingFlagsIsRefusedNamingBoth) {
 
 // A saved model records its dataset's identity: predict on another dataset is refused
 // naming both (it ran silently before) unless --allow-other-dataset.
+// `seer train --resume --checkpoint-dir K` alone continued nothing ("dataset is
+// required"; the whole command line had to be repeated). The checkpoint records the
+// settings: the resume takes them all (dataset path, model, batching, --epochs,
+// --metrics) and ends exactly where the uninterrupted run ends (its stdout results are
+// the oracle); flags given again must agree, and every disagreement is listed at once.
+TEST(TrainCliTest, ResumeFromTheCheckpointAlone) {
+  const std::string tmp = MakeTempDir();
+  const std::string ds = tmp + "/ds";
+  ASSERT_EQ(Seer("gen --nodes 3000 --out " + ds + " --seed 4 --quiet").exit_code, 0);
+  const std::string flags = " --hidden 24 --fanouts 4,3 --batch-size 40 --superbatch 2 --epochs 2 --seed 5 "
+                            "--dropout 0.25 --threads 2 --memory-budget 64M --budget-scope data --cpu --quiet";
+  CommandRun whole = Seer("train " + ds + flags, /*merge_stderr=*/false);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const std::string ck = tmp + "/ck";
+  CommandRun first = Seer("train " + ds + flags + " --checkpoint-dir " + ck + " --checkpoint-every 1 --stop-after 3 "
+                          "--metrics " + tmp + "/m.jsonl");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+
+  // Disagreements: all of them, one per line; agreeing and changeable flags are not listed.
+  ExpectListedError(Seer("train --resume --checkpoint-dir " + ck + " --hidden 32 --fanouts 4,3 --batch-size 50 "
+                         "--model gcn --epochs 3 --dropout 0.250"),
+                    {"--model: checkpoint sage, given gcn", "--hidden: checkpoint 24, given 32",
+                     "--batch-size: checkpoint 40, given 50"});
+
+  CommandRun resumed = Seer("train --resume --checkpoint-dir " + ck, /*merge_stderr=*/false);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  // stdout holds only the results: "test accuracy X" is its first line.
+  EXPECT_NE(ValueAfter("\n" + resumed.output, "test accuracy"), -1) << resumed.output;
+  EXPECT_EQ(ValueAfter("\n" + resumed.output, "test accuracy"), ValueAfter("\n" + whole.output, "test accuracy"))
+      << "resumed:\n" << resumed.output << "uninterrupted:\n" << whole.output;
+  // --metrics came from the checkpoint too: the resumed run appended epoch 2.
+  std::vector<int64_t> epochs;
+  std::istringstream lines(ReadText(tmp + "/m.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const seer::Json j = seer::Json::parse(line);
+    if (j["type"] == "epoch") epochs.push_back(j["epoch"].get<int64_t>());
+  }
+  EXPECT_EQ(epochs, (std::vector<int64_t>{1, 2}));
+
+  // Without --checkpoint-dir, or without a dataset and no resume: one line saying what is needed.
+  ExpectOneLineError(Seer("train --resume"), "train", "--resume needs --checkpoint-dir");
+  ExpectOneLineError(Seer("train --epochs 2"), "train", "dataset directory is required");
+}
+
+// `seer --version` was an error ("The following arguments were not expected").
+TEST(TrainCliTest, VersionNamesTheCommitAndWhatTheBuildCanUse) {
+  for (const char* binary_args : {"--version", "--version train"}) {
+    const CommandRun run = Seer(binary_args);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(run.output.rfind("seer ", 0), 0u) << run.output;
+    for (const char* part : {" (git ", "\nCUDA kernels: ", "\nlibtorch (seer train, seer predict): built", "\nio_uring: "}) {
+      EXPECT_NE(run.output.find(part), std::string::npos) << part << "\n" << run.output;
+    }
+  }
+}
+
+// `seer sample` printed "epoch 0" where train says "epoch 1", and named a runtime
+// directory it never created.
+TEST(TrainCliTest, SampleCountsEpochsLikeTrainAndNamesOnlyWhatItWrote) {
+  const std::string tmp = MakeTempDir();
+  ASSERT_EQ(Seer("gen --nodes 2000 --train-fraction 0.3 --out " + tmp + "/ds --seed 2 --quiet").exit_code, 0);
+  const CommandRun run = Seer("sample " + tmp + "/ds --out " + tmp + "/t --epochs 2 --batch-size 200 --superbatch 2 "
+                              "--fanouts 3,3 --runtime-dir " + tmp + "/rt");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("\nepoch 1 superbatch 1/"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("\nepoch 2 superbatch 1/"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("epoch 0"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find(tmp + "/rt"), std::string::npos) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp + "/rt"));
+  EXPECT_NE(run.output.find("traces streamed into " + tmp + "/t"), std::string::npos) << run.output;
+}
+
 TEST(TrainCliTest, PredictRefusesAModelOfAnotherDataset) {
   const std::string tmp = MakeTempDir();
   ASSERT_EQ(Seer("gen --nodes 2000 --out " + tmp + "/a --seed 3 --quiet").exit_code, 0);
@@ -269,6 +358,18 @@ TEST(TrainCliTest, PeakRssStaysWithinBudget) {
   std::printf("peak RSS with --memory-budget %lldM (the whole process): %.1f MiB\n",
               static_cast<long long>(process_budget_mib), whole_rss / mib);
   EXPECT_LE(whole_rss, 1.05 * static_cast<double>(process_budget_mib) * mib);
+
+  // Block reads (--read-block 4K): the gather's block buffers are part of the split
+  // (staging), so the whole process still fits when the feature cache takes the rest.
+  const int64_t block_budget_mib = static_cast<int64_t>(small_rss / mib) + 100;
+  CommandRun blocks = Seer("train " + tmp + "/big" + flags + " --no-train --read-block 4K --memory-budget " +
+                               std::to_string(block_budget_mib) + "M",
+                           /*merge_stderr=*/false);
+  ASSERT_EQ(blocks.exit_code, 0) << blocks.output;
+  const double blocks_rss = ValueAfter("\n" + blocks.output, "peak RSS bytes");
+  std::printf("peak RSS with --read-block 4K --memory-budget %lldM: %.1f MiB\n",
+              static_cast<long long>(block_budget_mib), blocks_rss / mib);
+  EXPECT_LE(blocks_rss, 1.05 * static_cast<double>(block_budget_mib) * mib);
 
   // A realistic model (hidden 256, batches of ~29k rows): its autograd working set
   // (~30 MiB measured) must come out of the budget, not on top of it. The fixed overhead

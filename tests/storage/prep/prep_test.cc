@@ -347,7 +347,8 @@ bool IdBefore(const std::string& a, const std::string& b) {
   return ia ? va < vb : a < b;
 }
 
-// What a --node-ids prep must write, from a plain std::map of id -> row.
+// What a --node-ids prep must write, from a plain std::map of id -> row: the nodes are
+// the ids of the edges and of the file (ids in no edge are nodes of degree 0).
 struct NodeIdsOracle {
   std::vector<std::string> nodes;            // node k = nodes[k]
   std::map<std::string, int64_t> row_of_id;  // from the ids file
@@ -364,6 +365,7 @@ NodeIdsOracle MakeNodeIdsOracle(const std::vector<std::pair<std::string, std::st
                                 const std::vector<std::string>& file_ids) {
   NodeIdsOracle o;
   for (auto& [s, d] : edges) o.nodes.insert(o.nodes.end(), {s, d});
+  o.nodes.insert(o.nodes.end(), file_ids.begin(), file_ids.end());
   std::sort(o.nodes.begin(), o.nodes.end(), IdBefore);
   o.nodes.erase(std::unique(o.nodes.begin(), o.nodes.end()), o.nodes.end());
   for (size_t r = 0; r < file_ids.size(); ++r) o.row_of_id[file_ids[r]] = static_cast<int64_t>(r);
@@ -385,8 +387,9 @@ std::string Lines(const std::vector<std::string>& ids) {
   return text;
 }
 
-// --node-ids: string ids, a file listing them in its own order plus two ids that are not
-// in the graph; features/labels are indexed by its lines, splits list its rows.
+// --node-ids: string ids, a file listing them in its own order plus two ids that are in
+// no edge (kept: nodes of degree 0, with their rows); features/labels are indexed by its
+// lines, splits list its rows.
 TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
   std::string dir = MakeTempDir();
   const std::vector<std::pair<std::string, std::string>> edges = {
@@ -394,14 +397,14 @@ TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
   std::string text;
   for (auto& [s, d] : edges) text += s + " " + d + "\n";
   WriteText(dir + "/e.txt", text);
-  // Row order differs from id order; "zed" and "11" are not nodes; blanks are trimmed.
+  // Row order differs from id order; "zed" and "11" are in no edge; blanks are trimmed.
   const std::vector<std::string> file_ids = {"carol", "zed", "9", "alice", "007", "11", "10", "bob"};
   WriteText(dir + "/ids.txt", "carol\n  zed\t\n9\r\nalice\n007\n11\n10\nbob");  // no final newline
   const int64_t rows = 8, f = 3;
   std::vector<float> features(rows * f);
   for (size_t i = 0; i < features.size(); ++i) features[i] = 0.5f * static_cast<float>(i);
   std::vector<int64_t> labels = {0, 1, 2, 3, 4, 5, 6, -1};
-  std::vector<int64_t> train = {7, 0}, valid = {4};  // bob, carol; 007
+  std::vector<int64_t> train = {7, 0, 1}, valid = {4};  // bob, carol, zed; 007
   ASSERT_TRUE(WriteNpy(dir + "/f.npy", "<f4", {rows, f}, features.data()).ok());
   WriteInt64Npy(dir + "/l.npy", labels);
   WriteInt64Npy(dir + "/t.npy", train);
@@ -415,7 +418,14 @@ TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   const NodeIdsOracle o = MakeNodeIdsOracle(edges, file_ids);
   ASSERT_EQ(summary->csc.num_nodes, static_cast<int64_t>(o.nodes.size()));
-  EXPECT_EQ(summary->node_ids_not_in_graph, 2);
+  ASSERT_EQ(o.nodes.size(), 8u);
+  EXPECT_EQ(summary->nodes_without_edges, 2);
+  auto indptr = ReadArray<int64_t>(dir + "/out/indptr.bin");
+  for (const char* lonely : {"zed", "11"}) {  // degree 0
+    const size_t k = std::find(o.nodes.begin(), o.nodes.end(), lonely) - o.nodes.begin();
+    ASSERT_LT(k, o.nodes.size());
+    EXPECT_EQ(indptr[k + 1], indptr[k]) << lonely;
+  }
   EXPECT_EQ(testing::ReadFileBytes(dir + "/out/node_ids.txt"), Lines(o.nodes));
   auto got_features = ReadArray<float>(dir + "/out/features.bin");
   auto got_labels = ReadArray<int32_t>(dir + "/out/labels.bin");
@@ -425,7 +435,8 @@ TEST(PrepTest, NodeIdsFileGivesTheRowsOfStringIds) {
     }
     EXPECT_EQ(got_labels[k], labels[o.RowOfNode(k)]) << o.nodes[k];
   }
-  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/train.bin"), (std::vector<int64_t>{o.NodeOfRow(7), o.NodeOfRow(0)}));
+  EXPECT_EQ(ReadArray<int64_t>(dir + "/out/train.bin"),
+            (std::vector<int64_t>{o.NodeOfRow(7), o.NodeOfRow(0), o.NodeOfRow(1)}));
   EXPECT_EQ(ReadArray<int64_t>(dir + "/out/valid.bin"), (std::vector<int64_t>{o.NodeOfRow(4)}));
   EXPECT_EQ(summary->num_labeled, static_cast<int64_t>(o.nodes.size()) - 1);  // bob's row is -1
   ASSERT_TRUE(CheckDataset(dir + "/out", DatasetCheckOptions{true}).ok());
@@ -451,7 +462,7 @@ TEST(PrepTest, NodeIdsFileOverridesRowEqualsIdForIntegerIds) {
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(ReadArray<int32_t>(dir + "/out/labels.bin"), (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(ReadArray<int64_t>(dir + "/out/train.bin"), (std::vector<int64_t>{2}));
-  EXPECT_EQ(summary->node_ids_not_in_graph, 0);
+  EXPECT_EQ(summary->nodes_without_edges, 0);
 }
 
 // Thousands of mixed ids through a budget that makes both the renumbering and the join
@@ -506,7 +517,16 @@ TEST(PrepTest, NodeIdsJoinWithATinyBudgetMatchesAMapOracle) {
   auto summary = PrepareDataset(in, options, dir + "/out");
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   ASSERT_EQ(summary->csc.num_nodes, static_cast<int64_t>(o.nodes.size()));
-  EXPECT_EQ(summary->node_ids_not_in_graph, rows - static_cast<int64_t>(o.nodes.size()));
+  EXPECT_EQ(o.nodes.size(), file_ids.size());  // every id of the file is a node
+  int64_t in_edges = 0;
+  {
+    std::vector<std::string> ends;
+    for (auto& [s, d] : edges) ends.insert(ends.end(), {s, d});
+    std::sort(ends.begin(), ends.end());
+    in_edges = std::unique(ends.begin(), ends.end()) - ends.begin();
+  }
+  EXPECT_EQ(summary->nodes_without_edges, rows - in_edges);
+  EXPECT_GT(summary->nodes_without_edges, 0);
   EXPECT_EQ(testing::ReadFileBytes(dir + "/out/node_ids.txt"), Lines(o.nodes));
   auto got_features = ReadArray<float>(dir + "/out/features.bin");
   auto got_labels = ReadArray<int32_t>(dir + "/out/labels.bin");
@@ -548,12 +568,10 @@ TEST(PrepTest, NodeIdsErrorsAreOneLineNamingTheFile) {
   WriteText(ids, "alice\nbob\ncarol\n");
   expect_error(base, dir + "/f.npy: 4 feature rows, but " + ids + " has 3 lines");
   WriteText(ids, "alice\nbob\ncarol\nzed\n");
-  std::vector<int64_t> train = {0, 3};
+  std::vector<int64_t> train = {4, 0};
   WriteInt64Npy(dir + "/t.npy", train);
   PrepInputs with_split = base;
   with_split.train = dir + "/t.npy";
-  expect_error(with_split, dir + "/t.npy: element 1: row 3 of " + ids + " (line 4) has an id that is not a node");
-  train = {4, 0};
   WriteInt64Npy(dir + "/t.npy", train);
   expect_error(with_split, dir + "/t.npy: element 0: row 4 out of range [0, 4)");
   PrepInputs not_remapped = base;
