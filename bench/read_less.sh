@@ -28,7 +28,8 @@ mkdir -p "$WORK"
 OUT="$WORK/read_less.tsv"
 printf 'graph\tvariant\tfeature_reads\tfeature_MiB\trow_misses\tepoch_s\tio_wait_s\ttest_acc\n' > "$OUT"
 block_flag=""
-if "$SEER" train --help 2>&1 | grep -q -- "--read-block"; then block_flag="--read-block 4K"; fi
+help_text=$("$SEER" train --help 2>&1 || true)  # (grep -q in a pipe would SIGPIPE seer under pipefail)
+if grep -q -- "--read-block" <<< "$help_text"; then block_flag="--read-block 4K"; fi
 [ -n "$block_flag" ] || echo "note: this seer has no --read-block: the block variants are skipped"
 
 # The dataset of graph $1 with dtype $2 (float32|int8), made once.
@@ -66,10 +67,14 @@ run() {  # graph variant dataset fcache_bytes extra-flags...
   local m="$WORK/$g.$v.jsonl"
   local train_flag=""
   [ "$TRAIN" = 1 ] || train_flag="--no-train"
+  # A run whose metrics already end with the final record is not repeated (delete
+  # WORK_DIR/GRAPH.VARIANT.jsonl to redo it), so an interrupted sweep resumes.
+  if ! grep -q '"type": *"final"' "$m" 2>/dev/null; then
   # shellcheck disable=SC2086
   "$SEER" train "$ds" --model sage --epochs "$EPOCHS" --hidden 64 --fanouts 10,10 --batch-size 1000 \
     --memory-budget 1G --fcache-budget "$fc" --seed 1 $train_flag "$@" --metrics "$m" \
     > "$WORK/$g.$v.log" 2>&1 || { echo "$g $v: seer train failed (see $WORK/$g.$v.log)"; return 0; }
+  fi
   $PY - "$m" "$g" "$v" >> "$OUT" <<'PYEOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

@@ -84,4 +84,28 @@ TEST(ReadLessCliTest, ReorderWritesACheckedPermutation) {
   EXPECT_NE(broken.output.find("node_order.bin"), std::string::npos) << broken.output;
 }
 
+// prep --order: the dataset prep just wrote, renumbered in place (node_order.bin, version
+// 2), node_ids.txt kept sorted for lookups.
+TEST(ReadLessCliTest, PrepOrderRenumbersWhatItWrote) {
+  const std::string dir = MakeTempDir();
+  ASSERT_EQ(seer::testing::RunShell("printf 'follower,followee\\nann,bob\\nbob,cy\\ncy,ann\\ndan,ann\\n' > " + dir +
+                                    "/e.csv").exit_code, 0);
+  CommandRun prep = Seer("prep --edges " + dir + "/e.csv --src-col follower --dst-col followee --remap-ids --order "
+                         "degree --out " + dir + "/ds --quiet");
+  ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  EXPECT_NE(prep.output.find("renumbered by degree"), std::string::npos) << prep.output;
+  EXPECT_EQ(Seer("check " + dir + "/ds --deep --quiet").exit_code, 0);
+  const std::string ids = seer::testing::RunShell("cat " + dir + "/ds/node_ids.txt").output;
+  EXPECT_EQ(ids, "ann\nbob\ncy\ndan\n");
+  // ann has out-degree 1... all have out-degree 1: the degree order keeps the old order
+  // among ties; node_order.bin is then the identity 0..3.
+  const std::string order = Python("import numpy as np; print(list(np.fromfile(\"" + dir +
+                                   "/ds/node_order.bin\", dtype=\"<i8\")))");
+  if (order == "SKIP") GTEST_SKIP() << "no numpy";
+  EXPECT_EQ(order, "[0, 1, 2, 3]");
+  CommandRun bad = Seer("prep --edges " + dir + "/e.csv --src-col follower --dst-col followee --remap-ids --order "
+                        "random --out " + dir + "/ds2 --quiet");
+  EXPECT_NE(bad.exit_code, 0);
+}
+
 }  // namespace
