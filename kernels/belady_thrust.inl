@@ -592,7 +592,7 @@ GpuPlanCode PlanBeladyThrust(const BeladyGpuInput& in, BeladyGpuOutput* out, std
       th::for_each(policy, Count(0), Count(n), BuildCandidate{Raw(ids), Raw(next_g), scores_ptr, Raw(offsets), S,
                                                       base, Raw(pos_slot), Raw(scratch), Raw(sort_keys)});
       th::sequence(policy, sort_index.begin(), sort_index.begin() + n);
-      // MUTATION
+      th::sort_by_key(policy, sort_keys.begin(), sort_keys.begin() + n, sort_index.begin());
       th::transform(policy, sort_index.begin(), sort_index.begin() + n, sort_keys.begin(), HiOf{Raw(scratch)});
       th::stable_sort_by_key(policy, sort_keys.begin(), sort_keys.begin() + n, sort_index.begin());
       th::gather(policy, sort_index.begin(), sort_index.begin() + n, scratch.begin(), cand.begin());
