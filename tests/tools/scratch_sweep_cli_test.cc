@@ -138,4 +138,52 @@ TEST_F(ScratchSweepCliTest, KilledCscBuildIsSwept) {
   KillAndSweep({"--edges", inputs_ + "/edges.txt"}, "csc-spill");
 }
 
+// A live run's scratch directory seen from another PID namespace (a container sharing the
+// folder): its pid means nothing there, so only the owner mark's lock can tell that it is
+// alive. A `seer prep` is stopped (SIGSTOP keeps its lock) while its scratch directory
+// exists; a second seer in a new PID namespace writes beside it and sweeps that folder;
+// the directory must stay. Skips where unshare is not permitted (no root, seccomp).
+TEST_F(ScratchSweepCliTest, LiveRunInAnotherPidNamespaceIsLeftAlone) {
+  ASSERT_TRUE(seer::testing::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  const char* binary = std::getenv("SEER_BINARY");
+  if (seer::testing::RunShell("unshare --pid --fork --mount-proc true").exit_code != 0) {
+    GTEST_SKIP() << "unshare --pid is not permitted here";
+  }
+  const std::string dir = seer::testing::MakeTempDir("scratch_pidns");
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    const std::string edges = inputs_ + "/edges.csv", out = dir + "/live";
+    ::execl(binary, "seer", "prep", "--quiet", "--edges", edges.c_str(), "--src-col", "src", "--dst-col", "dst",
+            "--remap-ids", "--out", out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  std::string scratch;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (scratch.empty() && std::chrono::steady_clock::now() < deadline) {
+    scratch = FindScratch(dir + "/live", "remap");
+    int status = 0;
+    if (scratch.empty() && ::waitpid(pid, &status, WNOHANG) == pid) break;
+    if (scratch.empty()) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  if (scratch.empty()) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    FAIL() << "seer prep ended (or never made .remap-*) before it could be stopped";
+  }
+  ::kill(pid, SIGSTOP);  // alive, lock held, not progressing
+  const auto other = seer::testing::RunShell(fmt::format(
+      "unshare --pid --fork --mount-proc {} prep --quiet --edges {}/small.txt --out {}/live/other", binary, inputs_, dir));
+  const bool kept = fs::exists(scratch);
+  ::kill(pid, SIGKILL);
+  ::kill(pid, SIGCONT);
+  ::waitpid(pid, nullptr, 0);
+  EXPECT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_TRUE(kept) << scratch << " was removed from another PID namespace while its run was alive\n"
+                    << other.output;
+  EXPECT_EQ(other.output.find("removed " + scratch), std::string::npos) << other.output;
+}
+
 }  // namespace

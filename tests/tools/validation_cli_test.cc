@@ -169,4 +169,41 @@ TEST(ValidationCliTest, NodesWithoutEdgesAreTrainedAndPredicted) {
   }
 }
 
+// Unlabeled training seeds (-1 in labels.bin) were accepted silently: they are sampled but
+// add nothing to the loss. A run now says how many there are, and a split without any
+// labelled node is refused before any work.
+TEST(ValidationCliTest, UnlabeledTrainingSeedsAreCountedOrRefused) {
+  ASSERT_TRUE(seer::testing::HaveSeerBinary()) << "SEER_BINARY not set (run through ctest)";
+  const std::string dir = seer::testing::MakeTempDir("validation_unlabeled");
+  std::string edges;
+  for (int v = 0; v < 40; ++v) edges += std::to_string(v) + " " + std::to_string((v * 7 + 3) % 40) + "\n";
+  seer::testing::WriteFileBytes(dir + "/e.txt", edges);
+  std::vector<float> features;
+  std::vector<int64_t> labels;
+  for (int v = 0; v < 40; ++v) {
+    labels.push_back(v < 3 ? -1 : v % 2);
+    for (int j = 0; j < 4; ++j) features.push_back(static_cast<float>(v % 2 == j));
+  }
+  ASSERT_TRUE(seer::WriteNpy(dir + "/f.npy", "<f4", {40, 4}, features.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/l.npy", "<i8", {40}, labels.data()).ok());
+  const std::vector<int64_t> some = {0, 1, 2, 3, 4, 5, 6, 7}, none = {0, 1, 2};
+  ASSERT_TRUE(seer::WriteNpy(dir + "/some.npy", "<i8", {8}, some.data()).ok());
+  ASSERT_TRUE(seer::WriteNpy(dir + "/none.npy", "<i8", {3}, none.data()).ok());
+  for (const char* split : {"some", "none"}) {
+    const auto prep = RunSeer("prep --edges " + dir + "/e.txt --num-nodes 40 --features " + dir + "/f.npy --labels " +
+                              dir + "/l.npy --train " + dir + "/" + split + ".npy --quiet --out " + dir + "/" + split);
+    ASSERT_EQ(prep.exit_code, 0) << prep.output;
+  }
+  const auto some_run = RunSeer("train " + dir + "/some --cpu --epochs 1 --batch-size 4");
+  ASSERT_EQ(some_run.exit_code, 0) << some_run.output;
+  EXPECT_NE(some_run.output.find("note: 3 of the 8 training nodes in " + dir + "/some/train.bin are unlabeled"),
+            std::string::npos)
+      << some_run.output;
+  const auto none_run = RunSeer("train " + dir + "/none --cpu --epochs 1 --batch-size 4");
+  EXPECT_NE(none_run.exit_code, 0);
+  const std::string refusal = "seer train: error: " + dir + "/none/train.bin: none of its 3 training nodes is labelled";
+  EXPECT_NE(none_run.output.find(refusal), std::string::npos) << none_run.output;
+  EXPECT_EQ(none_run.output.find("epoch 1"), std::string::npos) << none_run.output;  // before any training
+}
+
 }  // namespace

@@ -50,7 +50,9 @@ TEST(FeatureRowsTest, Int8RowLayoutAndErrorBound) {
     }
     // The extremes are exact codes 0 and 255.
     EXPECT_EQ(*std::min_element(row, row + kDim), 0);
-    if (hi > lo) EXPECT_EQ(*std::max_element(row, row + kDim), 255);
+    if (hi > lo) {
+      EXPECT_EQ(*std::max_element(row, row + kDim), 255);
+    }
   }
 }
 
