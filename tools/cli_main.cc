@@ -178,15 +178,6 @@ std::string WithConfigLine(const CLI::App& cmd, const std::string& message, int 
   return message;
 }
 
-// The directory of the running executable (/proc/self/exe), with a trailing slash.
-std::string ExecutableDir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  const std::string path(buf, static_cast<size_t>(n));
-  return path.substr(0, path.find_last_of('/') + 1);
-}
-
 // Whether this kernel lets this process set up an io_uring (seccomp and container
 // policies often refuse it; Seer then reads with a pread pool).
 std::string IoUringAvailability() {
@@ -288,6 +279,14 @@ Result<ConfigKeyLines> ReadConfigKeys(const std::string& path, const CLI::App& a
                            (key_section.empty() ? "" : " (seer " + key_section + " has no --" + key + ")"));
   }
   return lines_of;
+}
+
+std::string ExecutableDir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  const std::string path(buf, static_cast<size_t>(n));
+  return path.substr(0, path.find_last_of('/') + 1);
 }
 
 int RunCli(int argc, char** argv, const std::vector<Registrar>& registrars,

@@ -41,6 +41,10 @@ inline constexpr size_t kMaxQuotedTokenChars = 256;
 inline constexpr size_t kCutTokenChars = 80;
 std::string CutLongTokens(const std::string& message);
 
+// The directory of the running executable (/proc/self/exe), with a trailing slash ("" if
+// unknown): where `seer` finds `seer-train` and the launcher finds `seer`.
+std::string ExecutableDir();
+
 // `seer --version`: the version, the git commit built from, and what this build can use:
 // the CUDA kernels (and devices), libtorch (seer-train beside seer) and io_uring.
 std::string VersionText();

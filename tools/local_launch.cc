@@ -22,6 +22,8 @@
 
 #include <fmt/format.h>
 
+#include "cli_main.h"
+
 extern char** environ;
 
 namespace seer::cli {
@@ -45,15 +47,6 @@ int FreeLoopbackPort() {
   }
   close(fd);
   return port;
-}
-
-// The directory of the running executable (/proc/self/exe), with a trailing slash.
-std::string ExecutableDir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  const std::string path(buf, static_cast<size_t>(n));
-  return path.substr(0, path.find_last_of('/') + 1);
 }
 
 // This process's arguments (/proc/self/cmdline); an argv[0] of "seer" (tools/main.cc

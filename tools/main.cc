@@ -12,15 +12,6 @@
 
 namespace {
 
-// The directory of the running executable (/proc/self/exe), with a trailing slash.
-std::string ExecutableDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string path(buf, static_cast<size_t>(n));
-  return path.substr(0, path.find_last_of('/') + 1);
-}
-
 // The subcommand word: the first argument that is not the root's --config option.
 const char* SubcommandWord(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
