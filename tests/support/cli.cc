@@ -72,4 +72,15 @@ void ExpectOneLineError(const CliRun& run, const std::string& command, const std
   EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line: " << run.output;
 }
 
+std::string RunPython(const std::string& script) {
+  const CliRun r = RunShell("/usr/bin/python3 -c '" + script + "'");
+  if (r.output.find("ModuleNotFoundError") != std::string::npos || r.output.find("No such file") != std::string::npos) {
+    return "SKIP";
+  }
+  if (r.exit_code != 0) return "FAILED: " + r.output;
+  std::string out = r.output;
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 }  // namespace seer::testing

@@ -30,6 +30,11 @@ int WaitForChild(pid_t pid, double seconds);
 
 bool HaveSeerBinary();
 
+// Runs `/usr/bin/python3 -c SCRIPT` (the script may not contain a single quote): its
+// output without trailing newlines, "SKIP" when a module it imports is missing (numpy),
+// or "FAILED: <output>" when it exits non-zero. The numpy oracles of the CLI tests.
+std::string RunPython(const std::string& script);
+
 // Asserts a failed run printed exactly one line, "seer <command>: error: ...", that
 // contains `text`.
 void ExpectOneLineError(const CliRun& run, const std::string& command, const std::string& text);

@@ -286,21 +286,7 @@ std::string ReadBytes(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), {});
 }
 
-// Runs /usr/bin/python3 -c SCRIPT; its stdout (first line) or "SKIP" when numpy (or
-// what the script imports) is missing.
-std::string Python(const std::string& script) {
-  const std::string command = "/usr/bin/python3 -c '" + script + "' 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return "SKIP";
-  std::string out;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  const int rc = ::pclose(pipe);
-  if (out.find("ModuleNotFoundError") != std::string::npos || out.find("No such file") != std::string::npos) return "SKIP";
-  if (rc != 0) return "FAILED: " + out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
+std::string Python(const std::string& script) { return seer::testing::RunPython(script); }
 
 // Parallel prep: 1 thread and 2 threads write the same bytes (text input parsed in
 // several blocks and pieces, spilled to several partitions).

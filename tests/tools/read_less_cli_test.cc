@@ -13,15 +13,7 @@ using CommandRun = seer::testing::CliRun;
 CommandRun Seer(const std::string& args) { return seer::testing::RunSeer(args); }
 std::string MakeTempDir() { return seer::testing::MakeTempDir("read_less_cli"); }
 
-// /usr/bin/python3 -c SCRIPT: its output, or "SKIP" without numpy.
-std::string Python(const std::string& script) {
-  CommandRun r = seer::testing::RunShell("/usr/bin/python3 -c '" + script + "'");
-  if (r.output.find("ModuleNotFoundError") != std::string::npos) return "SKIP";
-  if (r.exit_code != 0) return "FAILED: " + r.output;
-  std::string out = r.output;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
+std::string Python(const std::string& script) { return seer::testing::RunPython(script); }
 
 // int8 rows: dim uint8 codes, then float32 scale and bias; bias = the row minimum, scale
 // = range / 255, every value within scale / 2 of the input.
