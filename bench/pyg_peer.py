@@ -379,28 +379,6 @@ def homogeneity_chi2(a, b, draws, k):
     return float(((a - b) ** 2).sum() / (2 * draws * q * (1 - q)) * (d - 1) / d), d - 1
 
 
-# ---- self-test (numpy only) -------------------------------------------------------------
-
-
-def chi2_z(stat, dof):
-    """Wilson-Hilferty: the standard normal deviate of a chi-square statistic with `dof`
-    degrees of freedom (z > 3.09 is p < 0.001 one-sided; no scipy needed)."""
-    if dof <= 0:
-        return 0.0
-    return ((stat / dof) ** (1 / 3) - (1 - 2 / (9 * dof))) / (2 / (9 * dof)) ** 0.5
-
-
-def inclusion_chi2(counts, draws, k):
-    """Marginal uniformity of sampling k of d positions without replacement, `draws` times:
-    counts[p] = times position p was picked. Each count has variance draws*q*(1-q), q = k/d,
-    and the counts sum to draws*k, so sum((c - draws*q)^2 / (draws*q*(1-q))) * (d-1)/d is
-    ~chi-square with d-1 d.o.f. Returns (statistic, dof)."""
-    d = len(counts)
-    q = k / d
-    e = draws * q
-    return float(((counts - e) ** 2).sum() / (e * (1 - q)) * (d - 1) / d), d - 1
-
-
 def two_sample_chi2(a, b):
     """Homogeneity of two count vectors over the same positions (2 x d contingency table):
     (statistic, dof); positions with no count in either are left out."""
