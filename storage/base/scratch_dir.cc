@@ -45,27 +45,28 @@ Result<ScratchDir> ScratchDir::Create(const std::string& parent, std::string_vie
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) return ErrnoStatus(errno, "create scratch directory", pattern);
   std::string path(buf.data());
+  // The mark is made under another name, locked and filled, and only then renamed to
+  // kScratchOwnerMark: the sweep opens only that name, so it never sees the mark of a live
+  // owner unlocked (a process stopped between creating and locking it would otherwise
+  // look abandoned from another PID namespace). A process killed before the rename
+  // leaves a directory without a mark, which the sweep keeps: it is not provably ours.
+  const std::string new_mark_path = path + "/" + kScratchOwnerMark + ".new";
   const std::string mark_path = path + "/" + kScratchOwnerMark;
-  auto mark = UniqueFd::Open(mark_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  auto mark = UniqueFd::Open(new_mark_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (!mark.ok()) {
     ::rmdir(path.c_str());
     return mark.status();
   }
-  // The lock is taken before anything else is written: the sweep never sees an
-  // unlocked mark of a live owner.
-  if (::flock(mark->get(), LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
+  auto fail = [&](int err, const char* what, const std::string& where) {
+    ::unlink(new_mark_path.c_str());
     ::unlink(mark_path.c_str());
     ::rmdir(path.c_str());
-    return ErrnoStatus(err, "lock scratch directory mark", mark_path);
-  }
+    return ErrnoStatus(err, what, where);
+  };
+  if (::flock(mark->get(), LOCK_EX | LOCK_NB) != 0) return fail(errno, "lock scratch directory mark", new_mark_path);
   const std::string owner = fmt::format("pid {} host {}\n", ::getpid(), HostName());
-  if (::write(mark->get(), owner.data(), owner.size()) < 0) {
-    const int err = errno;
-    ::unlink(mark_path.c_str());
-    ::rmdir(path.c_str());
-    return ErrnoStatus(err, "write", mark_path);
-  }
+  if (::write(mark->get(), owner.data(), owner.size()) < 0) return fail(errno, "write", new_mark_path);
+  if (::rename(new_mark_path.c_str(), mark_path.c_str()) != 0) return fail(errno, "rename", new_mark_path);
   return ScratchDir(std::move(path), std::move(mark).value());
 }
 
