@@ -157,6 +157,25 @@ Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
   return s;
 }
 
+// Unlabeled training seeds are sampled but add nothing to the loss: say how many, or
+// refuse a split with no labelled node at all (nothing would be learned).
+Status CheckTrainingLabels(const DataPath& data, const SeedSplits& seeds, EpochReporter& reporter) {
+  int64_t unlabeled = 0;
+  for (int64_t v : seeds.train) unlabeled += seeds.labels.Get(v) < 0 ? 1 : 0;
+  const std::string train_path = data.dataset().PathOf(dataset_files::kTrain);
+  if (unlabeled == static_cast<int64_t>(seeds.train.size())) {
+    return InvalidArgument(fmt::format("{}: none of its {} training nodes is labelled (labels.bin holds -1 for "
+                                       "each): nothing to learn",
+                                       train_path, seeds.train.size()));
+  }
+  if (unlabeled > 0) {
+    reporter.Say(fmt::format("note: {} of the {} training nodes in {} are unlabeled (-1): they are sampled as "
+                             "seeds but add nothing to the loss or the train accuracy",
+                             unlabeled, seeds.train.size(), train_path));
+  }
+  return Status::Ok();
+}
+
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
 // Data-parallel runs: the training sampler takes this rank's share of every global batch
 // (SuperbatchOptions::rank), the evaluation samplers a contiguous shard of each split.
@@ -371,22 +390,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   // Seeds, labels, samplers, the runtime directory and the feature-cache policy.
   SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(*data, pilot));
-  {  // Unlabeled training seeds are sampled but add nothing to the loss: say so, or refuse
-     // a split with no labelled node at all (nothing would be learned).
-    int64_t unlabeled = 0;
-    for (int64_t v : seeds.train) unlabeled += seeds.labels.Get(v) < 0 ? 1 : 0;
-    const std::string train_path = data->dataset().PathOf(dataset_files::kTrain);
-    if (unlabeled == static_cast<int64_t>(seeds.train.size())) {
-      return InvalidArgument(fmt::format("{}: none of its {} training nodes is labelled (labels.bin holds -1 for "
-                                         "each): nothing to learn",
-                                         train_path, seeds.train.size()));
-    }
-    if (unlabeled > 0) {
-      reporter->Say(fmt::format("note: {} of the {} training nodes in {} are unlabeled (-1): they are sampled as "
-                                "seeds but add nothing to the loss or the train accuracy",
-                                unlabeled, seeds.train.size(), train_path));
-    }
-  }
+  SEER_RETURN_IF_ERROR(CheckTrainingLabels(*data, seeds, *reporter));
   SEER_ASSIGN_OR_RETURN(TrainingSamplers samplers, MakeSamplers(o, *data, seeds, env));
   SEER_ASSIGN_OR_RETURN(ScratchDir runtime_dir, CreateRuntimeDir(o.runtime_dir));
   const int64_t trace_budget = o.trace_budget_bytes >= 0 ? o.trace_budget_bytes : data->split().trace_bytes;

@@ -45,6 +45,26 @@ std::string SplitNote(const PrepInputs& in, const PrepSummary& s) {
 
 }  // namespace
 
+namespace {
+
+// prep --order: the dataset prep just wrote, renumbered in place (seer reorder's pass).
+Status ReorderAfterPrep(const std::string& out, const std::string& order, bool quiet) {
+  ReorderOptions reorder;
+  SEER_ASSIGN_OR_RETURN(reorder.method, ParseNodeOrderMethod(order));
+  reorder.force = true;
+  reorder.show_progress = !quiet;
+  reorder.created_by = "seer prep --order " + order;
+  auto reordered = ReorderDataset(out, out, reorder);
+  if (!reordered.ok()) return reordered.status().WithContext("--order " + order);
+  fmt::print("seer prep: renumbered by {}: a neighbor list's rows span {:.2f} blocks of 4 KiB on average (was "
+             "{:.2f}), {:.1f} s; original numbers in {}/node_order.bin\n",
+             order, reordered->blocks_per_list_after, reordered->blocks_per_list_before,
+             reordered->order_seconds + reordered->rewrite_seconds, out);
+  return Status::Ok();
+}
+
+}  // namespace
+
 CommandMain RegisterPrepCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "prep",
@@ -181,20 +201,8 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
             : fmt::format("; {} ids of {} are in no edge (nodes of degree 0)", s.nodes_without_edges,
                           flags->in.node_ids),
         not_in_graph);
-    if (flags->order != "none") {  // the dataset just written, renumbered in place
-      ReorderOptions reorder;
-      auto method = ParseNodeOrderMethod(flags->order);
-      if (!method.ok()) return ReportError("prep", method.status());
-      reorder.method = *method;
-      reorder.force = true;
-      reorder.show_progress = !flags->quiet;
-      reorder.created_by = "seer prep --order " + flags->order;
-      auto reordered = ReorderDataset(flags->out, flags->out, reorder);
-      if (!reordered.ok()) return ReportError("prep", reordered.status().WithContext("--order " + flags->order));
-      fmt::print("seer prep: renumbered by {}: a neighbor list's rows span {:.2f} blocks of 4 KiB on average (was "
-                 "{:.2f}), {:.1f} s; original numbers in {}/node_order.bin\n",
-                 flags->order, reordered->blocks_per_list_after, reordered->blocks_per_list_before,
-                 reordered->order_seconds + reordered->rewrite_seconds, flags->out);
+    if (flags->order != "none") {
+      if (Status st = ReorderAfterPrep(flags->out, flags->order, flags->quiet); !st.ok()) return ReportError("prep", st);
     }
     return 0;
   };
