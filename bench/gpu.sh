@@ -214,8 +214,12 @@ run_ctest() {
   stop=$(date -d "+$((secs - 5)) seconds" +%H:%M:%S)
   # "Total Tests: N" first: tests that the stop time leaves unstarted are in no ctest count.
   (cd "$BUILD" && ctest -N "$sel" "$GPU_TESTS" | grep "Total Tests:") > "$log" 2>&1 || true
-  (cd "$BUILD" && run_for "$secs" ctest "$sel" "$GPU_TESTS" --output-on-failure -j "$JOBS" --timeout 300 \
-     --stop-time "$stop") >> "$log" 2>&1
+  # One OpenMP thread per test when ctest runs JOBS at once: libtorch's CPU ops otherwise
+  # start a thread per core in every test and they spin against each other (on the
+  # 16-core H200 box, CPU-only training tests that take 0.2 s alone ran 60-150 s at -j8).
+  local omp=$(( $(nproc) / JOBS )); (( omp >= 1 )) || omp=1
+  (cd "$BUILD" && OMP_NUM_THREADS="${OMP_NUM_THREADS:-$omp}" run_for "$secs" ctest "$sel" "$GPU_TESTS" \
+     --output-on-failure -j "$JOBS" --timeout 300 --stop-time "$stop") >> "$log" 2>&1
 }
 
 tests_gpu() {

@@ -72,8 +72,10 @@ Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(BatchIdSource& batches) {
       plan.fill_slots = slots_;
     }
   }
+  // Belady streams on the CPU; the GPU planner needs the superbatch's ids in RAM. Block
+  // reads are planned on the CPU only, whatever the device (PlanBelady would fall back).
   if (policy_->kind() == PolicyKind::kBelady && policy_->capacity_rows() > 0 &&
-      ResolvePlannerDevice(belady_.device) == PlannerDevice::kCpu) {
+      (ResolvePlannerDevice(belady_.device) == PlannerDevice::kCpu || belady_.read_blocks.enabled())) {
     SEER_RETURN_IF_ERROR(batches.Rewind());
     SEER_ASSIGN_OR_RETURN(BeladyPlan belady, PlanBeladyStreaming(slots_, batches, belady_));
     slots_ = std::move(belady.final_slots);
@@ -82,11 +84,15 @@ Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(BatchIdSource& batches) {
     SEER_ASSIGN_OR_RETURN(ReadIds all, ReadAllIds(batches));
     const std::vector<IdSpan>& spans = all.spans;
     SEER_ASSIGN_OR_RETURN(ChangesetStore store, policy_->Plan(slots_, spans));
-    // Advance the carried content: C_{i+1} = C_i - out + in, changeset by changeset.
+    // Advance the carried content: C_{i+1} = C_i - out + in + block admits, changeset by
+    // changeset (the order FeatureCache applies them in).
     for (int64_t i = 0; i < store.size(); ++i) {
       SEER_ASSIGN_OR_RETURN(Changeset cs, store.Get(i));
       for (int32_t slot : cs.out_slots) slots_[static_cast<size_t>(slot)] = kFreeSlot;
       for (size_t k = 0; k < cs.in_ids.size(); ++k) slots_[static_cast<size_t>(cs.in_slots[k])] = cs.in_ids[k];
+      for (size_t k = 0; k < cs.block_ids.size(); ++k) {
+        slots_[static_cast<size_t>(cs.block_slots[k])] = cs.block_ids[k];
+      }
     }
     plan.changesets = std::make_unique<ChangesetStore>(std::move(store));
   }

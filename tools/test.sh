@@ -27,6 +27,10 @@
 source "$(dirname "${BASH_SOURCE[0]}")/setup_common.sh"
 seer_install_packages
 jobs="$(nproc 2>/dev/null || echo 2)"
+# ctest runs `jobs` tests at once: one OpenMP thread each, or libtorch's CPU ops start a
+# thread per core in every test and they spin against each other (on a 16-core box at -j8,
+# CPU-only training tests that take 0.2 s alone ran 60-150 s).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 supp="$SEER_ROOT/tools/sanitizers"
 
 if [ "${1:-}" = "--sanitize" ]; then

@@ -581,17 +581,39 @@ TEST(ModelFileTest, ChecksumAndFiniteWeightsVerifiedAtLoad) {
     WriteModelDict(dict, dir + "/nan.pt");
     refused(dir + "/nan.pt", "'layer0.self.bias' holds a NaN or infinite weight");
   }
-  // Damaged bytes anywhere in the file: refused naming it (checksum, or the container).
+  // A damaged byte anywhere in the file: refused naming it (checksum, or the container),
+  // unless the byte is inert — the zip container's alignment padding, which PyTorch 2.11
+  // writes and no reader looks at (a byte there was seen loading fine on the H200 box) —
+  // and then every entry reads back equal to the original's: a damaged file never loads
+  // as a different model.
   {
-    std::string bytes = ReadWholeFile(good).value();
-    for (size_t at : {bytes.size() / 3, bytes.size() / 2, bytes.size() - 100}) {
+    const std::string bytes = ReadWholeFile(good).value();
+    const TensorDict original = ReadModelDict(good);
+    int refusals = 0;
+    for (size_t k = 1; k < 48; ++k) {
+      const size_t at = bytes.size() * k / 48;
       std::string damaged = bytes;
       damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
       std::ofstream(dir + "/damaged.pt", std::ios::binary | std::ios::trunc) << damaged;
       auto r = ModelRunner::LoadModel(dir + "/damaged.pt", false);
-      ASSERT_FALSE(r.ok()) << "byte " << at;
-      EXPECT_EQ(r.status().message().rfind(dir + "/damaged.pt", 0), 0u) << r.status().message();
+      if (!r.ok()) {
+        ++refusals;
+        EXPECT_EQ(r.status().message().rfind(dir + "/damaged.pt", 0), 0u) << r.status().message();
+        continue;
+      }
+      const TensorDict read = ReadModelDict(dir + "/damaged.pt");
+      ASSERT_EQ(read.size(), original.size()) << "byte " << at;
+      for (const auto& entry : original) {
+        const c10::IValue& other = read.at(entry.key());
+        if (entry.value().isTensor()) {
+          EXPECT_TRUE(torch::equal(entry.value().toTensor(), other.toTensor()))
+              << "byte " << at << " loaded with a changed " << entry.key().toStringRef();
+        } else {
+          EXPECT_EQ(entry.value().toStringRef(), other.toStringRef()) << "byte " << at;
+        }
+      }
     }
+    EXPECT_GE(refusals, 24) << "most bytes of a small model file are its weights and headers";
   }
 }
 
