@@ -174,7 +174,10 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   }
   MemoryBudgetRequest request;
   request.budget_bytes = o.memory_budget_bytes;
-  request.runtime_bytes = RuntimeBytesToCharge(o.runtime_bytes, o.use_cuda);  // the model is loaded: as it stands
+  // The model is loaded; on CUDA a throwaway copy's first steps load the kernels the
+  // predictions use before the runtime is measured (executor/runtime_footprint.h).
+  request.runtime_bytes = RuntimeBytesToCharge(o.runtime_bytes, o.use_cuda && model->on_cuda(),
+                                               [&] { WarmUpTrainingStep(model->config(), fanouts, /*use_cuda=*/true); });
   request.batch_size = o.batch_size;
   request.fanouts = fanouts;
   DataIoOptions io;

@@ -1,24 +1,76 @@
 #include "executor/runtime_footprint.h"
 
+#include <algorithm>
+
 #include <torch/torch.h>
 
+#include "executor/model_runner.h"
 #include "storage/base/process_memory.h"
 
 namespace seer {
 
-int64_t MeasureRuntimeBytes(bool use_cuda) {
+int64_t MeasureRuntimeBytes(bool use_cuda, const std::function<void()>& warm_up) {
   if (use_cuda && torch::cuda::is_available()) {
-    // The context, the caching allocator's first block and a cuBLAS handle: what the
-    // training step creates on its first batch anyway.
+    // The context, the caching allocator's first block and a cuBLAS handle.
     const torch::Tensor a = torch::ones({8, 8}, torch::TensorOptions().device(torch::kCUDA));
     const torch::Tensor b = torch::mm(a, a);
     (void)b.sum().item<float>();  // waits for the device
+    if (warm_up) warm_up();
   }
   return std::max<int64_t>(0, ResidentBytesNow());
 }
 
-int64_t RuntimeBytesToCharge(int64_t option, bool use_cuda) {
-  return option < 0 ? MeasureRuntimeBytes(use_cuda) : option;
+int64_t RuntimeBytesToCharge(int64_t option, bool use_cuda, const std::function<void()>& warm_up) {
+  return option < 0 ? MeasureRuntimeBytes(use_cuda, warm_up) : option;
+}
+
+BatchTrace SyntheticBatch(int64_t seeds, const std::vector<int>& fanouts) {
+  BatchTrace batch;
+  batch.num_seeds = seeds;
+  // Sizes from the output layer down: layer l's src = its dst plus up to fanout new nodes each.
+  std::vector<int64_t> dst(fanouts.size()), src(fanouts.size());
+  int64_t n = seeds;
+  for (size_t k = fanouts.size(); k-- > 0;) {
+    dst[k] = n;
+    n += n * std::max(fanouts[k], 1);
+    src[k] = n;
+  }
+  for (size_t l = 0; l < fanouts.size(); ++l) {
+    LayerBlock b;
+    b.num_dst = dst[l];
+    b.num_src = src[l];
+    const int64_t per = std::min<int64_t>(std::max(fanouts[l], 1), b.num_src - 1);
+    b.row_ptr.push_back(0);
+    for (int64_t d = 0; d < b.num_dst; ++d) {
+      for (int64_t j = 1; j <= per; ++j) b.col_idx.push_back(static_cast<int32_t>((d + j * b.num_dst) % b.num_src));
+      b.row_ptr.push_back(static_cast<int64_t>(b.col_idx.size()));
+    }
+    batch.blocks.push_back(std::move(b));
+  }
+  const int64_t rows = fanouts.empty() ? seeds : src[0];
+  for (int64_t v = 0; v < rows; ++v) batch.node_ids.push_back(v);
+  return batch;
+}
+
+void WarmUpTrainingStep(ModelConfig config, const std::vector<int>& fanouts, bool use_cuda) {
+  if ((use_cuda && !torch::cuda::is_available()) || config.in_dim <= 0 || config.num_classes <= 0) return;
+  config.num_layers = static_cast<int64_t>(fanouts.size());
+  // Block normalisation needs no graph degrees; its kernels are the graph rule's.
+  config.gcn_norm = GcnNorm::kBlock;
+  std::unique_ptr<ModelRunner> model = ModelRunner::Create(config, /*learning_rate=*/0.01, /*seed=*/0,
+                                                           use_cuda);
+  std::vector<int> small(fanouts.size());
+  for (size_t l = 0; l < fanouts.size(); ++l) small[l] = std::clamp(fanouts[l], 1, 4);
+  const BatchTrace batch = SyntheticBatch(8, small);
+  const int64_t rows = batch.blocks.empty() ? batch.num_seeds : batch.blocks[0].num_src;
+  std::vector<float> features(static_cast<size_t>(rows * config.in_dim));
+  for (size_t i = 0; i < features.size(); ++i) features[i] = static_cast<float>(i % 7) * 0.1f;
+  std::vector<int32_t> labels(static_cast<size_t>(batch.num_seeds));
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % config.num_classes);
+  model->TrainStep(batch, features.data(), labels.data());
+  std::vector<int64_t> classes(static_cast<size_t>(batch.num_seeds));
+  std::vector<float> logits;
+  model->Predict(batch, features.data(), classes.data(), nullptr, &logits);  // copies back: waits
 }
 
 }  // namespace seer

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -225,9 +226,7 @@ Result<ScratchDir> CreateRuntimeDir(const std::string& requested) {
 }
 
 // The model (null with --no-train), announced on stderr.
-Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const DatasetManifest& m,
-                                                 const MemoryBudgetRequest& request, EpochReporter& reporter) {
-  if (o.no_train) return std::unique_ptr<ModelRunner>();
+ModelConfig RunModelConfig(const TrainOptions& o, const DatasetManifest& m) {
   ModelConfig config;
   config.kind = o.model;
   config.in_dim = m.feature_dim;
@@ -237,6 +236,33 @@ Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const Da
   config.dropout = o.dropout;
   config.heads = o.heads;
   config.gcn_norm = o.gcn_norm;
+  return config;
+}
+
+// Training on CUDA: the warm-up step of the run's model before the runtime is measured
+// (executor/runtime_footprint.h), shaped from the dataset's manifest. None with --no-train;
+// skipped when the manifest cannot be read or the model not built (DataPath::Open and
+// CreateModel report those).
+std::function<void()> CudaTrainingWarmUp(const TrainOptions& o) {
+  if (o.no_train) return {};
+  return [&o] {
+    const std::string path = o.dataset_dir + "/" + dataset_files::kManifest;
+    auto text = ReadWholeFile(path);
+    if (!text.ok()) return;
+    auto manifest = DatasetManifest::FromJson(*text, path);
+    if (!manifest.ok()) return;
+    try {
+      WarmUpTrainingStep(RunModelConfig(o, *manifest), o.fanouts, /*use_cuda=*/true);
+    } catch (const std::exception&) {
+      // An invalid configuration is refused, naming the flag, by CreateModel.
+    }
+  };
+}
+
+Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const DatasetManifest& m,
+                                                 const MemoryBudgetRequest& request, EpochReporter& reporter) {
+  if (o.no_train) return std::unique_ptr<ModelRunner>();
+  ModelConfig config = RunModelConfig(o, m);
   config.dataset = m.Identity();  // recorded in checkpoints and --save-model files
   std::unique_ptr<ModelRunner> model;
   try {
@@ -363,9 +389,10 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   // The data path, sized by the pilot batches; then the reporter (metrics start line).
   MemoryBudgetRequest request = TrainingBudgetRequest(o);
-  // --memory-budget covers the whole process: the runtime (libtorch, the CUDA context)
-  // as it stands now is paid first.
-  request.runtime_bytes = RuntimeBytesToCharge(o.runtime_bytes, o.use_cuda && kernels::CudaDeviceCount() > 0);
+  // --memory-budget covers the whole process: the runtime (libtorch, the CUDA context and
+  // what a first training step on the device loads) as it stands now is paid first.
+  request.runtime_bytes = RuntimeBytesToCharge(o.runtime_bytes, o.use_cuda && kernels::CudaDeviceCount() > 0,
+                                               CudaTrainingWarmUp(o));
   PilotSpec pilot = MakePilot(o.batch_size, SampledFanouts(o), o.seed, o.num_threads);
   pilot.split = "train";
   pilot.epochs = o.epochs;
