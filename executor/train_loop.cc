@@ -239,13 +239,21 @@ ModelConfig RunModelConfig(const TrainOptions& o, const DatasetManifest& m) {
   return config;
 }
 
-// Training on CUDA: the warm-up step of the run's model before the runtime is measured
-// (executor/runtime_footprint.h), shaped from the dataset's manifest. None with --no-train;
-// skipped when the manifest cannot be read or the model not built (DataPath::Open and
-// CreateModel report those).
+// On a CUDA machine, before the runtime is measured (executor/runtime_footprint.h): a
+// tiny plan on the GPU planner when it will plan, and the warm-up step of the run's model
+// (not with --no-train), shaped from the dataset's manifest; skipped when the manifest
+// cannot be read or the model not built (DataPath::Open and CreateModel report those).
 std::function<void()> CudaTrainingWarmUp(const TrainOptions& o) {
-  if (o.no_train) return {};
   return [&o] {
+    // Belady planned on the GPU: Seer's own kernels (another module) load on the first plan.
+    if (o.cache_policy == PolicyKind::kBelady && o.read_block_bytes == 0 &&
+        ResolvePlannerDevice(o.planner) == PlannerDevice::kGpu) {
+      const std::vector<int64_t> a{1, 2, 3}, b{3, 4, 5};
+      BeladyPlannerOptions planner;
+      planner.device = PlannerDevice::kGpu;
+      (void)PlanBelady(EmptyCacheState(2), {IdSpan{a.data(), 3}, IdSpan{b.data(), 3}}, planner);
+    }
+    if (o.no_train) return;
     const std::string path = o.dataset_dir + "/" + dataset_files::kManifest;
     auto text = ReadWholeFile(path);
     if (!text.ok()) return;
