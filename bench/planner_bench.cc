@@ -34,6 +34,7 @@
 #include "bench_flags.h"
 #include "bench_report.h"
 #include "cache/belady_planner.h"
+#include "cache/belady_gpu_plan_internal.h"
 #include "kernels/belady_gpu.h"
 #include "kernels/belady_gpu_batches.h"
 #include "inspector/superbatch_driver.h"
@@ -168,30 +169,33 @@ PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& s
   return t;
 }
 
-// The GPU planner's Thrust code on host threads (kernels::PlanBeladyThrustHost), timed
-// like PlanBelady(kGpu): flattening the batches and filling the scores included.
+// The GPU planner's Thrust code on host threads (kernels::PlanBeladyThrustHost), through
+// the same host steps as PlanBelady(kGpu): flattening, scores, per-batch changesets.
 PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans,
                           const NodeScoreFn& scores) {
+  BeladyPlannerOptions options;
+  options.node_scores = scores;
   const double cpu_start = ProcessCpuSeconds();
   const auto start = std::chrono::steady_clock::now();
-  kernels::FlatBatches flat;
-  for (const IdSpan& b : spans) flat.Add(b.data, b.size);
-  const kernels::BeladyGpuInput in = flat.Input(c0, scores);
-  kernels::BeladyGpuOutput out;
+  auto plan = belady_internal::PlanBeladyWithBackend(c0, spans, options, kernels::PlanBeladyThrustHost);
   PlanTiming t;
-  if (kernels::PlanBeladyThrustHost(in, &out, &t.error) != kernels::GpuPlanCode::kOk) return t;
-  t.error.clear();
+  if (!plan.ok()) {
+    t.error = plan.status().ToString();
+    return t;
+  }
   t.seconds = bench::SecondsSince(start);
   t.process_cpu = ProcessCpuSeconds() - cpu_start;
+  t.misses = plan->num_misses;
   PlanDigest digest;
-  for (size_t i = 0; i < spans.size(); ++i) {
-    Changeset cs;
-    cs.num_accesses = spans[i].size;
-    kernels::CopyBatchChanges(out, i, &cs);
-    t.misses += cs.num_misses;
-    digest.Add(cs);
+  for (int64_t i = 0; i < plan->changesets.size(); ++i) {
+    auto cs = plan->changesets.Get(i);
+    if (!cs.ok()) {
+      t.error = cs.status().ToString();
+      return t;
+    }
+    digest.Add(*cs);
   }
-  digest.Add(out.final_slots);
+  digest.Add(plan->final_slots);
   t.digest = digest.value();
   return t;
 }

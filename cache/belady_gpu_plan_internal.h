@@ -10,10 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "cache/belady_plan.h"
 #include "cache/planner_input.h"
+#include "kernels/belady_gpu.h"
+#include "kernels/belady_gpu_batches.h"
 
 namespace seer::belady_internal {
 
@@ -21,6 +24,17 @@ namespace seer::belady_internal {
 // and every batch size within [0, 2^31). Errors: kInvalidArgument for a negative id or an
 // id repeated inside a batch; kUnsupported without CUDA or a device; kIoError when the
 // backend fails (its message).
+// A Thrust planner backend: kernels::PlanBeladyGpu (CUDA) or kernels::PlanBeladyThrustHost
+// (the same code on host threads).
+using ThrustPlanBackend = kernels::GpuPlanCode (*)(const kernels::BeladyGpuInput&, kernels::BeladyGpuOutput*,
+                                                   std::string*);
+
+// PlanBeladyOnGpu with another backend: planner_bench times the host backend through the
+// same host steps (flattening, scores, changesets) as the device's.
+Result<BeladyPlan> PlanBeladyWithBackend(const std::vector<int64_t>& initial_slots,
+                                         const std::vector<IdSpan>& batches,
+                                         const BeladyPlannerOptions& options, ThrustPlanBackend backend);
+
 Result<BeladyPlan> PlanBeladyOnGpu(const std::vector<int64_t>& initial_slots,
                                    const std::vector<IdSpan>& batches,
                                    const BeladyPlannerOptions& options);

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cache/belady_gpu_plan_internal.h"
 #include "cache/belady_planner.h"
 #include "kernels/belady_gpu.h"
 #include "kernels/belady_gpu_batches.h"
@@ -478,6 +479,36 @@ TEST(BeladyGpuTest, PlanBeladyGpuMatchesCpuPlanner) {
     got.num_misses = plan->num_misses;
     ExpectSame(CpuPlan(c0, batches, score), got, "round " + std::to_string(round));
   }
+}
+
+// The dispatch's host steps (parallel flattening and id check, parallel scores, per-batch
+// changesets built in parallel and appended in order) around the host backend: the same
+// plan as the CPU planner, on every machine; a negative id is refused.
+TEST(BeladyGpuTest, DispatchHostStepsMatchCpuPlanner) {
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
+  for (int round = 0; round < 10; ++round) {
+    const int64_t num_nodes = 1 + static_cast<int64_t>(rng() % 5000);
+    const Batches batches = RandomTrace(rng, 1 + static_cast<int>(rng() % 100), 300, num_nodes, true);
+    const int64_t k = static_cast<int64_t>(rng() % static_cast<uint64_t>(num_nodes + 1));
+    const ScoreFn score = round % 2 == 0 ? nullptr : MakeScore(rng(), 4u);
+    BeladyPlannerOptions options;
+    options.node_scores = NodeScoresOf(score);
+    const auto c0 = RandomInitialState(rng, k, num_nodes);
+    auto plan = belady_internal::PlanBeladyWithBackend(c0, MakeIdSpans(batches), options,
+                                                       kernels::PlanBeladyThrustHost);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    Plan got;
+    for (int64_t i = 0; i < plan->changesets.size(); ++i) got.changesets.push_back(*plan->changesets.Get(i));
+    got.final_slots = plan->final_slots;
+    got.num_misses = plan->num_misses;
+    ExpectSame(CpuPlan(c0, batches, score), got, "round " + std::to_string(round));
+    if (HasFatalFailure()) return;
+  }
+  auto negative = belady_internal::PlanBeladyWithBackend(EmptyCacheState(2), MakeIdSpans({{1, 2}, {3, -4}}), {},
+                                                         kernels::PlanBeladyThrustHost);
+  EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(negative.status().message().find("negative node id"), std::string::npos) << negative.status().ToString();
 }
 
 // Without CUDA (or without a device) kGpu is refused, and kAuto plans on the CPU.
