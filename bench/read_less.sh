@@ -13,6 +13,9 @@
 # --no-train, the data path only). The counts (reads, misses) are the stable figures; the
 # times are single runs on whatever machine this is. Prints one table row per graph x
 # variant (epoch_s: the last epoch without its evaluation) and writes WORK_DIR/read_less.tsv.
+# BUDGET (1G): every run's --memory-budget (the whole process); GEN_TRAIN_FRACTION (0.1) and
+# GEN_EVAL_FRACTION (0.05, valid and test each): the generated graph's splits (a graph many
+# times the budget needs fewer seeds per epoch on a small machine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SEER=${SEER:-build/seer}
@@ -23,6 +26,9 @@ FRACTION=${FCACHE_FRACTION:-0.1}
 ORDERS=${ORDERS:-bfs degree}
 GEN_NODES=${GEN_NODES:-200000}
 TRAIN=${TRAIN:-1}
+BUDGET=${BUDGET:-1G}
+GEN_TRAIN_FRACTION=${GEN_TRAIN_FRACTION:-0.1}
+GEN_EVAL_FRACTION=${GEN_EVAL_FRACTION:-0.05}
 PY=/usr/bin/python3
 mkdir -p "$WORK"
 OUT="$WORK/read_less.tsv"
@@ -39,7 +45,8 @@ dataset() {
     case $g in
       gen)
         "$SEER" gen --nodes "$GEN_NODES" --avg-degree 15 --feature-dim 128 --classes 8 --seed 3 \
-          --feature-dtype "$dtype" --out "$dir" --force --quiet >/dev/null ;;
+          --train-fraction "$GEN_TRAIN_FRACTION" --valid-fraction "$GEN_EVAL_FRACTION" \
+          --test-fraction "$GEN_EVAL_FRACTION" --feature-dtype "$dtype" --out "$dir" --force --quiet >/dev/null ;;
       include|symbols)
         local src="$WORK/$g/src" maker
         [ "$g" = include ] && maker=make_include_graph.py || maker=make_symbol_graph.py
@@ -72,7 +79,7 @@ run() {  # graph variant dataset fcache_bytes extra-flags...
   if ! grep -q '"type": *"final"' "$m" 2>/dev/null; then
   # shellcheck disable=SC2086
   "$SEER" train "$ds" --model sage --epochs "$EPOCHS" --hidden 64 --fanouts 10,10 --batch-size 1000 \
-    --memory-budget 1G --fcache-budget "$fc" --seed 1 $train_flag "$@" --metrics "$m" \
+    --memory-budget "$BUDGET" --fcache-budget "$fc" --seed 1 $train_flag "$@" --metrics "$m" \
     > "$WORK/$g.$v.log" 2>&1 || { echo "$g $v: seer train failed (see $WORK/$g.$v.log)"; return 0; }
   fi
   $PY - "$m" "$g" "$v" >> "$OUT" <<'PYEOF'

@@ -438,6 +438,12 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
                              ? (fc_auto ? FeatureCacheBytes(r.num_nodes, r.feature_row_bytes, r.policy_bytes_per_row)
                                         : r.feature_row_bytes * r.num_nodes)
                              : std::numeric_limits<int64_t>::max();
+  // An explicit --fcache-budget's rows bring their slot index on top.
+  auto explicit_fc_index = [&](int64_t fcache_bytes) -> int64_t {
+    return !fc_auto && r.feature_row_bytes > 0
+               ? SlotIndexBytes(r, std::min(r.num_nodes, fcache_bytes / r.feature_row_bytes))
+               : 0;
+  };
   if (!nc_auto && !fc_auto) {
     s->ncache_bytes = std::min(r.ncache_budget_bytes, nc_cap);
     s->fcache_bytes = std::min(r.fcache_budget_bytes, fc_cap);
@@ -446,7 +452,8 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
     s->fcache_bytes = std::max<int64_t>(0, left - s->ncache_bytes);
   } else if (!fc_auto) {
     s->fcache_bytes = std::min(r.fcache_budget_bytes, fc_cap);
-    s->ncache_bytes = std::max<int64_t>(0, left - s->fcache_bytes);
+    // The automatic neighbor cache gets what the feature rows and their slot index leave.
+    s->ncache_bytes = std::max<int64_t>(0, left - s->fcache_bytes - explicit_fc_index(s->fcache_bytes));
     if (s->ncache_bytes < ncache_table) s->ncache_bytes = 0;
   } else if (r.ncache_share >= 0) {
     s->ncache_bytes = static_cast<int64_t>(static_cast<double>(left) * std::min(1.0, r.ncache_share));
@@ -474,10 +481,7 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
     }
   }
   const bool overridden = !nc_auto || !fc_auto;
-  // An explicit --fcache-budget's rows bring their slot index on top.
-  const int64_t fc_index = !fc_auto && r.feature_row_bytes > 0
-                               ? SlotIndexBytes(r, std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
-                               : 0;
+  const int64_t fc_index = explicit_fc_index(s->fcache_bytes);
   if (s->ncache_bytes + s->fcache_bytes + fc_index > left && overridden) {
     return Status(StatusCode::kResourceExhausted,
                   "--ncache-budget + --fcache-budget (" + FormatBytes(s->ncache_bytes + s->fcache_bytes) +

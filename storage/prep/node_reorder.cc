@@ -11,6 +11,7 @@
 #include "storage/base/progress.h"
 #include "storage/base/unique_fd.h"
 #include "storage/dataset/node_order.h"
+#include "storage/prep/node_reorder_internal.h"
 
 namespace seer {
 namespace {
@@ -157,11 +158,26 @@ Result<double> MeanBlocksPerNeighborList(const Dataset& dataset, const std::vect
   return lists == 0 ? 0.0 : total / static_cast<double>(lists);
 }
 
+namespace reorder_internal {
+
+DatasetManifest ReorderedManifest(const DatasetManifest& m, const ReorderOptions& options) {
+  DatasetManifest out = m;
+  out.files.clear();
+  out.created_by = options.created_by;
+  out.node_order = dataset_files::kNodeOrder;
+  const std::string method = NodeOrderMethodName(options.method);
+  out.node_order_method = m.node_order_method.empty() ? method : m.node_order_method + "+" + method;
+  return out;
+}
+
+}  // namespace reorder_internal
+
 Result<ReorderSummary> ReorderDataset(const std::string& in_dir, const std::string& out_dir,
                                       const ReorderOptions& options) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(in_dir));
   const DatasetManifest& m = dataset.manifest();
   const int64_t n = m.num_nodes;
+  if (options.memory_budget_bytes > 0) return reorder_internal::ReorderDatasetExternal(dataset, out_dir, options);
   ReorderSummary summary;
   summary.num_nodes = n;
   summary.num_edges = m.num_edges;
@@ -276,13 +292,7 @@ Result<ReorderSummary> ReorderDataset(const std::string& in_dir, const std::stri
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kNodeOrder));
     SEER_RETURN_IF_ERROR(file->AppendValues(total.data(), static_cast<int64_t>(total.size())));
   }
-  DatasetManifest out = m;
-  out.files.clear();
-  out.created_by = options.created_by;
-  out.node_order = dataset_files::kNodeOrder;
-  const std::string method = NodeOrderMethodName(options.method);
-  out.node_order_method = m.node_order_method.empty() ? method : m.node_order_method + "+" + method;
-  SEER_RETURN_IF_ERROR(writer.Commit(std::move(out)));
+  SEER_RETURN_IF_ERROR(writer.Commit(reorder_internal::ReorderedManifest(m, options)));
   summary.rewrite_seconds = Seconds(start);
   return summary;
 }

@@ -43,6 +43,11 @@ struct ReorderOptions {
   bool force = false;           // write over an existing dataset (out_dir may be the input)
   std::string created_by;       // recorded in the manifest
   bool show_progress = true;
+  // > 0: bounded memory (external sorts and streamed passes, the same output): the sort
+  // buffers take this many bytes; bfs also keeps 1 bit per node, degree a uint32 per node
+  // of one range of nodes at a time (storage/prep/node_reorder_external.cc). 0: the
+  // in-memory pass above (24 B per node).
+  int64_t memory_budget_bytes = 0;
 };
 
 struct ReorderSummary {

@@ -67,6 +67,25 @@ TEST(MemoryBudgetTest, SplitStaysWithinBudgetAndHonoursOverrides) {
   r.fcache_budget_bytes = int64_t{1} << 40;  // more than the budget
   EXPECT_EQ(SplitMemoryBudget(r).status().code(), StatusCode::kResourceExhausted);
 
+  // An explicit feature cache with an automatic neighbor cache: the neighbor cache gets
+  // what the rows and their slot index leave (it once took the slot index's bytes too, and
+  // the split then refused its own choice). Oracle: the sum of the parts.
+  r.ncache_budget_bytes = -1;
+  r.topology_bytes = int64_t{1} << 40;  // a neighbor cache could use everything
+  for (int64_t fc : {int64_t{40000}, int64_t{4} << 20, int64_t{20} << 20}) {
+    r.fcache_budget_bytes = fc;
+    s = SplitMemoryBudget(r);
+    ASSERT_TRUE(s.ok()) << fc << ": " << s.status().message();
+    EXPECT_EQ(s->fcache_rows, fc / 400);
+    EXPECT_GT(s->ncache_bytes, 0) << fc;
+    EXPECT_LE(s->table_bytes + s->staging_bytes + s->trace_bytes + s->ncache_bytes + s->fcache_bytes +
+                  s->fcache_index_bytes,
+              r.budget_bytes)
+        << fc;
+  }
+  r.topology_bytes = 0;
+  r.ncache_budget_bytes = 0;
+
   // Tables fit but the staging of a huge batch does not: refused, naming the staging.
   r.fcache_budget_bytes = -1;
   r.batch_size = 1000;
