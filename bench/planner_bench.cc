@@ -17,6 +17,7 @@
 #include <ctime>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -139,14 +140,15 @@ class PlanDigest {
   uint64_t h_ = 1469598103934665603ull;
 };
 
-PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, PlannerDevice device,
-                    const NodeScoreFn& scores) {
-  BeladyPlannerOptions options;
-  options.device = device;
-  options.node_scores = scores;
+using PlanFn = std::function<Result<BeladyPlan>(const std::vector<int64_t>&, const std::vector<IdSpan>&,
+                                                 const BeladyPlannerOptions&)>;
+
+// One timed plan by `plan` (wall and process CPU), and its misses and digest.
+PlanTiming TimePlanWith(const PlanFn& plan_fn, const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans,
+                        const BeladyPlannerOptions& options) {
   const double cpu_start = ProcessCpuSeconds();
-  auto start = std::chrono::steady_clock::now();
-  auto plan = PlanBelady(c0, spans, options);
+  const auto start = std::chrono::steady_clock::now();
+  auto plan = plan_fn(c0, spans, options);
   PlanTiming t;
   if (!plan.ok()) {
     t.error = plan.status().ToString();
@@ -169,35 +171,25 @@ PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& s
   return t;
 }
 
+PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, PlannerDevice device,
+                    const NodeScoreFn& scores) {
+  BeladyPlannerOptions options;
+  options.device = device;
+  options.node_scores = scores;
+  return TimePlanWith(PlanBelady, c0, spans, options);
+}
+
 // The GPU planner's Thrust code on host threads (kernels::PlanBeladyThrustHost), through
 // the same host steps as PlanBelady(kGpu): flattening, scores, per-batch changesets.
 PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans,
                           const NodeScoreFn& scores) {
   BeladyPlannerOptions options;
   options.node_scores = scores;
-  const double cpu_start = ProcessCpuSeconds();
-  const auto start = std::chrono::steady_clock::now();
-  auto plan = belady_internal::PlanBeladyWithBackend(c0, spans, options, kernels::PlanBeladyThrustHost);
-  PlanTiming t;
-  if (!plan.ok()) {
-    t.error = plan.status().ToString();
-    return t;
-  }
-  t.seconds = bench::SecondsSince(start);
-  t.process_cpu = ProcessCpuSeconds() - cpu_start;
-  t.misses = plan->num_misses;
-  PlanDigest digest;
-  for (int64_t i = 0; i < plan->changesets.size(); ++i) {
-    auto cs = plan->changesets.Get(i);
-    if (!cs.ok()) {
-      t.error = cs.status().ToString();
-      return t;
-    }
-    digest.Add(*cs);
-  }
-  digest.Add(plan->final_slots);
-  t.digest = digest.value();
-  return t;
+  return TimePlanWith(
+      [](const std::vector<int64_t>& initial, const std::vector<IdSpan>& batches, const BeladyPlannerOptions& o) {
+        return belady_internal::PlanBeladyWithBackend(initial, batches, o, kernels::PlanBeladyThrustHost);
+      },
+      c0, spans, options);
 }
 
 // One more run of a Thrust planner backend with its phases timed (time_phases: on CUDA

@@ -53,8 +53,11 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
       }
     }
     const auto& m = summary->manifest;
-    const std::string checksums =
-        fmt::format("checksums verified, {} files, {}", summary->checksums_verified, ncache);
+    std::string checksums = fmt::format("checksums verified, {} files, {}", summary->checksums_verified, ncache);
+    if (m.edge_splits.present()) {  // seer split-edges
+      checksums = fmt::format("held-out edges valid/test {}/{} (none in the topology), {}", m.edge_splits.num_valid,
+                              m.edge_splits.num_test, checksums);
+    }
     fmt::print(
         "seer check: {} OK: {} nodes, {} edges ({}, max in-degree {}), {} features x {}, {} classes ({} labeled), "
         "train/valid/test {}/{}/{}, {}{} read in {:.1f} s\n",

@@ -19,6 +19,7 @@ using CommandMain = std::function<int()>;
 CommandMain RegisterGenCommand(CLI::App& root);
 CommandMain RegisterPrepCommand(CLI::App& root);
 CommandMain RegisterReorderCommand(CLI::App& root);
+CommandMain RegisterSplitEdgesCommand(CLI::App& root);
 CommandMain RegisterCheckCommand(CLI::App& root);
 CommandMain RegisterNcacheCommand(CLI::App& root);
 CommandMain RegisterSampleCommand(CLI::App& root);

@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
                                  " (built next to seer when Seer is built with libtorch, -DSEER_WITH_TORCH=ON)");
   }
   return RunCli(argc, argv,
-                {RegisterGenCommand, RegisterPrepCommand, RegisterReorderCommand, RegisterCheckCommand,
-                 RegisterNcacheCommand, RegisterSampleCommand, RegisterStatsCommand},
+                {RegisterGenCommand, RegisterPrepCommand, RegisterReorderCommand, RegisterSplitEdgesCommand,
+                 RegisterCheckCommand, RegisterNcacheCommand, RegisterSampleCommand, RegisterStatsCommand},
                 {{"train", "Train a GNN (GraphSAGE/GCN/GAT) out of core through the Belady feature cache"},
                  {"predict", "Predict node classes with a trained model (.npy output)"}});
 }

@@ -9,14 +9,17 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
 #include "storage/base/json_file.h"
+#include "storage/base/parse_number.h"
 #include "storage/base/unique_fd.h"
 #include "storage/dataset/float16.h"
 
@@ -132,6 +135,19 @@ std::string DatasetManifest::ToJson() const {
     root["node_order"] = node_order;
     root["node_order_method"] = node_order_method;
   }
+  if (edge_splits.present()) {
+    const DatasetEdgeSplits& e = edge_splits;
+    root["edge_splits"] = {{"valid", e.valid},
+                           {"test", e.test},
+                           {"num_valid", e.num_valid},
+                           {"num_test", e.num_test},
+                           {"valid_fraction", e.valid_fraction},
+                           {"test_fraction", e.test_fraction},
+                           {"seed", std::to_string(e.seed)},  // decimal: not every JSON reader holds a uint64
+                           {"undirected", e.undirected},
+                           {"candidate_edges", e.candidate_edges},
+                           {"input_num_edges", e.input_num_edges}};
+  }
   return root.dump(2) + "\n";
 }
 
@@ -194,6 +210,53 @@ Result<std::map<std::string, DatasetFileEntry>> FileEntries(const Json& root,
   }
   return out;
 }
+
+// "edge_splits" (`seer split-edges`): both files listed and of no other role, fractions
+// in [0, 1) with a sum below 1, counts within the counts they were drawn from.
+Result<DatasetEdgeSplits> EdgeSplitsField(const Json& root, const DatasetManifest& m, const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(const Json* object, JsonMember(root, "edge_splits", path));
+  if (!object->is_object()) return FieldError(path, "edge_splits", "must be an object");
+  const std::string where = path + " (edge_splits)";
+  DatasetEdgeSplits e;
+  SEER_ASSIGN_OR_RETURN(e.valid, JsonString(*object, "valid", where));
+  SEER_ASSIGN_OR_RETURN(e.test, JsonString(*object, "test", where));
+  for (const auto& [key, name] : {std::pair<const char*, const std::string&>{"valid", e.valid}, {"test", e.test}}) {
+    if (m.files.count(name) == 0) return FieldError(where, key, "names '" + Escaped(name) + "', which is not in files");
+    for (const std::string& other : {std::string(dataset_files::kIndptr), std::string(dataset_files::kIndices),
+                                     std::string(dataset_files::kFeatures), std::string(dataset_files::kLabels),
+                                     std::string(dataset_files::kTrain), std::string(dataset_files::kValid),
+                                     std::string(dataset_files::kTest), m.node_ids, m.node_order}) {
+      if (name == other) return FieldError(where, key, "names '" + Escaped(name) + "', a file of another role");
+    }
+  }
+  if (e.valid == e.test) return FieldError(where, "test", "names the same file as valid");
+  SEER_ASSIGN_OR_RETURN(e.num_valid, NonNegativeInt(*object, "num_valid", where));
+  SEER_ASSIGN_OR_RETURN(e.num_test, NonNegativeInt(*object, "num_test", where));
+  SEER_ASSIGN_OR_RETURN(e.candidate_edges, NonNegativeInt(*object, "candidate_edges", where));
+  SEER_ASSIGN_OR_RETURN(e.input_num_edges, NonNegativeInt(*object, "input_num_edges", where));
+  SEER_ASSIGN_OR_RETURN(e.valid_fraction, JsonNumber(*object, "valid_fraction", where));
+  SEER_ASSIGN_OR_RETURN(e.test_fraction, JsonNumber(*object, "test_fraction", where));
+  SEER_ASSIGN_OR_RETURN(const std::string seed, JsonString(*object, "seed", where));
+  const std::optional<uint64_t> seed_value = ParseNumber<uint64_t>(seed);
+  if (!seed_value) return FieldError(where, "seed", "is '" + Escaped(seed) + "', not a decimal uint64");
+  e.seed = *seed_value;
+  SEER_ASSIGN_OR_RETURN(e.undirected, JsonBool(*object, "undirected", where));
+  if (!(e.valid_fraction >= 0 && e.valid_fraction < 1 && e.test_fraction >= 0 && e.test_fraction < 1 &&
+        e.valid_fraction + e.test_fraction < 1)) {
+    return FieldError(where, "valid_fraction", "and test_fraction must be in [0, 1) with a sum below 1");
+  }
+  // In this order, so no sum overflows: every count is at most 2^48 before two are added.
+  if (e.input_num_edges > (int64_t{1} << 48) || e.candidate_edges > e.input_num_edges ||
+      e.num_valid > e.candidate_edges || e.num_test > e.candidate_edges ||
+      e.num_valid + e.num_test > e.candidate_edges || m.num_edges + e.num_valid + e.num_test > e.input_num_edges) {
+    return FieldError(where, "num_valid",
+                      "= " + std::to_string(e.num_valid) + " and num_test = " + std::to_string(e.num_test) +
+                          " do not fit candidate_edges = " + std::to_string(e.candidate_edges) +
+                          ", input_num_edges = " + std::to_string(e.input_num_edges) +
+                          " and num_edges = " + std::to_string(m.num_edges));
+  }
+  return e;
+}
 }  // namespace
 
 Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const std::string& path) {
@@ -250,9 +313,15 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
   if (!m.node_order.empty() && m.node_order == m.node_ids) {
     return FieldError(path, "node_order", "names the node_ids file");
   }
+  if (root.contains("edge_splits")) {
+    SEER_ASSIGN_OR_RETURN(m.edge_splits, EdgeSplitsField(root, m, path));
+  }
   if (version < m.FormatVersion()) {
     return Corrupt(path + ": version " + std::to_string(version) + " but it uses " +
-                   (m.node_order.empty() ? "the int8 feature dtype" : "node_order") + ", which needs version " +
+                   (!m.node_order.empty()          ? "node_order"
+                    : m.edge_splits.present()      ? "edge_splits"
+                                                   : "the int8 feature dtype") +
+                   ", which needs version " +
                    std::to_string(m.FormatVersion()));
   }
   return m;
@@ -266,6 +335,8 @@ Result<int64_t> ExpectedBytes(const DatasetManifest& m, const std::string& name)
   if (name == dataset_files::kFeatures) return AlignUp(m.num_nodes * m.feature_row_bytes(), 4096);
   if (name == dataset_files::kLabels) return m.num_nodes * 4;
   if (!m.node_order.empty() && name == m.node_order) return m.num_nodes * 8;
+  if (m.edge_splits.present() && name == m.edge_splits.valid) return m.edge_splits.num_valid * 16;  // (src, dst)
+  if (m.edge_splits.present() && name == m.edge_splits.test) return m.edge_splits.num_test * 16;
   return int64_t{-1};  // free-sized (splits: checked for a multiple of 8)
 }
 }  // namespace

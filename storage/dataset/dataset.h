@@ -9,6 +9,7 @@
 //   train.bin / valid.bin / test.bin   int64 node ids
 //   node_ids.txt  optional: original id of node k on line k+1 ("node_ids" in the manifest)
 //   node_order.bin optional: int64 number of node k before `seer reorder` ("node_order")
+//   edges_valid.bin / edges_test.bin  optional: held-out int64 (src, dst) pairs of `seer split-edges`
 //
 // DatasetManifest is a plain value. Dataset opens a directory read-only and hands out
 // paths and small arrays; big files (indices, features) are read through a BlockReader.
@@ -77,9 +78,24 @@ struct DatasetFileEntry {
   std::string checksum;        // lowercase hex
 };
 
+// The held-out edges of `seer split-edges` (storage/dataset/edge_splits.h): two files of
+// int64 (src, dst) pairs, removed from indptr/indices (with `undirected`, their reverses
+// too). Absent when `valid` is empty.
+struct DatasetEdgeSplits {
+  std::string valid;  // the file of validation edges, one of `files`
+  std::string test;   // the file of test edges, one of `files`
+  int64_t num_valid = 0, num_test = 0;
+  double valid_fraction = 0, test_fraction = 0;
+  uint64_t seed = 0;
+  bool undirected = false;
+  int64_t candidate_edges = 0;  // the edges drawn from: distinct (src, dst) pairs (undirected: src <= dst)
+  int64_t input_num_edges = 0;  // num_edges of the dataset the split was made from
+  bool present() const { return !valid.empty(); }
+};
+
 struct DatasetManifest {
-  // The newest format this code reads and writes. Version 2 adds `node_order` and the
-  // int8 feature dtype; a manifest that uses neither is written as version 1, so earlier
+  // The newest format this code reads and writes. Version 2 adds `node_order`, the int8
+  // feature dtype and `edge_splits`; a manifest that uses none is written as version 1, so earlier
   // readers keep reading it, and one that does says 2, so they refuse it by its version
   // instead of misreading it (FormatVersion()).
   static constexpr int kVersion = 2;
@@ -99,10 +115,13 @@ struct DatasetManifest {
   // computed ("degree", "bfs").
   std::string node_order;
   std::string node_order_method;
+  DatasetEdgeSplits edge_splits;
 
   int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
   // The version this manifest is written as: the lowest that has what it uses.
-  int FormatVersion() const { return !node_order.empty() || feature_dtype == FeatureDtype::kInt8 ? 2 : 1; }
+  int FormatVersion() const {
+    return !node_order.empty() || feature_dtype == FeatureDtype::kInt8 || edge_splits.present() ? 2 : 1;
+  }
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }
 
   std::string ToJson() const;

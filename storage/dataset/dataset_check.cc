@@ -11,6 +11,7 @@
 #include "storage/base/aligned_buffer.h"
 #include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
+#include "storage/dataset/edge_splits.h"
 #include "storage/dataset/finite_values.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/dataset/node_order.h"
@@ -270,6 +271,8 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   }
   progress.Finish();
   scan_progress = nullptr;
+  // Held-out edges (seer split-edges): their files, and none of them in the topology.
+  SEER_RETURN_IF_ERROR(CheckEdgeSplits(ds, &summary.bytes_read, &summary.checksums_verified));
   if (options.deep) {
     SEER_ASSIGN_OR_RETURN(bool features_hashed, CheckFeaturesFinite(ds, options.show_progress, &summary));
     SEER_RETURN_IF_ERROR(VerifyChecksums(ds, options.show_progress, features_hashed, &summary));

@@ -1,11 +1,13 @@
 // Validation of an on-disk dataset (what `seer check` runs): the manifest and file
 // sizes, indptr (starts at 0, monotone, ends at num_edges), every index < num_nodes,
 // labels in [-1, num_classes), split ids in range and disjoint across (and within)
-// train/valid/test; with deep = true also the xxh64 checksum of every listed file and
+// train/valid/test, the held-out edges of `seer split-edges` (edge_splits.h: none left in
+// the topology); with deep = true also the xxh64 checksum of every listed file and
 // every feature value finite (float dtypes; the first NaN/inf is named by node and
 // feature).
 // Streams every file in fixed-size chunks (1 MiB): memory is O(chunk + num_nodes/4) (2 bits
-// per node for split disjointness: 250 MB at a billion nodes), whatever the file sizes.
+// per node for split disjointness: 250 MB at a billion nodes), whatever the file sizes,
+// plus 24 B per held-out edge when the dataset has edge splits.
 // With show_progress one progress line (bytes, rate, ETA) covers the scans. Blocking,
 // single-threaded.
 // The first problem found is returned as one line naming the file and the position

@@ -18,38 +18,7 @@ namespace {
 
 constexpr int64_t kBlockBytes = 4096;
 
-// A whole file mapped read-only (MAP_SHARED: the page cache, no copy); unmapped on
-// destruction. An empty file maps to nullptr.
-class MappedFile {
- public:
-  static Result<MappedFile> Open(const std::string& path) {
-    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
-    SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
-    MappedFile file;
-    file.size_ = size;
-    if (size == 0) return file;
-    void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED, fd.get(), 0);
-    if (p == MAP_FAILED) return ErrnoStatus(errno, "mmap", path);
-    file.data_ = static_cast<const char*>(p);
-    return file;
-  }
-  MappedFile() = default;
-  MappedFile(MappedFile&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
-  MappedFile& operator=(MappedFile&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(size_, o.size_);
-    return *this;
-  }
-  ~MappedFile() {
-    if (data_ != nullptr) ::munmap(const_cast<char*>(data_), static_cast<size_t>(size_));
-  }
-  const char* data() const { return data_; }
-  int64_t size() const { return size_; }
-
- private:
-  const char* data_ = nullptr;
-  int64_t size_ = 0;
-};
+using reorder_internal::Mapping;
 
 // indices.bin as int64 values, whatever its dtype.
 struct Indices {
@@ -61,9 +30,9 @@ struct Indices {
   }
 };
 
-Result<Indices> MapIndices(const Dataset& dataset, MappedFile* file) {
-  SEER_ASSIGN_OR_RETURN(*file, MappedFile::Open(dataset.PathOf(dataset_files::kIndices)));
-  ::madvise(const_cast<char*>(file->data()), static_cast<size_t>(file->size()), MADV_SEQUENTIAL);
+Result<Indices> MapIndices(const Dataset& dataset, Mapping* file) {
+  SEER_ASSIGN_OR_RETURN(*file, Mapping::ReadOnly(dataset.PathOf(dataset_files::kIndices)));
+  ::madvise(file->data(), static_cast<size_t>(file->size()), MADV_SEQUENTIAL);
   return Indices{file->data(), dataset.manifest().index_dtype};
 }
 
@@ -93,7 +62,7 @@ const char* NodeOrderMethodName(NodeOrderMethod method) {
 Result<std::vector<int64_t>> ComputeNodeOrder(const Dataset& dataset, NodeOrderMethod method) {
   const int64_t n = dataset.manifest().num_nodes;
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, dataset.LoadIndptr());
-  MappedFile file;
+  Mapping file;
   SEER_ASSIGN_OR_RETURN(Indices indices, MapIndices(dataset, &file));
   std::vector<int64_t> order(static_cast<size_t>(n));
   if (method == NodeOrderMethod::kDegree) {
@@ -136,7 +105,7 @@ Result<double> MeanBlocksPerNeighborList(const Dataset& dataset, const std::vect
   const int64_t row_bytes = m.feature_row_bytes();
   if (row_bytes == 0 || m.num_edges == 0) return 0.0;
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr, dataset.LoadIndptr());
-  MappedFile file;
+  Mapping file;
   SEER_ASSIGN_OR_RETURN(Indices indices, MapIndices(dataset, &file));
   std::vector<int64_t> blocks;
   double total = 0;
@@ -177,6 +146,10 @@ Result<ReorderSummary> ReorderDataset(const std::string& in_dir, const std::stri
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(in_dir));
   const DatasetManifest& m = dataset.manifest();
   const int64_t n = m.num_nodes;
+  if (m.edge_splits.present()) {  // their node ids would need renumbering too
+    return InvalidArgument(in_dir + " has edge splits (seer split-edges): reorder the dataset they were made from, "
+                                    "then split its edges");
+  }
   if (options.memory_budget_bytes > 0) return reorder_internal::ReorderDatasetExternal(dataset, out_dir, options);
   ReorderSummary summary;
   summary.num_nodes = n;
@@ -214,9 +187,9 @@ Result<ReorderSummary> ReorderDataset(const std::string& in_dir, const std::stri
     SEER_RETURN_IF_ERROR(file->AppendValues(out.data(), static_cast<int64_t>(out.size())));
   }
   {  // indices: each list relabelled, in the list's own order.
-    MappedFile mapped;
+    Mapping mapped;
     SEER_ASSIGN_OR_RETURN(Indices indices, MapIndices(dataset, &mapped));
-    ::madvise(const_cast<char*>(mapped.data()), static_cast<size_t>(mapped.size()), MADV_RANDOM);
+    ::madvise(mapped.data(), static_cast<size_t>(mapped.size()), MADV_RANDOM);
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kIndices));
     ProgressReporter progress("reorder: edges", m.num_edges, "edges", options.show_progress);
     std::vector<uint32_t> out32;
@@ -243,12 +216,12 @@ Result<ReorderSummary> ReorderDataset(const std::string& in_dir, const std::stri
   }
   {  // features: row k = old row order[k] (one random read each, sequential writes).
     const int64_t row_bytes = m.feature_row_bytes();
-    SEER_ASSIGN_OR_RETURN(MappedFile mapped, MappedFile::Open(dataset.PathOf(dataset_files::kFeatures)));
+    SEER_ASSIGN_OR_RETURN(Mapping mapped, Mapping::ReadOnly(dataset.PathOf(dataset_files::kFeatures)));
     if (mapped.size() < n * row_bytes) {
       return Corrupt(dataset.PathOf(dataset_files::kFeatures) + ": " + std::to_string(mapped.size()) +
                      " bytes, fewer than " + std::to_string(n * row_bytes));
     }
-    if (mapped.size() > 0) ::madvise(const_cast<char*>(mapped.data()), static_cast<size_t>(mapped.size()), MADV_RANDOM);
+    if (mapped.size() > 0) ::madvise(mapped.data(), static_cast<size_t>(mapped.size()), MADV_RANDOM);
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kFeatures));
     ProgressReporter progress("reorder: feature rows", n, "rows", options.show_progress);
     const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{4} << 20) / std::max<int64_t>(row_bytes, 1));

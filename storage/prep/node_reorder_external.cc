@@ -36,6 +36,33 @@
 #include "storage/prep/record_sorter.h"
 
 namespace seer::reorder_internal {
+
+Result<Mapping> Mapping::ReadOnly(const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
+  SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
+  return Map(fd.get(), size, PROT_READ, path);
+}
+
+Result<Mapping> Mapping::Scratch(const std::string& path, int64_t size) {
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDWR | O_CREAT | O_EXCL, 0600));
+  if (::ftruncate(fd.get(), size) != 0) return ErrnoStatus(errno, "ftruncate", path);
+  return Map(fd.get(), size, PROT_READ | PROT_WRITE, path);
+}
+
+Result<Mapping> Mapping::Map(int fd, int64_t size, int prot, const std::string& path) {
+  Mapping m;
+  m.size_ = size;
+  if (size == 0) return m;
+  void* p = ::mmap(nullptr, static_cast<size_t>(size), prot, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) return ErrnoStatus(errno, "mmap", path);
+  m.data_ = static_cast<char*>(p);
+  return m;
+}
+
+Mapping::~Mapping() {
+  if (data_ != nullptr) ::munmap(data_, static_cast<size_t>(size_));
+}
+
 namespace {
 
 constexpr int64_t kBlockBytes = 4096;
@@ -108,46 +135,19 @@ class IndexStream {
   SequentialReader reader_;
 };
 
-// A file mapped read-only (shared: the page cache), or read-write over a new scratch file
-// of `size` bytes; unmapped on destruction.
-class Mapping {
- public:
-  static Result<Mapping> ReadOnly(const std::string& path) {
-    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
-    SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
-    return Map(fd.get(), size, PROT_READ, path);
+// The first `bytes` of the file at `path`, appended to `file`.
+Status AppendFileBytes(const std::string& path, int64_t bytes, AtomicFileWriter* file) {
+  SEER_ASSIGN_OR_RETURN(SequentialReader in, SequentialReader::Open(path));
+  std::vector<char> buffer(size_t{1} << 16);
+  for (int64_t done = 0; done < bytes;) {
+    const size_t step = static_cast<size_t>(std::min<int64_t>(bytes - done, static_cast<int64_t>(buffer.size())));
+    SEER_ASSIGN_OR_RETURN(bool more, in.Read(buffer.data(), step));
+    if (!more) return Corrupt(path + ": ends early");
+    SEER_RETURN_IF_ERROR(file->Append(buffer.data(), static_cast<int64_t>(step)));
+    done += static_cast<int64_t>(step);
   }
-  static Result<Mapping> Scratch(const std::string& path, int64_t size) {
-    SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDWR | O_CREAT | O_EXCL, 0600));
-    if (::ftruncate(fd.get(), size) != 0) return ErrnoStatus(errno, "ftruncate", path);
-    return Map(fd.get(), size, PROT_READ | PROT_WRITE, path);
-  }
-  Mapping() = default;
-  Mapping(Mapping&& o) noexcept : data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
-  Mapping& operator=(Mapping&& o) noexcept {
-    std::swap(data_, o.data_);
-    std::swap(size_, o.size_);
-    return *this;
-  }
-  ~Mapping() {
-    if (data_ != nullptr) ::munmap(data_, static_cast<size_t>(size_));
-  }
-  char* data() const { return data_; }
-  int64_t size() const { return size_; }
-
- private:
-  static Result<Mapping> Map(int fd, int64_t size, int prot, const std::string& path) {
-    Mapping m;
-    m.size_ = size;
-    if (size == 0) return m;
-    void* p = ::mmap(nullptr, static_cast<size_t>(size), prot, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) return ErrnoStatus(errno, "mmap", path);
-    m.data_ = static_cast<char*>(p);
-    return m;
-  }
-  char* data_ = nullptr;
-  int64_t size_ = 0;
-};
+  return Status::Ok();
+}
 
 // Appends int64 values to a scratch file.
 Status WriteInt64s(SequentialWriter& out, const int64_t* v, int64_t count) {
@@ -371,16 +371,7 @@ Status WriteTopology(const Dataset& dataset, const std::string& inverse_path, Sc
   }
   {  // indptr.bin from its scratch copy (written in order as the lists ended)
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(dataset_files::kIndptr));
-    SEER_ASSIGN_OR_RETURN(SequentialReader in, SequentialReader::Open(indptr_scratch_path));
-    std::vector<char> buffer(size_t{1} << 16);
-    const int64_t bytes = (n + 1) * 8;
-    for (int64_t done = 0; done < bytes;) {
-      const size_t step = static_cast<size_t>(std::min<int64_t>(bytes - done, static_cast<int64_t>(buffer.size())));
-      SEER_ASSIGN_OR_RETURN(bool more, in.Read(buffer.data(), step));
-      if (!more) return Corrupt(indptr_scratch_path + ": ends early");
-      SEER_RETURN_IF_ERROR(file->Append(buffer.data(), static_cast<int64_t>(step)));
-      done += static_cast<int64_t>(step);
-    }
+    SEER_RETURN_IF_ERROR(AppendFileBytes(indptr_scratch_path, (n + 1) * 8, file));
   }
   summary->blocks_per_list_before = before.Mean();
   summary->blocks_per_list_after = after.Mean();
@@ -520,16 +511,8 @@ Result<ReorderSummary> ReorderDatasetExternal(const Dataset& dataset, const std:
   }
   if (!m.node_ids.empty()) {  // unchanged: node_order.bin points into it
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter* file, writer.OpenFile(m.node_ids));
-    SEER_ASSIGN_OR_RETURN(SequentialReader in, SequentialReader::Open(dataset.PathOf(m.node_ids)));
     SEER_ASSIGN_OR_RETURN(int64_t bytes, FileSizeBytes(dataset.PathOf(m.node_ids)));
-    std::vector<char> buffer(size_t{1} << 16);
-    for (int64_t done = 0; done < bytes;) {
-      const size_t step = static_cast<size_t>(std::min<int64_t>(bytes - done, static_cast<int64_t>(buffer.size())));
-      SEER_ASSIGN_OR_RETURN(bool more, in.Read(buffer.data(), step));
-      if (!more) return Corrupt(dataset.PathOf(m.node_ids) + ": ends early");
-      SEER_RETURN_IF_ERROR(file->Append(buffer.data(), static_cast<int64_t>(step)));
-      done += static_cast<int64_t>(step);
-    }
+    SEER_RETURN_IF_ERROR(AppendFileBytes(dataset.PathOf(m.node_ids), bytes, file));
   }
   SEER_RETURN_IF_ERROR(WriteComposedOrder(dataset, order_path, writer));
   SEER_RETURN_IF_ERROR(writer.Commit(ReorderedManifest(m, options)));

@@ -456,9 +456,11 @@ INSTANTIATE_TEST_SUITE_P(Backends, BeladyThrustTest, ::testing::Values(Backend::
 
 // ---- PlanBelady(kGpu): the planner's dispatch to the CUDA build --------------------------------
 
-// Needs a device (CUDA-only behaviour: the dispatch picks the CUDA build).
-TEST(BeladyGpuTest, PlanBeladyGpuMatchesCpuPlanner) {
-  if (kernels::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << kernels::DescribeDevice();
+// 10 random superbatches (scores on every other) planned by `plan` with `options`: the
+// CPU planner's plans, byte for byte.
+void ExpectPlansMatchCpu(const std::function<Result<BeladyPlan>(const std::vector<int64_t>&, const std::vector<IdSpan>&,
+                                                                const BeladyPlannerOptions&)>& plan,
+                         BeladyPlannerOptions options, PlannerDevice expected_device) {
   testing::RandomTestSeed seed;
   std::mt19937_64& rng = seed.rng;
   for (int round = 0; round < 10; ++round) {
@@ -466,45 +468,42 @@ TEST(BeladyGpuTest, PlanBeladyGpuMatchesCpuPlanner) {
     const Batches batches = RandomTrace(rng, 1 + static_cast<int>(rng() % 100), 300, num_nodes, true);
     const int64_t k = static_cast<int64_t>(rng() % static_cast<uint64_t>(num_nodes + 1));
     const ScoreFn score = round % 2 == 0 ? nullptr : MakeScore(rng(), 4u);
-    BeladyPlannerOptions gpu;
-    gpu.device = PlannerDevice::kGpu;
-    gpu.node_scores = NodeScoresOf(score);
+    options.node_scores = NodeScoresOf(score);
     const auto c0 = RandomInitialState(rng, k, num_nodes);
-    auto plan = PlanBelady(c0, MakeIdSpans(batches), gpu);
-    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-    EXPECT_EQ(plan->device_used, PlannerDevice::kGpu);
+    auto result = plan(c0, MakeIdSpans(batches), options);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(result->device_used, expected_device);
     Plan got;
-    for (int64_t i = 0; i < plan->changesets.size(); ++i) got.changesets.push_back(*plan->changesets.Get(i));
-    got.final_slots = plan->final_slots;
-    got.num_misses = plan->num_misses;
+    for (int64_t i = 0; i < result->changesets.size(); ++i) got.changesets.push_back(*result->changesets.Get(i));
+    got.final_slots = result->final_slots;
+    got.num_misses = result->num_misses;
     ExpectSame(CpuPlan(c0, batches, score), got, "round " + std::to_string(round));
+    if (::testing::Test::HasFatalFailure()) return;
   }
+}
+
+// Needs a device (CUDA-only behaviour: the dispatch picks the CUDA build).
+TEST(BeladyGpuTest, PlanBeladyGpuMatchesCpuPlanner) {
+  if (kernels::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device: " << kernels::DescribeDevice();
+  BeladyPlannerOptions gpu;
+  gpu.device = PlannerDevice::kGpu;
+  ExpectPlansMatchCpu(
+      [](const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, const BeladyPlannerOptions& o) {
+        return PlanBelady(c0, spans, o);
+      },
+      gpu, PlannerDevice::kGpu);
 }
 
 // The dispatch's host steps (parallel flattening and id check, parallel scores, per-batch
 // changesets built in parallel and appended in order) around the host backend: the same
 // plan as the CPU planner, on every machine; a negative id is refused.
 TEST(BeladyGpuTest, DispatchHostStepsMatchCpuPlanner) {
-  testing::RandomTestSeed seed;
-  std::mt19937_64& rng = seed.rng;
-  for (int round = 0; round < 10; ++round) {
-    const int64_t num_nodes = 1 + static_cast<int64_t>(rng() % 5000);
-    const Batches batches = RandomTrace(rng, 1 + static_cast<int>(rng() % 100), 300, num_nodes, true);
-    const int64_t k = static_cast<int64_t>(rng() % static_cast<uint64_t>(num_nodes + 1));
-    const ScoreFn score = round % 2 == 0 ? nullptr : MakeScore(rng(), 4u);
-    BeladyPlannerOptions options;
-    options.node_scores = NodeScoresOf(score);
-    const auto c0 = RandomInitialState(rng, k, num_nodes);
-    auto plan = belady_internal::PlanBeladyWithBackend(c0, MakeIdSpans(batches), options,
-                                                       kernels::PlanBeladyThrustHost);
-    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-    Plan got;
-    for (int64_t i = 0; i < plan->changesets.size(); ++i) got.changesets.push_back(*plan->changesets.Get(i));
-    got.final_slots = plan->final_slots;
-    got.num_misses = plan->num_misses;
-    ExpectSame(CpuPlan(c0, batches, score), got, "round " + std::to_string(round));
-    if (HasFatalFailure()) return;
-  }
+  ExpectPlansMatchCpu(
+      [](const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, const BeladyPlannerOptions& o) {
+        return belady_internal::PlanBeladyWithBackend(c0, spans, o, kernels::PlanBeladyThrustHost);
+      },
+      {}, PlannerDevice::kGpu);
+  if (HasFatalFailure()) return;
   auto negative = belady_internal::PlanBeladyWithBackend(EmptyCacheState(2), MakeIdSpans({{1, 2}, {3, -4}}), {},
                                                          kernels::PlanBeladyThrustHost);
   EXPECT_EQ(negative.status().code(), StatusCode::kInvalidArgument);
