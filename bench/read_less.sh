@@ -13,7 +13,7 @@
 # --no-train, the data path only). The counts (reads, misses) are the stable figures; the
 # times are single runs on whatever machine this is. Prints one table row per graph x
 # variant (epoch_s: the last epoch without its evaluation) and writes WORK_DIR/read_less.tsv.
-# BUDGET (1G): every run's --memory-budget (the whole process); GEN_TRAIN_FRACTION (0.1) and
+# BATCH (1000): seeds per batch; BUDGET (1G): every run's --memory-budget (the whole process); GEN_TRAIN_FRACTION (0.1) and
 # GEN_EVAL_FRACTION (0.05, valid and test each): the generated graph's splits (a graph many
 # times the budget needs fewer seeds per epoch on a small machine).
 set -euo pipefail
@@ -27,6 +27,7 @@ ORDERS=${ORDERS:-bfs degree}
 GEN_NODES=${GEN_NODES:-200000}
 TRAIN=${TRAIN:-1}
 BUDGET=${BUDGET:-1G}
+BATCH=${BATCH:-1000}
 GEN_TRAIN_FRACTION=${GEN_TRAIN_FRACTION:-0.1}
 GEN_EVAL_FRACTION=${GEN_EVAL_FRACTION:-0.05}
 PY=/usr/bin/python3
@@ -78,7 +79,7 @@ run() {  # graph variant dataset fcache_bytes extra-flags...
   # WORK_DIR/GRAPH.VARIANT.jsonl to redo it), so an interrupted sweep resumes.
   if ! grep -q '"type": *"final"' "$m" 2>/dev/null; then
   # shellcheck disable=SC2086
-  "$SEER" train "$ds" --model sage --epochs "$EPOCHS" --hidden 64 --fanouts 10,10 --batch-size 1000 \
+  "$SEER" train "$ds" --model sage --epochs "$EPOCHS" --hidden 64 --fanouts 10,10 --batch-size "$BATCH" \
     --memory-budget "$BUDGET" --fcache-budget "$fc" --seed 1 $train_flag "$@" --metrics "$m" \
     > "$WORK/$g.$v.log" 2>&1 || { echo "$g $v: seer train failed (see $WORK/$g.$v.log)"; return 0; }
   fi
