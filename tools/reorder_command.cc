@@ -62,7 +62,8 @@ CommandMain RegisterReorderCommand(CLI::App& root) {
     const double seconds = summary->order_seconds + summary->rewrite_seconds;
     fmt::print(
         "seer reorder: wrote {}: {} nodes, {} edges renumbered by {}; a neighbor list's rows span {:.2f} blocks of "
-        "4 KiB on average (was {:.2f}); order {:.1f} s, rewrite {:.1f} s ({:.0f} ns per edge), peak memory {}\n",
+        "4 KiB on average (was {:.2f}); order {:.1f} s, rewrite {:.1f} s ({:.0f} ns per edge), peak RSS {} (with the "
+        "dataset's pages mapped read-only, which the kernel reclaims under a memory limit)\n",
         flags->out, summary->num_nodes, summary->num_edges, flags->order, summary->blocks_per_list_after,
         summary->blocks_per_list_before, summary->order_seconds, summary->rewrite_seconds,
         summary->num_edges > 0 ? seconds * 1e9 / static_cast<double>(summary->num_edges) : 0.0,

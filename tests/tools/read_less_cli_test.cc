@@ -55,6 +55,15 @@ TEST(ReadLessCliTest, ReorderWritesACheckedPermutation) {
   EXPECT_NE(reorder.output.find("blocks of 4 KiB on average (was"), std::string::npos) << reorder.output;
   CommandRun check = Seer("check " + dir + "/bfs --deep --quiet");
   EXPECT_EQ(check.exit_code, 0) << check.output;
+  // --memory-budget: the bounded pass writes the same files; a bad size is one line.
+  CommandRun bounded = Seer("reorder " + dir + "/ds --order bfs --out " + dir + "/bfs-bounded --memory-budget 1M --quiet");
+  ASSERT_EQ(bounded.exit_code, 0) << bounded.output;
+  for (const char* f : {"indptr.bin", "indices.bin", "features.bin", "labels.bin", "node_order.bin", "dataset.json"}) {
+    EXPECT_EQ(seer::testing::RunShell("cmp -s " + dir + "/bfs/" + f + " " + dir + "/bfs-bounded/" + f).exit_code, 0) << f;
+  }
+  CommandRun bad_budget = Seer("reorder " + dir + "/ds --order bfs --out " + dir + "/x --memory-budget lots");
+  EXPECT_NE(bad_budget.exit_code, 0);
+  EXPECT_NE(bad_budget.output.find("--memory-budget: 'lots'"), std::string::npos) << bad_budget.output;
   // The input is kept; the output refuses a second write without --force, naming it.
   CommandRun again = Seer("reorder " + dir + "/ds --order degree --out " + dir + "/bfs --quiet");
   EXPECT_NE(again.exit_code, 0);
