@@ -53,7 +53,7 @@
 # process: the CUDA runtime ~0.85 GiB is paid first) 1408M; TRAIN_FRACTION 0.0013 (~21
 # batches of 1000 per epoch, as the 4M-node run of issue 26), VALID_FRACTION 0.0002 and
 # TEST_FRACTION 0.0005 (evaluation stays short; 8000 test nodes); MODES "seer pyg-peer pyg+"
-# (the goal's pair first), PEER_WORKERS 8, one repeat, training only, EPOCHS 2 (epoch 1 =
+# (the goal's pair first), PEER_WORKERS 2 (8 were OOM-killed on the H200), one repeat, training only, EPOCHS 2 (epoch 1 =
 # cold, the steady epoch = the median of epochs 2..n, both reported). e2e.sh stops when no
 # memory limit can be set; E2E_NO_LIMIT=1 lets it run without one (every result says so).
 set -euo pipefail
@@ -277,11 +277,12 @@ e2e() {
   export TEST_FRACTION="${TEST_FRACTION:-0.0005}" EPOCHS="${EPOCHS:-2}"
   # Seer and the peer first (the goal's pair); pyg+ and the Belady check only when the time
   # left holds them (E2E_DEADLINE: no run starts that would not end before the rest of ctest).
-  # The peer: 8 loader workers (its I/O parallelism: each faults its pages in one by one),
-  # each keeping one batch ready (PEER_PREFETCH=1: 8 batches in memory, not 16, under the
-  # limit); killed by the limit anyway, it runs once more with 2 workers.
-  export MODES="${MODES:-seer pyg-peer pyg+}" PEER_WORKERS="${PEER_WORKERS:-8}" PEER_PREFETCH="${PEER_PREFETCH:-1}"
-  export PEER_RETRY_WORKERS="${PEER_RETRY_WORKERS:-2}"
+  # The peer: 2 loader workers, each keeping one batch ready (PEER_PREFETCH=1). On the H200
+  # (2026-11-27) 8 workers were killed by the 1536M limit after ~45 s and the retry with 2
+  # (peak RSS 1255 MiB) is what finished; starting with 2 saves that time for the rest of
+  # ctest. Killed by the limit anyway, it runs once more with PEER_RETRY_WORKERS.
+  export MODES="${MODES:-seer pyg-peer pyg+}" PEER_WORKERS="${PEER_WORKERS:-2}" PEER_PREFETCH="${PEER_PREFETCH:-1}"
+  export PEER_RETRY_WORKERS="${PEER_RETRY_WORKERS:-1}"
   export E2E_DEADLINE="${E2E_DEADLINE:-$(( $(date +%s) + TIME_BUDGET_S - TABLE_RESERVE - REST_RESERVE - SECONDS ))}"
   local flags=(--quick --build "$BUILD" --only train --repeats 1 --modes "$MODES" --out "$RES/e2e")
   [[ "${E2E_NO_LIMIT:-0}" == 1 ]] && flags+=(--no-limit)
