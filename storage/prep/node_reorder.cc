@@ -75,28 +75,9 @@ Result<std::vector<int64_t>> ComputeNodeOrder(const Dataset& dataset, NodeOrderM
     });
     return order;
   }
-  // Breadth-first; order[] doubles as the queue (head chases tail).
-  std::vector<uint64_t> visited(static_cast<size_t>((n + 63) / 64), 0);
-  auto visit = [&](int64_t v) {
-    uint64_t& word = visited[static_cast<size_t>(v >> 6)];
-    const uint64_t bit = uint64_t{1} << (v & 63);
-    if ((word & bit) != 0) return false;
-    word |= bit;
-    return true;
-  };
-  int64_t tail = 0;
-  for (int64_t root = 0; root < n; ++root) {
-    if (!visit(root)) continue;
-    int64_t head = tail;
-    order[static_cast<size_t>(tail++)] = root;
-    while (head < tail) {
-      const int64_t v = order[static_cast<size_t>(head++)];
-      for (int64_t e = indptr[static_cast<size_t>(v)]; e < indptr[static_cast<size_t>(v) + 1]; ++e) {
-        const int64_t u = indices[e];
-        if (visit(u)) order[static_cast<size_t>(tail++)] = u;
-      }
-    }
-  }
+  SEER_RETURN_IF_ERROR(reorder_internal::BreadthFirstOrder(
+      n, [&](int64_t v) { return indptr[static_cast<size_t>(v)]; }, [&](int64_t e) { return indices[e]; },
+      order.data(), dataset.PathOf(dataset_files::kIndices), [] {}));
   return order;
 }
 

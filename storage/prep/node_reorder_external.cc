@@ -169,30 +169,10 @@ Status BfsOrder(const Dataset& dataset, const std::string& order_path, bool show
   };
   SEER_ASSIGN_OR_RETURN(Mapping queue_map, Mapping::Scratch(order_path, n * 8));
   auto* order = reinterpret_cast<int64_t*>(queue_map.data());
-  std::vector<uint64_t> visited(static_cast<size_t>((n + 63) / 64), 0);
-  auto visit = [&](int64_t v) {
-    uint64_t& word = visited[static_cast<size_t>(v >> 6)];
-    const uint64_t bit = uint64_t{1} << (v & 63);
-    if ((word & bit) != 0) return false;
-    word |= bit;
-    return true;
-  };
   ProgressReporter progress("reorder: bfs", n, "nodes", show_progress);
-  int64_t tail = 0;
-  for (int64_t root = 0; root < n; ++root) {
-    if (!visit(root)) continue;
-    int64_t head = tail;
-    order[tail++] = root;
-    while (head < tail) {
-      const int64_t v = order[head++];
-      for (int64_t e = indptr[v]; e < indptr[v + 1]; ++e) {
-        const int64_t u = neighbor(e);
-        if (u < 0 || u >= n) return Corrupt(dataset.PathOf(dataset_files::kIndices) + ": node id out of range");
-        if (visit(u)) order[tail++] = u;
-      }
-      progress.Add(1);
-    }
-  }
+  SEER_RETURN_IF_ERROR(BreadthFirstOrder(
+      n, [&](int64_t v) { return indptr[v]; }, neighbor, order, dataset.PathOf(dataset_files::kIndices),
+      [&] { progress.Add(1); }));
   progress.Finish();
   return Status::Ok();
 }
