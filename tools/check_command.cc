@@ -57,6 +57,9 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
     if (m.edge_splits.present()) {  // seer split-edges
       checksums = fmt::format("held-out edges valid/test {}/{} (none in the topology), {}", m.edge_splits.num_valid,
                               m.edge_splits.num_test, checksums);
+      if (m.edge_splits.negatives_per_edge > 0) {
+        checksums = fmt::format("{} eval negatives per held-out edge, {}", m.edge_splits.negatives_per_edge, checksums);
+      }
     }
     fmt::print(
         "seer check: {} OK: {} nodes, {} edges ({}, max in-degree {}), {} features x {}, {} classes ({} labeled), "

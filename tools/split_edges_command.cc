@@ -38,6 +38,10 @@ CommandMain RegisterSplitEdgesCommand(CLI::App& root) {
   cmd->add_flag("--undirected", o.undirected,
                 "The graph is undirected (each edge stored both ways): draw each edge once (src <= dst) and remove "
                 "its reverse too");
+  cmd->add_option("--eval-negatives", o.eval_negatives,
+                  "K fixed evaluation negatives per held-out edge, uniform over the nodes (edges_valid_negatives.bin, "
+                  "edges_test_negatives.bin; 0 = none)")
+      ->capture_default_str();
   cmd->add_flag("--force", o.force, "Overwrite an existing dataset in --out (it stays intact until the end)");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
   return [flags] {
@@ -45,10 +49,12 @@ CommandMain RegisterSplitEdgesCommand(CLI::App& root) {
     if (Status st = ValidateEdgeSplitFractions(options.valid_fraction, options.test_fraction); !st.ok()) {
       return ReportError("split-edges", st);
     }
+    if (Status st = ValidateEvalNegatives(options.eval_negatives); !st.ok()) return ReportError("split-edges", st);
     options.show_progress = !flags->quiet;
     options.created_by = fmt::format("seer split-edges --valid-fraction {} --test-fraction {} --seed {}{}",
                                      options.valid_fraction, options.test_fraction, options.seed,
                                      options.undirected ? " --undirected" : "");
+    if (options.eval_negatives > 0) options.created_by += fmt::format(" --eval-negatives {}", options.eval_negatives);
     SweepAtStart({flags->out, RealParentDirectory(flags->out)}, false);
     auto summary = SplitEdges(flags->dir, flags->out, options);
     if (!summary.ok()) return ReportError("split-edges", summary.status());
@@ -61,6 +67,11 @@ CommandMain RegisterSplitEdgesCommand(CLI::App& root) {
         summary->input_edges - summary->output_edges,
         options.undirected ? ": the held-out edges, their copies and reverses" : ": the held-out edges and copies",
         summary->seconds, FormatBytes(PeakRssBytes()));
+    if (options.eval_negatives > 0) {
+      fmt::print("seer split-edges: {} evaluation negatives per held-out edge in edges_valid_negatives.bin and "
+                 "edges_test_negatives.bin (uniform over the {} nodes, not filtered against true edges)\n",
+                 options.eval_negatives, summary->num_nodes);
+    }
     return 0;
   };
 }

@@ -147,6 +147,11 @@ std::string DatasetManifest::ToJson() const {
                            {"undirected", e.undirected},
                            {"candidate_edges", e.candidate_edges},
                            {"input_num_edges", e.input_num_edges}};
+    if (e.negatives_per_edge > 0) {  // absent without --eval-negatives: such manifests are unchanged
+      root["edge_splits"]["negatives_per_edge"] = e.negatives_per_edge;
+      root["edge_splits"]["valid_negatives"] = e.valid_negatives;
+      root["edge_splits"]["test_negatives"] = e.test_negatives;
+    }
   }
   return root.dump(2) + "\n";
 }
@@ -255,6 +260,32 @@ Result<DatasetEdgeSplits> EdgeSplitsField(const Json& root, const DatasetManifes
                           ", input_num_edges = " + std::to_string(e.input_num_edges) +
                           " and num_edges = " + std::to_string(m.num_edges));
   }
+  if (object->contains("negatives_per_edge")) {  // --eval-negatives K: two files of K ids per held-out edge
+    SEER_ASSIGN_OR_RETURN(e.negatives_per_edge, NonNegativeInt(*object, "negatives_per_edge", where));
+    if (e.negatives_per_edge < 1 || e.negatives_per_edge > DatasetEdgeSplits::kMaxNegativesPerEdge ||
+        std::max(e.num_valid, e.num_test) > (int64_t{1} << 48) / e.negatives_per_edge) {
+      return FieldError(where, "negatives_per_edge",
+                        "is " + std::to_string(e.negatives_per_edge) +
+                            ": must be in [1, 2^20] with at most 2^48 negatives per split file");
+    }
+    SEER_ASSIGN_OR_RETURN(e.valid_negatives, JsonString(*object, "valid_negatives", where));
+    SEER_ASSIGN_OR_RETURN(e.test_negatives, JsonString(*object, "test_negatives", where));
+    for (const auto& [key, name] : {std::pair<const char*, const std::string&>{"valid_negatives", e.valid_negatives},
+                                    {"test_negatives", e.test_negatives}}) {
+      if (m.files.count(name) == 0) {
+        return FieldError(where, key, "names '" + Escaped(name) + "', which is not in files");
+      }
+      for (const std::string& other : {std::string(dataset_files::kIndptr), std::string(dataset_files::kIndices),
+                                       std::string(dataset_files::kFeatures), std::string(dataset_files::kLabels),
+                                       std::string(dataset_files::kTrain), std::string(dataset_files::kValid),
+                                       std::string(dataset_files::kTest), m.node_ids, m.node_order, e.valid, e.test}) {
+        if (name == other) return FieldError(where, key, "names '" + Escaped(name) + "', a file of another role");
+      }
+    }
+    if (e.valid_negatives == e.test_negatives) {
+      return FieldError(where, "test_negatives", "names the same file as valid_negatives");
+    }
+  }
   return e;
 }
 }  // namespace
@@ -337,6 +368,12 @@ Result<int64_t> ExpectedBytes(const DatasetManifest& m, const std::string& name)
   if (!m.node_order.empty() && name == m.node_order) return m.num_nodes * 8;
   if (m.edge_splits.present() && name == m.edge_splits.valid) return m.edge_splits.num_valid * 16;  // (src, dst)
   if (m.edge_splits.present() && name == m.edge_splits.test) return m.edge_splits.num_test * 16;
+  if (m.edge_splits.negatives_per_edge > 0 && name == m.edge_splits.valid_negatives) {
+    return m.edge_splits.num_valid * m.edge_splits.negatives_per_edge * 8;  // K int64 ids per held-out edge
+  }
+  if (m.edge_splits.negatives_per_edge > 0 && name == m.edge_splits.test_negatives) {
+    return m.edge_splits.num_test * m.edge_splits.negatives_per_edge * 8;
+  }
   return int64_t{-1};  // free-sized (splits: checked for a multiple of 8)
 }
 }  // namespace

@@ -10,6 +10,7 @@
 //   node_ids.txt  optional: original id of node k on line k+1 ("node_ids" in the manifest)
 //   node_order.bin optional: int64 number of node k before `seer reorder` ("node_order")
 //   edges_valid.bin / edges_test.bin  optional: held-out int64 (src, dst) pairs of `seer split-edges`
+//   edges_valid_negatives.bin / edges_test_negatives.bin  optional: int64 evaluation negatives, K per held-out edge
 //
 // DatasetManifest is a plain value. Dataset opens a directory read-only and hands out
 // paths and small arrays; big files (indices, features) are read through a BlockReader.
@@ -90,6 +91,11 @@ struct DatasetEdgeSplits {
   bool undirected = false;
   int64_t candidate_edges = 0;  // the edges drawn from: distinct (src, dst) pairs (undirected: src <= dst)
   int64_t input_num_edges = 0;  // num_edges of the dataset the split was made from
+  // Fixed evaluation negatives (`--eval-negatives K`): K destination ids per held-out edge,
+  // int64[num × K], row i for pair i of the split file. 0 = none (the two names empty).
+  static constexpr int64_t kMaxNegativesPerEdge = int64_t{1} << 20;
+  int64_t negatives_per_edge = 0;
+  std::string valid_negatives, test_negatives;  // files, both in `files`, when negatives_per_edge > 0
   bool present() const { return !valid.empty(); }
 };
 

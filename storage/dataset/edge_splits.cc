@@ -94,6 +94,11 @@ const DatasetFileEntry* Listed(const Dataset& ds, const std::string& name) {
 
 }  // namespace
 
+SplitMix64 EvalNegativesStream(uint64_t seed, const std::string& split) {
+  const std::string key = "seer-eval-negatives:" + split;
+  return SplitMix64(SplitMixFinalize(seed ^ Xxh64::Hash(key.data(), key.size(), 0)));
+}
+
 int64_t HeldOutCount(double fraction, int64_t candidates) {
   return static_cast<int64_t>(std::llround(fraction * static_cast<double>(candidates)));
 }
@@ -253,6 +258,35 @@ Status StreamSplitFile(const Dataset& ds, const std::string& name, int64_t count
   return file.Finish(Listed(ds, name));
 }
 
+// Streams one negatives file (K ids per held-out edge): its size, every id in range
+// (named by row, column and byte offset), its xxh64. RAM: the 1 MiB read buffer.
+Status CheckNegativesFile(const Dataset& ds, const std::string& name, int64_t count, int64_t k) {
+  const std::string path = ds.PathOf(name);
+  SEER_ASSIGN_OR_RETURN(SequentialFile file, SequentialFile::Open(path));
+  if (file.size() != count * k * 8) {
+    return Corrupt(fmt::format("{}: size {} bytes, expected {} ({} held-out edges x {} negatives x 8 bytes in {})",
+                               path, file.size(), count * k * 8, count, k, dataset_files::kManifest));
+  }
+  const int64_t n = ds.manifest().num_nodes;
+  constexpr int64_t kValues = 8192;
+  std::vector<int64_t> values(static_cast<size_t>(kValues));
+  const int64_t total = count * k;
+  for (int64_t done = 0; done < total;) {
+    const int64_t take = std::min(kValues, total - done);
+    SEER_RETURN_IF_ERROR(file.Read(values.data(), take * 8));
+    for (int64_t j = 0; j < take; ++j) {
+      const int64_t id = values[static_cast<size_t>(j)];
+      if (id < 0 || id >= n) {
+        const int64_t at = done + j;
+        return Corrupt(fmt::format("{} at row {}, column {} (byte offset {}): negative node id {} out of range [0, {})",
+                                   path, at / k, at % k, at * 8, id, n));
+      }
+    }
+    done += take;
+  }
+  return file.Finish(Listed(ds, name));
+}
+
 }  // namespace
 
 Result<std::vector<std::pair<int64_t, int64_t>>> LoadHeldOutEdges(const Dataset& dataset, const std::string& split) {
@@ -294,6 +328,16 @@ Status CheckEdgeSplits(const Dataset& dataset, int64_t* bytes_read, int64_t* che
     *bytes_read += counts[f] * kHeldOutEdgeBytes;
     if (Listed(dataset, names[f]) != nullptr && Listed(dataset, names[f])->checksum_kind == "xxh64") {
       ++*checksums_verified;
+    }
+  }
+  if (e.negatives_per_edge > 0) {  // --eval-negatives K
+    const std::string negatives[2] = {e.valid_negatives, e.test_negatives};
+    for (int f = 0; f < 2; ++f) {
+      SEER_RETURN_IF_ERROR(CheckNegativesFile(dataset, negatives[f], counts[f], e.negatives_per_edge));
+      *bytes_read += counts[f] * e.negatives_per_edge * 8;
+      if (Listed(dataset, negatives[f]) != nullptr && Listed(dataset, negatives[f])->checksum_kind == "xxh64") {
+        ++*checksums_verified;
+      }
     }
   }
   const char* either_way = e.undirected ? " (undirected: in either direction)" : "";

@@ -3,8 +3,12 @@
 //
 //   edges_valid.bin, edges_test.bin   int64 (src, dst) pairs, little-endian, 16 B each,
 //                                     in CSC order (by dst, then src)
-//   dataset.json "edge_splits"        names both files (listed in `files` with their size
-//                                     and xxh64), counts, fractions, seed, undirected
+//   edges_valid_negatives.bin,        optional (--eval-negatives K): int64 node ids, K per
+//   edges_test_negatives.bin          held-out edge, row i = the negatives of pair i; drawn
+//                                     uniformly from [0, num_nodes) (EvalNegativesStream),
+//                                     not filtered against true edges (OGB citation2's protocol)
+//   dataset.json "edge_splits"        names the files (listed in `files` with their size
+//                                     and xxh64), counts, fractions, seed, undirected, K
 //
 // The held-out edges are not in the training topology (indptr.bin/indices.bin): no
 // in-neighbor list holds a held-out edge src -> dst, not even a second copy of it; with
@@ -23,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "storage/base/random.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
 
@@ -31,7 +36,15 @@ namespace seer {
 namespace dataset_files {
 inline constexpr const char* kEdgesValid = "edges_valid.bin";
 inline constexpr const char* kEdgesTest = "edges_test.bin";
+inline constexpr const char* kEdgesValidNegatives = "edges_valid_negatives.bin";
+inline constexpr const char* kEdgesTestNegatives = "edges_test_negatives.bin";
 }  // namespace dataset_files
+
+// The stream of one split's evaluation negatives ("valid" | "test"): SplitMix64 started at
+// SplitMixFinalize(seed ^ XXH64("seer-eval-negatives:" + split, 0)); the held-out edges in
+// file order each take K draws Below(num_nodes) (Lemire's multiply-shift with rejection).
+// The one rule the writer follows and docs/formats.md states.
+SplitMix64 EvalNegativesStream(uint64_t seed, const std::string& split);
 
 inline constexpr int64_t kHeldOutEdgeBytes = 16;  // one (src, dst) pair in a split file
 
@@ -98,6 +111,7 @@ Result<std::vector<std::pair<int64_t, int64_t>>> LoadHeldOutEdges(const Dataset&
 // What `seer check` runs on a dataset with edge splits (Ok without): the manifest's
 // counts agree with its fractions; each split file has its size and checksum, ids in
 // range, no edge twice; valid and test share no edge (undirected: in either direction);
+// each negatives file (when K > 0), streamed: size = count × K × 8, ids in range, xxh64;
 // and, streaming the topology, no held-out edge (undirected: nor its reverse) is in any
 // in-neighbor list. RAM: HeldOutEdgeSet::kBytesPerEdge per held-out edge + one list.
 // The first problem is one line naming the file and the pair or edge index.

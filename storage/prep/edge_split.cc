@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -104,6 +105,12 @@ Status ValidateEdgeSplitFractions(double valid_fraction, double test_fraction) {
   return Status::Ok();
 }
 
+Status ValidateEvalNegatives(int64_t eval_negatives) {
+  if (eval_negatives >= 0 && eval_negatives <= DatasetEdgeSplits::kMaxNegativesPerEdge) return Status::Ok();
+  return InvalidArgument(fmt::format("--eval-negatives = {} is out of range [0, {}]", eval_negatives,
+                                     DatasetEdgeSplits::kMaxNegativesPerEdge));
+}
+
 EdgeSplitDraw::EdgeSplitDraw(int64_t candidates, int64_t num_valid, int64_t num_test, uint64_t seed)
     : rng_(SplitMixFinalize(seed ^ kEdgeSplitSalt)),
       left_candidates_(candidates),
@@ -134,6 +141,7 @@ EdgeSplitDraw::Slot EdgeSplitDraw::Next() {
 Result<EdgeSplitSummary> SplitEdges(const std::string& in_dir, const std::string& out_dir,
                                     const EdgeSplitOptions& options) {
   SEER_RETURN_IF_ERROR(ValidateEdgeSplitFractions(options.valid_fraction, options.test_fraction));
+  SEER_RETURN_IF_ERROR(ValidateEvalNegatives(options.eval_negatives));
   const auto start = std::chrono::steady_clock::now();
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(in_dir));
   const DatasetManifest& m = dataset.manifest();
@@ -141,7 +149,8 @@ Result<EdgeSplitSummary> SplitEdges(const std::string& in_dir, const std::string
     return InvalidArgument(in_dir + " already has edge splits (" + m.edge_splits.valid + ", " + m.edge_splits.test +
                            "; their edges are gone from its topology): split the dataset they were made from");
   }
-  for (const char* name : {dataset_files::kEdgesValid, dataset_files::kEdgesTest}) {
+  for (const char* name : {dataset_files::kEdgesValid, dataset_files::kEdgesTest, dataset_files::kEdgesValidNegatives,
+                           dataset_files::kEdgesTestNegatives}) {
     if (m.files.count(name) != 0) {
       return InvalidArgument(dataset.PathOf(dataset_files::kManifest) + " lists " + name +
                              " without edge_splits: not a file this command can write over");
@@ -150,6 +159,7 @@ Result<EdgeSplitSummary> SplitEdges(const std::string& in_dir, const std::string
   SEER_ASSIGN_OR_RETURN(DatasetWriter writer, DatasetWriter::Create(out_dir, options.force));
   EdgeSplitSummary summary;
   summary.input_edges = m.num_edges;
+  summary.num_nodes = m.num_nodes;
   ProgressReporter progress("split-edges: edges", 3 * m.num_edges, "edges", options.show_progress);
   std::vector<int64_t> sources, candidates;
   int64_t node = 0;
@@ -177,6 +187,16 @@ Result<EdgeSplitSummary> SplitEdges(const std::string& in_dir, const std::string
     SEER_ASSIGN_OR_RETURN(AtomicFileWriter * test_file, writer.OpenFile(dataset_files::kEdgesTest));
     BufferedValues valid_out(valid_file), test_out(test_file);
     EdgeSplitDraw draw(summary.candidate_edges, summary.num_valid, summary.num_test, options.seed);
+    // --eval-negatives K: each split's negatives, drawn as its edges are (so in its file's order).
+    const int64_t k = options.eval_negatives;
+    std::unique_ptr<BufferedValues> negatives_out[2];
+    SplitMix64 negatives_rng[2] = {EvalNegativesStream(options.seed, "valid"), EvalNegativesStream(options.seed, "test")};
+    if (k > 0) {
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter * valid_neg, writer.OpenFile(dataset_files::kEdgesValidNegatives));
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter * test_neg, writer.OpenFile(dataset_files::kEdgesTestNegatives));
+      negatives_out[0] = std::make_unique<BufferedValues>(valid_neg);
+      negatives_out[1] = std::make_unique<BufferedValues>(test_neg);
+    }
     SEER_ASSIGN_OR_RETURN(NeighborListReader lists, NeighborListReader::Open(dataset));
     int64_t drawn[2] = {0, 0};
     while (true) {
@@ -191,12 +211,19 @@ Result<EdgeSplitSummary> SplitEdges(const std::string& in_dir, const std::string
         SEER_RETURN_IF_ERROR(out.Push(u));
         SEER_RETURN_IF_ERROR(out.Push(node));
         held_out.Add(u, node, 2 * drawn[f]++ + f);
+        for (int64_t j = 0; j < k; ++j) {
+          const auto negative = static_cast<int64_t>(negatives_rng[f].Below(static_cast<uint64_t>(m.num_nodes)));
+          SEER_RETURN_IF_ERROR(negatives_out[f]->Push(negative));
+        }
       }
       progress.Add(static_cast<int64_t>(sources.size()));
     }
     SEER_RETURN_IF_ERROR(lists.Finish());
     SEER_RETURN_IF_ERROR(valid_out.Flush());
     SEER_RETURN_IF_ERROR(test_out.Flush());
+    for (auto& out : negatives_out) {
+      if (out) SEER_RETURN_IF_ERROR(out->Flush());
+    }
   }
   if (held_out.Seal()) throw std::logic_error("SplitEdges: a candidate was drawn twice");
 
@@ -258,6 +285,11 @@ Result<EdgeSplitSummary> SplitEdges(const std::string& in_dir, const std::string
   e.undirected = options.undirected;
   e.candidate_edges = summary.candidate_edges;
   e.input_num_edges = m.num_edges;
+  if (options.eval_negatives > 0) {
+    e.negatives_per_edge = options.eval_negatives;
+    e.valid_negatives = dataset_files::kEdgesValidNegatives;
+    e.test_negatives = dataset_files::kEdgesTestNegatives;
+  }
   SEER_RETURN_IF_ERROR(writer.Commit(std::move(out)));
   summary.seconds = Seconds(start);
   return summary;

@@ -13,6 +13,12 @@
 // (features, labels, node splits, node_ids.txt, node_order.bin) is copied as it is, its
 // checksum verified against the input's manifest on the way.
 //
+// With eval_negatives = K > 0, each held-out edge also gets K negative destinations drawn
+// uniformly from [0, num_nodes) (EvalNegativesStream: one stream per split from the seed
+// and the split's name), written as they are drawn to edges_valid_negatives.bin /
+// edges_test_negatives.bin (int64, row i = the negatives of pair i); not filtered against
+// the true edges (OGB citation2's protocol). K = 0 writes exactly what it wrote before.
+//
 // Written through a DatasetWriter, so like `seer reorder`: a new directory, or over an
 // existing dataset only with force (staged, the old one intact until Commit); the input
 // is only read. A dataset that already has edge splits is refused (split the one they
@@ -37,6 +43,7 @@ struct EdgeSplitOptions {
   double test_fraction = 0.1;
   uint64_t seed = 1;
   bool undirected = false;  // also remove each held-out edge's reverse; draw only src <= dst
+  int64_t eval_negatives = 0;  // K fixed evaluation negatives per held-out edge; 0 = none
   bool force = false;       // write over an existing dataset (out_dir may be the input)
   std::string created_by;   // recorded in the manifest
   bool show_progress = true;
@@ -44,6 +51,8 @@ struct EdgeSplitOptions {
 
 // Each fraction in [0, 1), their sum below 1 (kInvalidArgument naming the flag).
 Status ValidateEdgeSplitFractions(double valid_fraction, double test_fraction);
+// --eval-negatives in [0, DatasetEdgeSplits::kMaxNegativesPerEdge] (kInvalidArgument).
+Status ValidateEvalNegatives(int64_t eval_negatives);
 
 // Selection sampling over `candidates` items in a fixed order: Next() is called once per
 // candidate and says where it goes; exactly num_valid go to valid and num_test to test,
@@ -61,6 +70,7 @@ class EdgeSplitDraw {
 };
 
 struct EdgeSplitSummary {
+  int64_t num_nodes = 0;
   int64_t input_edges = 0;      // num_edges of the input
   int64_t candidate_edges = 0;  // distinct pairs drawn from
   int64_t num_valid = 0, num_test = 0;

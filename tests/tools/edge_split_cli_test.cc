@@ -155,4 +155,46 @@ TEST(EdgeSplitCliTest, CheckNamesADamagedSplitFileAndALeak) {
   EXPECT_NE(leak.output.find("edges_valid.bin at pair " + std::to_string(k / 2)), std::string::npos) << leak.output;
 }
 
+// --eval-negatives on an undirected graph: check accepts it and names a damaged negatives
+// file; bench/link_baselines.py passes its self-test and scores the split, its JSON
+// holding the three methods with an MRR in (0, 1].
+TEST(EdgeSplitCliTest, EvalNegativesAndTheIndependentBaselines) {
+  if (!seer::testing::HaveSeerBinary()) GTEST_SKIP() << "SEER_BINARY not set";
+  const std::string source = __FILE__;
+  const std::string script = source.substr(0, source.rfind("tests/tools/")) + "bench/link_baselines.py";
+  const std::string dir = seer::testing::MakeTempDir("edge_split_cli");
+  ASSERT_EQ(Seer("gen --nodes 1200 --avg-degree 6 --seed 8 --quiet --edge-list-out " + dir + "/e.bin64").exit_code, 0);
+  ASSERT_EQ(Seer("prep --edges " + dir + "/e.bin64 --undirected --out " + dir + "/in --quiet").exit_code, 0);
+  for (const char* out : {"/s", "/t"}) {
+    CliRun split = Seer("split-edges " + dir + "/in --out " + dir + out + " --undirected --eval-negatives 20 --quiet");
+    ASSERT_EQ(split.exit_code, 0) << split.output;
+    EXPECT_NE(split.output.find("20 evaluation negatives per held-out edge"), std::string::npos) << split.output;
+  }
+  CliRun check = Seer("check " + dir + "/s --quiet");
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("20 eval negatives per held-out edge"), std::string::npos) << check.output;
+  ExpectOneLineError(Seer("split-edges " + dir + "/in --out " + dir + "/x --eval-negatives -2 --quiet"), "split-edges",
+                     "--eval-negatives = -2 is out of range");
+  ASSERT_EQ(Shell("printf '\\377\\377' | dd of=" + dir + "/t/edges_test_negatives.bin bs=1 seek=14 conv=notrunc "
+                  "status=none").exit_code,
+            0);
+  ExpectOneLineError(Seer("check " + dir + "/t --quiet"), "check", "edges_test_negatives.bin at row 0, column 1");
+
+  CliRun self_test = Shell("/usr/bin/python3 " + script + " --self-test");
+  if (self_test.exit_code == 77) GTEST_SKIP() << self_test.output;
+  ASSERT_EQ(self_test.exit_code, 0) << self_test.output;
+  EXPECT_NE(self_test.output.find("link_baselines self-test: passed"), std::string::npos) << self_test.output;
+  CliRun run = Shell("/usr/bin/python3 " + script + " " + dir + "/s --json " + dir + "/baselines.json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("| adamic_adar |"), std::string::npos) << run.output;
+  const std::string verdict = seer::testing::RunPython(
+      "import json\n"
+      "r = json.load(open(\"" + dir + "/baselines.json\"))\n"
+      "bad = [m for m in (\"common_neighbours\", \"adamic_adar\", \"preferential_attachment\")\n"
+      "       if not (0 < r[\"methods\"][m][\"mrr\"] <= 1)]\n"
+      "bad += [] if r[\"negatives_per_edge\"] == 20 and r[\"split\"] == \"test\" else [\"header\"]\n"
+      "print(\"ok\" if not bad else \"bad: \" + \", \".join(bad))");
+  EXPECT_EQ(verdict, "ok");
+}
+
 }  // namespace

@@ -20,8 +20,10 @@
 #include <gtest/gtest.h>
 
 #include "storage/base/atomic_file.h"
+#include "storage/base/checksum.h"
 #include "storage/base/file_io.h"
 #include "storage/base/json_file.h"
+#include "storage/base/random.h"
 #include "storage/dataset/dataset_check.h"
 #include "storage/dataset/edge_splits.h"
 #include "storage/prep/node_reorder.h"
@@ -31,6 +33,7 @@
 namespace seer {
 namespace {
 
+using testing::Peek;
 using testing::ReadArray;
 using testing::ReadFileBytes;
 using Pair = std::pair<int64_t, int64_t>;  // (src, dst)
@@ -369,6 +372,120 @@ TEST_F(EdgeSplitCheckTest, CorruptSplitFilesAreNamed) {
   ASSERT_EQ(::truncate((cut + "/edges_test.bin").c_str(), 16), 0);
   message = CheckError(cut);
   EXPECT_NE(message.find("edges_test.bin: size is 16 bytes"), std::string::npos) << message;
+}
+
+// --eval-negatives K: K ids per held-out edge in [0, num_nodes), the documented stream
+// (formats.md: SplitMix64 from SplitMixFinalize(seed ^ XXH64("seer-eval-negatives:" +
+// split)), K draws Below(num_nodes) per edge in file order), the same bytes for the same
+// seed; K = 0 writes exactly the dataset it wrote before (no new file, no new field).
+TEST(EdgeSplitNegativesTest, DocumentedStreamSameSeedSameBytesAndZeroAddsNothing) {
+  const std::string in = testing::MakeSmallDataset("EdgeSplitNegIn");
+  const std::string root = testing::MakeTempDir("EdgeSplitNeg");
+  constexpr int64_t kK = 7;
+  EdgeSplitOptions with = Options(0.1, 0.15, 21, true);
+  with.eval_negatives = kK;
+  ASSERT_TRUE(SplitEdges(in, root + "/a", with).ok());
+  ASSERT_TRUE(SplitEdges(in, root + "/b", with).ok());
+  ASSERT_TRUE(SplitEdges(in, root + "/zero", Options(0.1, 0.15, 21, true)).ok());
+  auto ds = Dataset::Open(root + "/a");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  const DatasetEdgeSplits& e = ds->manifest().edge_splits;
+  EXPECT_EQ(e.negatives_per_edge, kK);
+  EXPECT_EQ(ds->manifest().FormatVersion(), 2);
+  const int64_t n = ds->manifest().num_nodes;
+  for (const auto& [split, pairs_file, negatives_file] :
+       {std::tuple<const char*, const char*, const char*>{"valid", "edges_valid.bin", "edges_valid_negatives.bin"},
+        {"test", "edges_test.bin", "edges_test_negatives.bin"}}) {
+    const std::vector<Pair> pairs = ReadPairs(root + "/a/" + pairs_file);
+    const std::vector<int64_t> negatives = ReadArray<int64_t>(root + "/a/" + negatives_file);
+    ASSERT_EQ(negatives.size(), pairs.size() * kK) << negatives_file;
+    ASSERT_GT(pairs.size(), 10u);
+    const std::string key = std::string("seer-eval-negatives:") + split;
+    SplitMix64 rng(SplitMixFinalize(21 ^ Xxh64::Hash(key.data(), key.size(), 0)));
+    int64_t distinct_rows = 0;
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      std::set<int64_t> row;
+      for (int64_t j = 0; j < kK; ++j) {
+        const int64_t id = negatives[i * kK + static_cast<size_t>(j)];
+        ASSERT_GE(id, 0);
+        ASSERT_LT(id, n);
+        EXPECT_EQ(id, static_cast<int64_t>(rng.Below(static_cast<uint64_t>(n)))) << negatives_file << " row " << i;
+        row.insert(id);
+      }
+      distinct_rows += static_cast<int64_t>(row.size()) == kK;
+    }
+    EXPECT_GT(distinct_rows, static_cast<int64_t>(pairs.size()) / 2);  // uniform over 1237 nodes: few repeats
+    EXPECT_EQ(ReadFileBytes(root + "/a/" + negatives_file), ReadFileBytes(root + "/b/" + negatives_file));
+  }
+  // Valid and test have their own streams.
+  EXPECT_NE(Peek<int64_t>(root + "/a/edges_valid_negatives.bin", 0) * n +
+                Peek<int64_t>(root + "/a/edges_valid_negatives.bin", 1),
+            Peek<int64_t>(root + "/a/edges_test_negatives.bin", 0) * n +
+                Peek<int64_t>(root + "/a/edges_test_negatives.bin", 1));
+  EXPECT_EQ(ReadFileBytes(root + "/a/dataset.json"), ReadFileBytes(root + "/b/dataset.json"));
+  auto checked = CheckDataset(root + "/a", DatasetCheckOptions{true});
+  EXPECT_TRUE(checked.ok()) << checked.status().ToString();
+  // K = 0: the split is the same and the manifest is K's without the negatives.
+  EXPECT_FALSE(testing::FileExists(root + "/zero/edges_valid_negatives.bin"));
+  EXPECT_FALSE(testing::FileExists(root + "/zero/edges_test_negatives.bin"));
+  for (const char* name : {"edges_valid.bin", "edges_test.bin", "indptr.bin", "indices.bin", "features.bin"}) {
+    EXPECT_EQ(ReadFileBytes(root + "/a/" + name), ReadFileBytes(root + "/zero/" + name)) << name;
+  }
+  Json j = Json::parse(ReadFileBytes(root + "/a/dataset.json"));
+  for (const char* field : {"negatives_per_edge", "valid_negatives", "test_negatives"}) j["edge_splits"].erase(field);
+  j["files"].erase("edges_valid_negatives.bin");
+  j["files"].erase("edges_test_negatives.bin");
+  const std::string zero_json = ReadFileBytes(root + "/zero/dataset.json");
+  EXPECT_EQ(j.dump(2) + "\n", zero_json);
+  EXPECT_EQ(zero_json.find("negatives"), std::string::npos);
+  // Out of range K is refused before anything is written.
+  EdgeSplitOptions bad = with;
+  bad.eval_negatives = -1;
+  auto refused = SplitEdges(in, root + "/bad", bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--eval-negatives = -1 is out of range"), std::string::npos);
+  EXPECT_FALSE(testing::FileExists(root + "/bad/dataset.json"));
+}
+
+// seer check on damaged negatives files: an out-of-range id named by file, row, column
+// and byte offset; an in-range change by the file's checksum; a cut file by its size; a
+// manifest with K = 0 or an unlisted file refused naming the field.
+TEST(EdgeSplitNegativesTest, CheckNamesTheDamagedFileAndPosition) {
+  const std::string in = testing::MakeSmallDataset("EdgeSplitNegCheckIn");
+  const std::string root = testing::MakeTempDir("EdgeSplitNegCheck");
+  EdgeSplitOptions o = Options(0.1, 0.1, 5);
+  o.eval_negatives = 4;
+  for (const char* d : {"/range", "/sum", "/cut", "/json"}) ASSERT_TRUE(SplitEdges(in, root + d, o).ok());
+  auto check_error = [](const std::string& dir) {
+    auto checked = CheckDataset(dir, DatasetCheckOptions{});
+    EXPECT_FALSE(checked.ok()) << dir;
+    return checked.ok() ? std::string() : checked.status().message();
+  };
+  testing::Poke<int64_t>(root + "/range/edges_test_negatives.bin", 2 * 4 + 3, testing::kSmallDatasetNodes);
+  std::string message = check_error(root + "/range");
+  EXPECT_NE(message.find("edges_test_negatives.bin at row 2, column 3 (byte offset 88): negative node id 1237 out of "
+                         "range [0, 1237)"),
+            std::string::npos)
+      << message;
+  const int64_t first = testing::Peek<int64_t>(root + "/sum/edges_valid_negatives.bin", 0);
+  testing::Poke<int64_t>(root + "/sum/edges_valid_negatives.bin", 0, first == 0 ? 1 : 0);
+  message = check_error(root + "/sum");
+  EXPECT_NE(message.find("edges_valid_negatives.bin: xxh64"), std::string::npos) << message;
+  ASSERT_EQ(::truncate((root + "/cut/edges_valid_negatives.bin").c_str(), 8), 0);
+  message = check_error(root + "/cut");
+  EXPECT_NE(message.find("edges_valid_negatives.bin: size is 8 bytes"), std::string::npos) << message;
+  const std::string json = ReadFileBytes(root + "/json/dataset.json");
+  for (const auto& [edit, text] :
+       {std::pair<std::function<void(Json&)>, const char*>{[](Json& j) { j["edge_splits"]["negatives_per_edge"] = 0; },
+                                                          "'negatives_per_edge' is 0: must be in [1, 2^20]"},
+        {[](Json& j) { j["edge_splits"]["test_negatives"] = "x.bin"; }, "'x.bin', which is not in files"},
+        {[](Json& j) { j["edge_splits"]["valid_negatives"] = "edges_test.bin"; }, "a file of another role"}}) {
+    Json j = Json::parse(json);
+    edit(j);
+    auto refused = DatasetManifest::FromJson(j.dump(2) + "\n", "m.json");
+    ASSERT_FALSE(refused.ok()) << text;
+    EXPECT_NE(refused.status().message().find(text), std::string::npos) << refused.status().message();
+  }
 }
 
 }  // namespace
