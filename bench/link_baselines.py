@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Independent link-prediction baselines on a dataset split by `seer split-edges` (issue 32).
 
-Usage: link_baselines.py DATASET [--split test|valid] [--json OUT]
+Usage: link_baselines.py DATASET [--split test|valid] [--json OUT] [--mlp]
        link_baselines.py --self-test
 
 Reads only the dataset's files with numpy (no Seer code): the TRAINING topology
@@ -21,6 +21,11 @@ metrics are OGB's (ogb.linkproppred.Evaluator, MRR / Hits@K protocol of citation
 per positive, optimistic rank = #(neg > pos), pessimistic = #(neg >= pos),
 rank = 0.5 * (optimistic + pessimistic) + 1; MRR = mean(1 / rank), Hits@K = mean(rank <= K)
 for K in 1, 10, 50. The negatives are not filtered against true edges (as citation2).
+
+--mlp adds a features-only baseline (needs torch): a shared two-layer MLP tower over the
+node features (standardised), score = dot product of the two ends' outputs, trained for 5
+epochs of up to 200,000 training edges each with binary cross-entropy against one uniform
+random negative per edge (Adam, lr 1e-3, seed 1, CPU).
 
 --self-test checks the metric code against a brute-force loop on random small cases (with
 ties) and the heuristics against a set computation on tiny random multigraphs; prints
@@ -152,6 +157,14 @@ def run(args):
     m, n, indptr, indices, edges, negatives = load(args.dataset, args.split)
     graph = UndirectedGraph(n, indptr, indices)
     results = evaluate(graph, edges, negatives)
+    methods = list(METHODS)
+    if args.mlp:
+        scored = mlp_scores(args.dataset, m, n, indptr, indices, edges, negatives)
+        if scored is None:
+            print("link_baselines: --mlp needs torch; skipped")
+        else:
+            results["features_mlp"] = ranking_metrics(*scored)
+            methods.append("features_mlp")
     seconds = time.time() - start
     k = negatives.shape[1]
     print("link_baselines: %s, split %s: %d held-out edges x %d negatives; training graph %d nodes, %d undirected "
@@ -159,7 +172,7 @@ def run(args):
           % (args.dataset, args.split, len(edges), k, n, len(graph.keys) // 2, m["num_edges"], seconds))
     print("| method | MRR | Hits@1 | Hits@10 | Hits@50 |")
     print("|---|---|---|---|---|")
-    for name in METHODS:
+    for name in methods:
         r = results[name]
         print("| %s | %.4f | %.4f | %.4f | %.4f |" % (name, r["mrr"], r["hits@1"], r["hits@10"], r["hits@50"]))
     if args.json:
@@ -170,6 +183,70 @@ def run(args):
             json.dump(report, f, indent=2)
             f.write("\n")
     return 0
+
+
+# ---- features-only MLP (--mlp) ------------------------------------------------------
+
+def load_features(dataset, m):
+    """features.bin as float32 [n, F], whatever its dtype (docs/formats.md)."""
+    n, f = int(m["num_nodes"]), int(m["feature_dim"])
+    path = os.path.join(dataset, "features.bin")
+    dtype = m.get("feature_dtype", "float32")
+    if dtype == "float32":
+        return np.fromfile(path, dtype="<f4", count=n * f).reshape(n, f)
+    if dtype == "float16":
+        return np.fromfile(path, dtype="<f2", count=n * f).reshape(n, f).astype(np.float32)
+    if dtype == "bfloat16":
+        raw = np.fromfile(path, dtype="<u2", count=n * f).astype(np.uint32) << 16
+        return raw.view(np.float32).reshape(n, f)
+    if dtype == "int8":  # F uint8 codes, then float32 scale and bias per row
+        raw = np.fromfile(path, dtype=np.uint8, count=n * (f + 8)).reshape(n, f + 8)
+        tail = raw[:, f:].copy().view("<f4")
+        return (raw[:, :f].astype(np.float32) * tail[:, 0:1] + tail[:, 1:2]).astype(np.float32)
+    sys.exit("link_baselines: unknown feature_dtype %r" % dtype)
+
+
+def mlp_scores(dataset, m, n, indptr, indices, edges, negatives, epochs=5, hidden=128, seed=1):
+    """A features-only two-tower MLP (shared tower, dot-product score) trained with binary
+    cross-entropy on the TRAINING edges against uniform random negatives (1:1), on the CPU;
+    returns (pos scores, neg scores [P, K]) for the held-out edges and their fixed negatives."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    x = torch.from_numpy(load_features(dataset, m))
+    x = (x - x.mean(0)) / (x.std(0) + 1e-6)
+    dst = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    src = indices.astype(np.int64)
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    tower = torch.nn.Sequential(torch.nn.Linear(x.shape[1], hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, hidden))
+    opt = torch.optim.Adam(tower.parameters(), lr=1e-3)
+    per_epoch = min(len(src), 200000)
+    batch = 4096
+    for _ in range(epochs):
+        pick = rng.choice(len(src), size=per_epoch, replace=False) if per_epoch < len(src) else rng.permutation(len(src))
+        for b in range(0, per_epoch, batch):
+            idx = pick[b:b + batch]
+            u = torch.from_numpy(src[idx])
+            v = torch.from_numpy(dst[idx])
+            w = torch.from_numpy(rng.integers(0, n, size=len(idx)))
+            hu, hv, hw = tower(x[u]), tower(x[v]), tower(x[w])
+            logits = torch.cat([(hu * hv).sum(1), (hu * hw).sum(1)])
+            labels = torch.cat([torch.ones(len(idx)), torch.zeros(len(idx))])
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, labels)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    with torch.no_grad():
+        h = tower(x)
+        s = torch.from_numpy(edges[:, 0])
+        pos = (h[s] * h[torch.from_numpy(edges[:, 1])]).sum(1).numpy()
+        p, k = negatives.shape
+        neg = (h[s].repeat_interleave(k, 0) * h[torch.from_numpy(negatives.reshape(-1))]).sum(1).numpy().reshape(p, k)
+    return pos.astype(np.float64), neg.astype(np.float64)
 
 
 # ---- self-test ----------------------------------------------------------------------
@@ -239,6 +316,9 @@ def main():
     parser.add_argument("dataset", nargs="?", help="a dataset split by `seer split-edges --eval-negatives K`")
     parser.add_argument("--split", choices=("test", "valid"), default="test")
     parser.add_argument("--json", help="write the results here as JSON")
+    parser.add_argument("--mlp", action="store_true",
+                        help="also a features-only MLP (two towers, dot product; torch on the CPU, seed 1): "
+                             "trained on the training edges against uniform negatives")
     parser.add_argument("--self-test", action="store_true", help="check the metrics and heuristics, then exit")
     args = parser.parse_args()
     if args.self_test:
