@@ -106,6 +106,28 @@ class Int64Stream {
   SequentialReader reader_;
 };
 
+// new_of_old read from the inverse file for ascending old ids (the merges' order): At(v)
+// advances the stream to v. kCorrupt at the file's end.
+class InverseCursor {
+ public:
+  static Result<InverseCursor> Open(const std::string& inverse_path) {
+    SEER_ASSIGN_OR_RETURN(Int64Stream stream, Int64Stream::Open(inverse_path));
+    return InverseCursor(std::move(stream));
+  }
+  Result<int64_t> At(int64_t old_id) {
+    while (at_ < old_id) {
+      SEER_ASSIGN_OR_RETURN(value_, stream_.Next());
+      ++at_;
+    }
+    return value_;
+  }
+
+ private:
+  explicit InverseCursor(Int64Stream stream) : stream_(std::move(stream)) {}
+  Int64Stream stream_;
+  int64_t at_ = -1, value_ = -1;
+};
+
 // indices.bin's values front to back, as int64, whatever its dtype.
 class IndexStream {
  public:
@@ -293,15 +315,10 @@ Status WriteTopology(const Dataset& dataset, const std::string& inverse_path, Sc
   // edge) -> src_new.
   RecordSorter by_dst(scratch.path(), "by-dst", sort_bytes / 2);
   {
-    SEER_ASSIGN_OR_RETURN(Int64Stream inverse, Int64Stream::Open(inverse_path));
-    int64_t src = -1, src_new = -1;
+    SEER_ASSIGN_OR_RETURN(InverseCursor inverse, InverseCursor::Open(inverse_path));
     char key[16];
     SEER_RETURN_IF_ERROR(by_src.Merge([&](std::string_view k, uint64_t dst_new) -> Status {
-      const int64_t u = static_cast<int64_t>(GetKey(k.data()));
-      while (src < u) {
-        SEER_ASSIGN_OR_RETURN(src_new, inverse.Next());
-        ++src;
-      }
+      SEER_ASSIGN_OR_RETURN(const int64_t src_new, inverse.At(static_cast<int64_t>(GetKey(k.data()))));
       PutKey(key, dst_new);
       std::memcpy(key + 8, k.data() + 8, 8);  // the edge's old position: its list order
       return by_dst.Add(std::string_view(key, 16), static_cast<uint64_t>(src_new));
@@ -406,15 +423,10 @@ Status WriteMappedSplit(const Dataset& dataset, const std::string& name, const s
   }
   RecordSorter by_position(scratch.path(), "split-pos", sort_bytes / 2);
   {
-    SEER_ASSIGN_OR_RETURN(Int64Stream inverse, Int64Stream::Open(inverse_path));
-    int64_t at = -1, mapped = -1;
+    SEER_ASSIGN_OR_RETURN(InverseCursor inverse, InverseCursor::Open(inverse_path));
     char key[8];
     SEER_RETURN_IF_ERROR(by_id.Merge([&](std::string_view k, uint64_t position) -> Status {
-      const int64_t id = static_cast<int64_t>(GetKey(k.data()));
-      while (at < id) {
-        SEER_ASSIGN_OR_RETURN(mapped, inverse.Next());
-        ++at;
-      }
+      SEER_ASSIGN_OR_RETURN(const int64_t mapped, inverse.At(static_cast<int64_t>(GetKey(k.data()))));
       PutKey(key, position);
       return by_position.Add(std::string_view(key, 8), static_cast<uint64_t>(mapped));
     }));
