@@ -90,6 +90,10 @@ Json ModelConfigToJson(const ModelConfig& c) {
             {"heads", c.heads}};
   if (c.kind == ModelKind::kGcn) j["gcn_norm"] = GcnNormName(c.gcn_norm);
   if (!c.dataset.empty()) j["dataset"] = c.dataset;
+  if (c.task == ModelTask::kLink) {
+    j["task"] = ModelTaskName(c.task);
+    j["scorer"] = LinkScorerName(c.scorer);
+  }
   return j;
 }
 
@@ -113,6 +117,19 @@ Result<ModelConfig> ModelConfigFromJson(const Json& j, const std::string& path) 
   }
   if (j.contains("dataset")) {
     SEER_ASSIGN_OR_RETURN(c.dataset, JsonString(j, "dataset", path));
+  }
+  // Files without "task" are node classifiers (link prediction came later).
+  if (j.contains("task")) {
+    SEER_ASSIGN_OR_RETURN(std::string text, JsonString(j, "task", path));
+    auto task = ParseModelTask(text);
+    if (!task.ok()) return Corrupt(path + ": field 'task': " + task.status().message());
+    c.task = *task;
+  }
+  if (c.task == ModelTask::kLink && j.contains("scorer")) {
+    SEER_ASSIGN_OR_RETURN(std::string text, JsonString(j, "scorer", path));
+    auto scorer = ParseLinkScorer(text);
+    if (!scorer.ok()) return Corrupt(path + ": field 'scorer': " + scorer.status().message());
+    c.scorer = *scorer;
   }
   return c;
 }

@@ -62,7 +62,7 @@ std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t
   if (o.model != ModelKind::kMlp) {
     for (int f : o.fanouts) fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
   }
-  return {{"dataset", dataset_identity},
+  std::map<std::string, std::string> record{{"dataset", dataset_identity},
           {"--batch-size", std::to_string(o.batch_size)},
           // The conventional pipeline groups --prefetch batches where the superbatch
           // pipeline groups --superbatch (resolved when auto).
@@ -74,6 +74,14 @@ std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t
           {"--model", ModelKindName(o.model)},
           // --batch-size is per rank: another rank count is another global batch.
           {"world size (ranks)", std::to_string(world_size)}};
+  // Link prediction's batches also depend on their negatives (node runs keep their record).
+  if (o.task == ModelTask::kLink) {
+    record["--task"] = ModelTaskName(o.task);
+    record["--negatives"] = std::to_string(o.link.negatives);
+    record["--negative-dist"] = NegativeDistributionName(o.link.distribution);
+    record["--shared-negatives"] = o.link.shared ? "on" : "off";
+  }
+  return record;
 }
 
 bool Checkpointer::DueAfterSuperbatch(int64_t executed_superbatches) const {

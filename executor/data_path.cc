@@ -53,7 +53,8 @@ void RecordBatchShapes(const SuperbatchTrace& trace, size_t num_layers, MemoryBu
   request->measured_blocks.assign(num_layers, BlockShape{});
   for (const BatchTrace& b : trace.batches) {
     request->measured_batch_rows = std::max<int64_t>(request->measured_batch_rows, static_cast<int64_t>(b.node_ids.size()));
-    int64_t trace_bytes = 8 * static_cast<int64_t>(b.node_ids.size());
+    int64_t trace_bytes = 8 * static_cast<int64_t>(b.node_ids.size()) +
+                          4 * (2 * b.link.num_pairs() + static_cast<int64_t>(b.link.neg.size()));
     for (const LayerBlock& block : b.blocks) {
       trace_bytes += 8 * static_cast<int64_t>(block.row_ptr.size()) + 4 * static_cast<int64_t>(block.col_idx.size());
     }
@@ -112,6 +113,22 @@ PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_
 Status MeasurePilotBatches(const Dataset& ds, const CompactIndptr& indptr, BlockReader* indices,
                            PilotSpec& pilot, MemoryBudgetRequest* request) {
   if (pilot.batches <= 0) return Status::Ok();
+  if (pilot.link) {
+    // Link batches: the first batches of epoch 0's edge order, negatives included.
+    TopologyView view;
+    view.indptr = &indptr;
+    view.indices = indices;
+    view.index_dtype = ds.manifest().index_dtype;
+    SEER_ASSIGN_OR_RETURN(LinkBatcher batcher, LinkBatcher::ForTopologyEdges(view, *pilot.link, pilot.seed));
+    CapSuperbatchToTheRun(pilot, batcher.num_pairs(), request);
+    const SuperbatchOptions options = MakeSuperbatchOptions(pilot.batch_size, pilot.batches, pilot.num_threads,
+                                                           pilot.fanouts, pilot.seed, /*shuffle=*/true);
+    SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
+                          SuperbatchSampler::CreateLink(view, std::make_shared<LinkBatcher>(std::move(batcher)), options));
+    SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, 0));
+    RecordBatchShapes(trace, pilot.fanouts.size(), request);
+    return Status::Ok();
+  }
   if (!pilot.split.empty()) {
     SEER_ASSIGN_OR_RETURN(pilot.loaded, ds.LoadSplit(pilot.split));
   }

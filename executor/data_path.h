@@ -56,6 +56,9 @@ struct PilotSpec {
   uint64_t seed = 0;
   int num_threads = 0;
   int64_t batches = 2;          // pilot batches (0 = no pilot: the estimate is used)
+  // Link prediction: the pilot samples link batches of batch_size training edges with
+  // these negatives (inspector/link_batch.h) instead of node seeds; split/ids unused.
+  std::optional<LinkSeedOptions> link;
   int64_t epochs = 1;           // with request->superbatch: caps the traces in flight at
                                 // the number of superbatches the run has
   // Out: the split as the pilot loaded it, so the run does not read it a second time.

@@ -13,6 +13,21 @@
 #include "storage/base/duration.h"
 
 namespace seer {
+namespace {
+
+// "{split}_mrr", "{split}_hits@1", "@10", "@50" (OGB's names).
+void AddLinkMetricsJson(const std::string& split, const LinkMetrics& m, Json* j) {
+  (*j)[split + "_mrr"] = m.mrr();
+  for (int64_t k : {1, 10, 50}) (*j)[split + "_hits@" + std::to_string(k)] = m.hits(k);
+  (*j)[split + "_pairs"] = m.pairs;
+}
+
+std::string LinkMetricsText(const std::string& split, const LinkMetrics& m) {
+  return fmt::format("{} MRR {:.4f} (hits@1/10/50 {:.4f}/{:.4f}/{:.4f})", split, m.mrr(), m.hits(1), m.hits(10),
+                     m.hits(50));
+}
+
+}  // namespace
 
 Json EpochReport::ToJsonObject() const {
   Json j = {{"type", "epoch"},
@@ -21,8 +36,15 @@ Json EpochReport::ToJsonObject() const {
             {"seeds", seeds},
             {"train_loss", train_loss},
             {"train_accuracy", train_accuracy}};
-  if (valid_accuracy >= 0) j["valid_accuracy"] = valid_accuracy;
-  if (test_accuracy >= 0) j["test_accuracy"] = test_accuracy;
+  if (link) {
+    j.erase("train_accuracy");
+    j["train_pair_accuracy"] = train_accuracy;
+    if (valid_link.pairs > 0) AddLinkMetricsJson("valid", valid_link, &j);
+    if (test_link.pairs > 0) AddLinkMetricsJson("test", test_link, &j);
+  } else {
+    if (valid_accuracy >= 0) j["valid_accuracy"] = valid_accuracy;
+    if (test_accuracy >= 0) j["test_accuracy"] = test_accuracy;
+  }
   j["seconds"] = {{"epoch", seconds},          {"inspect", inspect_seconds},
                   {"plan", plan_seconds},      {"gather", gather_seconds},
                   {"io_wait", io_wait_seconds}, {"cache_update", cache_update_seconds},
@@ -68,12 +90,17 @@ std::string EpochReport::Summary() const {
   // Only what was evaluated this epoch (the test split only with --test-every-epoch).
   std::string acc = valid_accuracy >= 0 ? fmt::format(", valid acc {:.4f}", valid_accuracy) : "";
   if (test_accuracy >= 0) acc += fmt::format(", test acc {:.4f}", test_accuracy);
+  if (link) {
+    acc = valid_link.pairs > 0 ? ", " + LinkMetricsText("valid", valid_link) : "";
+    if (test_link.pairs > 0) acc += ", " + LinkMetricsText("test", test_link);
+  }
   return fmt::format(
-      "epoch {}: {:.2f} s, {} batches, {:.0f} samples/s, train loss {:.4f}, train acc {:.4f}{}\n"
+      "epoch {}: {:.2f} s, {} batches, {:.0f} samples/s, train loss {:.4f}, train {} {:.4f}{}\n"
       "  time: {}\n"
       "  feature cache hit {:.1f}% ({}/{}, fill {} rows), neighbor cache hit {:.1f}%, "
       "SSD: features {} in {} reads, topology {} in {} reads",
-      epoch + 1, seconds, batches, seconds > 0 ? seeds / seconds : 0.0, train_loss, train_accuracy, acc,
+      epoch + 1, seconds, batches, seconds > 0 ? seeds / seconds : 0.0, train_loss, link ? "pair acc" : "acc",
+      train_accuracy, acc,
       TimeBreakdown(), 100 * gather.hit_ratio(), gather.hits, gather.rows,
       gather.fill_rows, ncache_lookups ? 100.0 * ncache_hits / ncache_lookups : 0.0,
       FormatBytes(gather.reads.device_bytes + gather.fill_reads.device_bytes),
@@ -93,6 +120,7 @@ Json RunDescription::ToJsonObject() const {
             {"fcache_rows", split.fcache_rows},
             {"policy", policy},
             {"model", model},
+            {"task", task},
             {"overlap", overlap},
             {"pipeline", pipeline},
             {"batches_per_superbatch", batches_per_superbatch},
@@ -107,13 +135,18 @@ Json RunDescription::ToJsonObject() const {
 }
 
 Json RunOutcome::ToJsonObject() const {
-  return {{"type", "final"},
-          {"best_valid_accuracy", best_valid_accuracy},
-          {"best_epoch", best_epoch < 0 ? best_epoch : best_epoch + 1},  // 1-based; -1 = none
-          {"test_accuracy", test_accuracy},
-          {"peak_rss_bytes", peak_rss_bytes},
-          {"seconds", seconds},
-          {"stopped_early", stopped_early}};
+  Json j = {{"type", "final"},
+            {link ? "best_valid_mrr" : "best_valid_accuracy", best_valid_accuracy},
+            {"best_epoch", best_epoch < 0 ? best_epoch : best_epoch + 1},  // 1-based; -1 = none
+            {"peak_rss_bytes", peak_rss_bytes},
+            {"seconds", seconds},
+            {"stopped_early", stopped_early}};
+  if (link) {
+    if (test_link.pairs > 0) AddLinkMetricsJson("test", test_link, &j);
+  } else {
+    j["test_accuracy"] = test_accuracy;
+  }
+  return j;
 }
 
 Result<std::unique_ptr<EpochReporter>> EpochReporter::Open(const Options& options, const RunDescription& run) {
@@ -208,7 +241,16 @@ Status EpochReporter::Finish(const RunOutcome& outcome) {
     if (closed != 0) return ErrnoStatus(errno, "close metrics file", options_.metrics_path);
   }
   if (options_.quiet) return Status::Ok();
-  if (outcome.trained && !outcome.stopped_early) {
+  if (outcome.trained && !outcome.stopped_early && outcome.link) {
+    const std::string test =
+        outcome.test_link.pairs > 0 ? LinkMetricsText("test", outcome.test_link) : "no test edges (seer split-edges)";
+    if (outcome.best_epoch >= 0) {
+      fmt::print(stderr, "seer train: best valid MRR {:.4f} (epoch {}), {} (best-validation model)\n",
+                 outcome.best_valid_accuracy, outcome.best_epoch + 1, test);
+    } else {
+      fmt::print(stderr, "seer train: not validated (--eval-every 0 or no validation edges), {} (final model)\n", test);
+    }
+  } else if (outcome.trained && !outcome.stopped_early) {
     const std::string test =
         outcome.test_accuracy >= 0 ? fmt::format("test acc {:.4f}", outcome.test_accuracy) : "no labelled test node";
     if (outcome.best_epoch >= 0) {

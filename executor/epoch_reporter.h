@@ -20,6 +20,7 @@
 #include <string>
 
 #include "executor/feature_gather.h"
+#include "executor/link_metrics.h"
 #include "executor/memory_budget.h"
 #include "storage/base/json_file.h"
 #include "storage/base/output_lock.h"
@@ -34,8 +35,12 @@ struct EpochReport {
   int64_t seeds = 0;
   double train_loss = 0;             // mean over the epoch's batches (labeled seeds)
   double train_accuracy = 0;
-  double valid_accuracy = -1;        // -1 = not evaluated this epoch
+  double valid_accuracy = -1;        // -1 = not evaluated this epoch (link prediction: the MRR)
   double test_accuracy = -1;
+  // Link prediction (--task link): the ranking metrics behind valid/test_accuracy, and
+  // train_accuracy is the share of scored pairs on the right side of 0.
+  bool link = false;
+  LinkMetrics valid_link, test_link;
   double seconds = 0;                // wall time of the epoch (executor)
   double inspect_seconds = 0, plan_seconds = 0, gather_seconds = 0, io_wait_seconds = 0,
          cache_update_seconds = 0, transfer_seconds = 0, compute_seconds = 0,
@@ -57,6 +62,7 @@ struct RunDescription {
   MemoryBudgetSplit split;
   std::string policy;                // PolicyKindName
   std::string model;                 // ModelKindName, "none" with --no-train
+  std::string task = "node";         // ModelTaskName
   std::string pipeline;              // PipelineKindName
   std::string io;                    // "mmap" or the feature reader's IoModeName
   bool overlap = true;
@@ -72,6 +78,8 @@ struct RunOutcome {
   double best_valid_accuracy = -1;
   int64_t best_epoch = -1;
   double test_accuracy = -1;
+  bool link = false;                 // link prediction: the accuracies are MRRs, test_link has the rest
+  LinkMetrics test_link;
   int64_t peak_rss_bytes = -1;
   double seconds = 0;
   bool stopped_early = false;

@@ -14,6 +14,7 @@
 
 #include "executor/feature_gather.h"
 #include "executor/label_table.h"
+#include "executor/link_metrics.h"
 #include "executor/model_runner.h"
 #include "inspector/superbatch_driver.h"
 #include "storage/base/status.h"
@@ -21,9 +22,12 @@
 namespace seer {
 
 struct EvalResult {
-  double accuracy = -1;  // over labeled seeds; -1 when none is labeled
+  // The selection metric: accuracy over labeled seeds, or for link prediction the MRR;
+  // -1 when there is nothing to measure.
+  double accuracy = -1;
   int64_t labeled = 0;
   int64_t correct = 0;
+  LinkMetrics link;  // link prediction: the ranked pairs (pairs 0 for node classification)
 };
 
 class ProcessGroup;  // executor/process_group.h
@@ -41,7 +45,9 @@ std::vector<int64_t> EvalShard(const std::vector<int64_t>& ids, int rank, int wo
 using PredictionSink = std::function<void(const BatchTrace& batch, const int64_t* classes,
                                           const std::vector<float>& embeddings, const std::vector<float>& logits)>;
 
-// `per_batch` and `gather_stats` may be null.
+// `per_batch` and `gather_stats` may be null. A link prediction sampler's batches (pairs
+// with their fixed negatives) are scored (ModelRunner::ScoreLinks) and ranked as OGB does
+// (executor/link_metrics.h); labels are then not read.
 Result<EvalResult> EvaluateSplit(SuperbatchSampler& sampler, FeatureGatherer& gatherer, ModelRunner& model,
                                  const LabelTable& labels, bool want_embeddings = false,
                                  const PredictionSink& per_batch = nullptr, GatherStats* gather_stats = nullptr,

@@ -64,7 +64,7 @@ LayerDims DimsOf(const ModelConfig& c, int64_t l) {
   LayerDims d;
   d.last = l + 1 == c.num_layers;
   d.in = l == 0 ? c.in_dim : c.hidden;
-  d.out = d.last ? c.num_classes : c.hidden;
+  d.out = d.last ? c.output_dim() : c.hidden;
   return d;
 }
 
@@ -86,6 +86,7 @@ int64_t CountModelParameters(const ModelConfig& c) {
       }
     }
   }
+  if (c.task == ModelTask::kLink && c.scorer == LinkScorer::kMlp) n += c.hidden * c.hidden + c.hidden + c.hidden + 1;
   return n;
 }
 
@@ -171,7 +172,7 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<Bl
     peak = std::max(peak, live + fwd[l]);
     live += saved[l];
   }
-  peak = std::max(peak, live + 3 * 4 * num_seeds * c.num_classes);  // log-softmax + gradients
+  peak = std::max(peak, live + 3 * 4 * num_seeds * c.output_dim());  // log-softmax (link: scores) + gradients
   for (size_t l = num_layers; l-- > 0;) {
     peak = std::max(peak, live + bwd[l]);
     live -= saved[l];

@@ -10,4 +10,12 @@ Result<GcnNorm> ParseGcnNorm(const std::string& text) { return ParseName(kGcnNor
 
 const char* GcnNormName(GcnNorm norm) { return NameOf(kGcnNormNames, norm); }
 
+Result<ModelTask> ParseModelTask(const std::string& text) { return ParseName(kModelTaskNames, text, "task"); }
+
+const char* ModelTaskName(ModelTask task) { return NameOf(kModelTaskNames, task); }
+
+Result<LinkScorer> ParseLinkScorer(const std::string& text) { return ParseName(kLinkScorerNames, text, "scorer"); }
+
+const char* LinkScorerName(LinkScorer scorer) { return NameOf(kLinkScorerNames, scorer); }
+
 }  // namespace seer

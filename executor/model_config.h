@@ -34,6 +34,24 @@ inline constexpr NameValue<GcnNorm> kGcnNormNames[] = {{"graph", GcnNorm::kGraph
 Result<GcnNorm> ParseGcnNorm(const std::string& text);
 const char* GcnNormName(GcnNorm norm);
 
+// What the model is trained for: node classification (cross-entropy over the seeds'
+// labels; the last layer outputs num_classes logits) or link prediction (`--task link`:
+// the last layer outputs a `hidden`-wide embedding per node and a scorer turns a pair of
+// embeddings into a logit, trained with binary cross-entropy against negatives).
+enum class ModelTask { kNode, kLink };
+inline constexpr NameValue<ModelTask> kModelTaskNames[] = {{"node", ModelTask::kNode}, {"link", ModelTask::kLink}};
+Result<ModelTask> ParseModelTask(const std::string& text);
+const char* ModelTaskName(ModelTask task);
+
+// Link prediction's scorer of a pair (u, v) with final embeddings h_u, h_v:
+//   dot  <h_u, h_v>
+//   mlp  score1(relu(score0(h_u * h_v)))   (element-wise product; score0 hidden->hidden,
+//        score1 hidden->1; the OGB link prediction examples' LinkPredictor, one hidden layer)
+enum class LinkScorer { kDot, kMlp };
+inline constexpr NameValue<LinkScorer> kLinkScorerNames[] = {{"dot", LinkScorer::kDot}, {"mlp", LinkScorer::kMlp}};
+Result<LinkScorer> ParseLinkScorer(const std::string& text);
+const char* LinkScorerName(LinkScorer scorer);
+
 struct ModelConfig {
   ModelKind kind = ModelKind::kSage;
   int64_t in_dim = 0;
@@ -43,6 +61,11 @@ struct ModelConfig {
   double dropout = 0.5;
   int64_t heads = 4;        // GAT only; hidden must be a multiple of heads
   GcnNorm gcn_norm = GcnNorm::kGraph;  // GCN only (stored in the JSON for GCN only)
+  // Link prediction (stored in the JSON only for it; num_classes is then 0).
+  ModelTask task = ModelTask::kNode;
+  LinkScorer scorer = LinkScorer::kDot;
+  // Width of the last layer's output: num_classes, or hidden for link prediction.
+  int64_t output_dim() const { return task == ModelTask::kLink ? hidden : num_classes; }
   // DatasetManifest::Identity() of the data it is trained on ("" = not recorded: files
   // written before it was); seer predict refuses another dataset's.
   std::string dataset;

@@ -201,10 +201,20 @@ struct GnnNetImpl : torch::nn::Module {
     for (int64_t l = 0; l < c.num_layers; ++l) {
       const bool last = l + 1 == c.num_layers;
       const int64_t in = l == 0 ? c.in_dim : c.hidden;
-      const int64_t out = last ? c.num_classes : c.hidden;
+      const int64_t out = last ? c.output_dim() : c.hidden;
       layers_.push_back(register_module("layer" + std::to_string(l),
                                         GnnLayer(c.kind, in, out, c.heads, last)));
     }
+    if (c.task == ModelTask::kLink && c.scorer == LinkScorer::kMlp) {
+      score0_ = register_module("score0", torch::nn::Linear(c.hidden, c.hidden));
+      score1_ = register_module("score1", torch::nn::Linear(c.hidden, 1));
+    }
+  }
+
+  // Link prediction: the logit of pairs of final embeddings (broadcast over leading dims).
+  Tensor Score(const Tensor& h_u, const Tensor& h_v) {
+    if (config_.scorer == LinkScorer::kDot) return (h_u * h_v).sum(-1);
+    return score1_(torch::relu(score0_(h_u * h_v))).squeeze(-1);
   }
 
   // x: [>= blocks[0].num_src, in_dim]. Returns logits [num_seeds, C]; *embedding (if
@@ -238,8 +248,34 @@ struct GnnNetImpl : torch::nn::Module {
 
   ModelConfig config_;
   std::vector<GnnLayer> layers_;
+  torch::nn::Linear score0_{nullptr}, score1_{nullptr};  // link prediction's MLP scorer
 };
 TORCH_MODULE(GnnNet);
+
+// A batch's link pairs as device index tensors.
+struct PairIndex {
+  Tensor src, dst, neg;  // int64 [P], [P], [P*k] or [k]
+};
+
+Tensor PositionsTensor(const std::vector<int32_t>& positions, const torch::Device& device) {
+  return torch::from_blob(const_cast<int32_t*>(positions.data()), {static_cast<int64_t>(positions.size())},
+                          torch::kInt32)
+      .to(torch::kInt64)
+      .to(device);
+}
+
+// Scores of a batch's pairs from the seeds' final embeddings h [num_seeds, hidden]:
+// *pos [P], *neg [P, k] (each positive's source against its k negatives).
+void ScorePairs(GnnNetImpl& net, const Tensor& h, const LinkPairs& link, const torch::Device& device, Tensor* pos,
+                Tensor* neg) {
+  const int64_t p = link.num_pairs(), k = link.negatives_per_pair;
+  Tensor h_src = h.index_select(0, PositionsTensor(link.src, device));
+  *pos = net.Score(h_src, h.index_select(0, PositionsTensor(link.dst, device)));
+  Tensor h_neg = h.index_select(0, PositionsTensor(link.neg, device));
+  h_neg = link.shared_negatives ? h_neg.unsqueeze(0) : h_neg.view({p, k, h.size(1)});
+  *neg = net.Score(h_src.unsqueeze(1), h_neg);
+  if (link.shared_negatives) *neg = neg->expand({p, k});
+}
 
 // The per-step dropout seed from (seed, epoch, batch): a resumed run draws the same masks.
 uint64_t DropoutSeed(uint64_t seed, const BatchTrace& batch) {
@@ -321,9 +357,10 @@ class TorchModelRunner final : public ModelRunner {
         device_(use_cuda && torch::cuda::is_available() ? torch::Device(torch::kCUDA)
                                                          : torch::Device(torch::kCPU)),
         net_(nullptr) {
-    if (config.in_dim <= 0 || config.num_classes <= 0 || config.num_layers <= 0 ||
-        config.hidden <= 0) {
-      throw std::invalid_argument("model config needs in_dim, num_classes, num_layers, hidden > 0");
+    if (config.in_dim <= 0 || config.output_dim() <= 0 || config.num_layers <= 0 || config.hidden <= 0) {
+      throw std::invalid_argument(config.task == ModelTask::kLink
+                                      ? "model config needs in_dim, num_layers, hidden > 0"
+                                      : "model config needs in_dim, num_classes, num_layers, hidden > 0");
     }
     if (config.kind == ModelKind::kGat && config.hidden % config.heads != 0) {
       throw std::invalid_argument("GAT: --hidden must be a multiple of --heads");
@@ -349,6 +386,7 @@ class TorchModelRunner final : public ModelRunner {
     return n;
   }
   int64_t embedding_dim() const override {
+    if (config_.task == ModelTask::kLink) return config_.hidden;  // the final output
     return config_.num_layers == 1 ? config_.in_dim : config_.hidden;
   }
 
@@ -372,12 +410,21 @@ class TorchModelRunner final : public ModelRunner {
   // gradient allreduce (weight 0 without labeled seeds) and updates with the mean.
   StepResult Train(const BatchTrace& batch, const Tensor& x, const int32_t* seed_labels) {
     StepResult result;
-    Tensor labels = torch::from_blob(const_cast<int32_t*>(seed_labels), {batch.num_seeds},
-                                     torch::kInt32).to(torch::kInt64);
-    result.num_labeled = (labels >= 0).sum().item<int64_t>();
+    const bool link = config_.task == ModelTask::kLink;
+    if (link != !batch.link.empty()) {
+      throw std::invalid_argument(link ? "link prediction model given a batch without link pairs"
+                                       : "node classification model given a link prediction batch");
+    }
+    Tensor labels;
+    if (link) {
+      result.num_labeled = batch.link.num_pairs() * (1 + batch.link.negatives_per_pair);
+    } else {
+      labels = torch::from_blob(const_cast<int32_t*>(seed_labels), {batch.num_seeds}, torch::kInt32).to(torch::kInt64);
+      result.num_labeled = (labels >= 0).sum().item<int64_t>();
+    }
     LocalStep local;
     if (result.num_labeled > 0) {
-      local = ForwardBackward(batch, x, labels);
+      local = link ? ForwardBackwardLink(batch, x) : ForwardBackward(batch, x, labels);
     } else if (group_ == nullptr) {
       return result;
     } else {
@@ -410,6 +457,54 @@ class TorchModelRunner final : public ModelRunner {
     local.loss = loss.item<double>();
     local.correct = ((logits.argmax(1) == dev_labels) & (dev_labels >= 0)).sum().item<int64_t>();
     return local;
+  }
+
+  // Link prediction's step: the mean BCE of the positives (target 1) plus that of the
+  // negatives (target 0) (OGB's link prediction loss); "correct" counts the scored pairs
+  // on the right side of 0.
+  LocalStep ForwardBackwardLink(const BatchTrace& batch, const Tensor& x) {
+    optimizer_->zero_grad();
+    torch::manual_seed(DropoutSeed(seed_, batch));
+    net_->train();
+    std::vector<BlockTensors> blocks = Blocks(batch);
+    Tensor h = net_->Forward(x, blocks, batch.num_seeds, nullptr);
+    Tensor pos, neg;
+    ScorePairs(*net_, h, batch.link, device_, &pos, &neg);
+    Tensor loss = torch::nn::functional::softplus(-pos).mean() + torch::nn::functional::softplus(neg).mean();
+    loss.backward();
+    LocalStep local;
+    local.loss = loss.item<double>();
+    local.correct = (pos > 0).sum().item<int64_t>() + (neg < 0).sum().item<int64_t>();
+    return local;
+  }
+
+  void ScoreLinks(const BatchTrace& batch, const float* rows, std::vector<float>* pos,
+                  std::vector<float>* neg) override {
+    CheckBatch(batch);
+    if (config_.task != ModelTask::kLink || batch.link.empty()) {
+      throw std::invalid_argument("ScoreLinks needs a link prediction model and a batch with link pairs");
+    }
+    torch::NoGradGuard no_grad;
+    net_->eval();
+    std::vector<BlockTensors> blocks = Blocks(batch);
+    Tensor h = net_->Forward(Stage(batch, rows), blocks, batch.num_seeds, nullptr);
+    Tensor p, n;
+    ScorePairs(*net_, h, batch.link, device_, &p, &n);
+    p = p.to(torch::kCPU, torch::kFloat32).contiguous();
+    n = n.to(torch::kCPU, torch::kFloat32).contiguous();
+    pos->assign(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+    neg->assign(n.data_ptr<float>(), n.data_ptr<float>() + n.numel());
+  }
+
+  void ScoreEmbeddings(const float* u, const float* v, int64_t count, float* scores) override {
+    if (config_.task != ModelTask::kLink) throw std::invalid_argument("ScoreEmbeddings needs a link prediction model");
+    torch::NoGradGuard no_grad;
+    net_->eval();
+    auto rows = [&](const float* p) {
+      return torch::from_blob(const_cast<float*>(p), {count, config_.hidden}, torch::kFloat32).to(device_);
+    };
+    Tensor s = net_->Score(rows(u), rows(v)).to(torch::kCPU, torch::kFloat32).contiguous();
+    std::memcpy(scores, s.data_ptr<float>(), sizeof(float) * static_cast<size_t>(count));
   }
 
   // The data-parallel half (SetProcessGroup): one allreduce of [grad * labeled ...,
@@ -483,9 +578,16 @@ class TorchModelRunner final : public ModelRunner {
     std::vector<BlockTensors> blocks = Blocks(batch);
     Tensor x = Stage(batch, rows);
     Tensor emb;
-    Tensor logits = net_->Forward(x, blocks, batch.num_seeds, embeddings ? &emb : nullptr);
-    Tensor pred = logits.argmax(1).to(torch::kCPU).contiguous();
-    std::memcpy(classes, pred.data_ptr<int64_t>(), sizeof(int64_t) * batch.num_seeds);
+    const bool link = config_.task == ModelTask::kLink;
+    Tensor logits = net_->Forward(x, blocks, batch.num_seeds, embeddings && !link ? &emb : nullptr);
+    if (link) {
+      // A link model's output is the node's embedding (what its scorer compares); no class.
+      emb = logits;
+      std::fill(classes, classes + batch.num_seeds, int64_t{-1});
+    } else {
+      Tensor pred = logits.argmax(1).to(torch::kCPU).contiguous();
+      std::memcpy(classes, pred.data_ptr<int64_t>(), sizeof(int64_t) * batch.num_seeds);
+    }
     if (embeddings) {
       Tensor e = emb.to(torch::kCPU).contiguous();
       embeddings->assign(e.data_ptr<float>(), e.data_ptr<float>() + e.numel());

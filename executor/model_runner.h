@@ -47,6 +47,9 @@ struct StepResult {
   double loss = 0;           // mean cross-entropy over labeled seeds (0 when none)
   int64_t num_labeled = 0;
   int64_t num_correct = 0;   // argmax == label among labeled seeds
+  // Link prediction: loss = mean BCE of the positives + mean BCE of the negatives;
+  // num_labeled = scored pairs (positives and negatives; the data-parallel weight),
+  // num_correct = those on the right side of 0.
 };
 
 class ModelRunner {
@@ -87,7 +90,16 @@ class ModelRunner {
   // identical rows, no host staging.
   virtual StepResult TrainStepRows(const BatchTrace& batch, const DeviceRows& rows,
                                    const int32_t* seed_labels) = 0;
-  // Inference (no dropout, no grad). classes: num_seeds predicted classes. embeddings
+  // Link prediction (config().task == kLink; throws std::invalid_argument otherwise or
+  // for a batch without link pairs): inference scores (logits) of the batch's pairs:
+  // pos[i] of positive pair i, neg[i * k + j] of its negative j (shared negatives too:
+  // every pair's k scores). No dropout, no grad.
+  virtual void ScoreLinks(const BatchTrace& batch, const float* rows, std::vector<float>* pos,
+                          std::vector<float>* neg) = 0;
+  // The scorer on given final embeddings (count rows of embedding_dim() floats each).
+  virtual void ScoreEmbeddings(const float* u, const float* v, int64_t count, float* scores) = 0;
+  // Inference (no dropout, no grad). classes: num_seeds predicted classes (-1 each for a
+  // link prediction model, whose embeddings are its final output, what its scorer reads). embeddings
   // (optional): num_seeds x embedding_dim() floats, the input of the last layer. logits
   // (optional): num_seeds x num_classes floats, the last layer's output (argmax = class).
   virtual void Predict(const BatchTrace& batch, const float* rows, int64_t* classes,

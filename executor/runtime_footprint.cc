@@ -53,7 +53,7 @@ BatchTrace SyntheticBatch(int64_t seeds, const std::vector<int>& fanouts) {
 }
 
 void WarmUpTrainingStep(ModelConfig config, const std::vector<int>& fanouts, bool use_cuda) {
-  if ((use_cuda && !torch::cuda::is_available()) || config.in_dim <= 0 || config.num_classes <= 0) return;
+  if ((use_cuda && !torch::cuda::is_available()) || config.in_dim <= 0 || config.output_dim() <= 0) return;
   config.num_layers = static_cast<int64_t>(fanouts.size());
   // Block normalisation needs no graph degrees; its kernels are the graph rule's.
   config.gcn_norm = GcnNorm::kBlock;
@@ -61,12 +61,20 @@ void WarmUpTrainingStep(ModelConfig config, const std::vector<int>& fanouts, boo
                                                            use_cuda);
   std::vector<int> small(fanouts.size());
   for (size_t l = 0; l < fanouts.size(); ++l) small[l] = std::clamp(fanouts[l], 1, 4);
-  const BatchTrace batch = SyntheticBatch(8, small);
+  BatchTrace batch = SyntheticBatch(8, small);
+  if (config.task == ModelTask::kLink) {  // pairs (0, 1), (2, 3), ... each against one negative
+    batch.link.negatives_per_pair = 1;
+    for (int32_t i = 0; i + 1 < 8; i += 2) {
+      batch.link.src.push_back(i);
+      batch.link.dst.push_back(i + 1);
+      batch.link.neg.push_back((i + 2) % 8);
+    }
+  }
   const int64_t rows = batch.blocks.empty() ? batch.num_seeds : batch.blocks[0].num_src;
   std::vector<float> features(static_cast<size_t>(rows * config.in_dim));
   for (size_t i = 0; i < features.size(); ++i) features[i] = static_cast<float>(i % 7) * 0.1f;
   std::vector<int32_t> labels(static_cast<size_t>(batch.num_seeds));
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % config.num_classes);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int32_t>(i % std::max<int64_t>(1, config.num_classes));
   model->TrainStep(batch, features.data(), labels.data());
   std::vector<int64_t> classes(static_cast<size_t>(batch.num_seeds));
   std::vector<float> logits;

@@ -88,7 +88,8 @@ std::vector<int> SampledFanouts(const TrainOptions& o) {
 MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   MemoryBudgetRequest request;
   request.budget_bytes = o.memory_budget_bytes;
-  request.batch_size = o.batch_size;
+  // A link batch of b edges holds up to b * (2 + k) seeds (inspector/link_batch.h).
+  request.batch_size = o.task == ModelTask::kLink ? LinkBatchMaxSeeds(o.batch_size, o.link) : o.batch_size;
   request.fanouts = SampledFanouts(o);
   request.ncache_budget_bytes = o.ncache_budget_bytes;
   request.fcache_budget_bytes = o.fcache_budget_bytes;
@@ -100,6 +101,8 @@ MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   request.model.hidden = o.hidden;
   request.model.heads = o.heads;
   request.model.num_layers = static_cast<int64_t>(o.fanouts.size());
+  request.model.task = o.task;
+  request.model.scorer = o.scorer;
   request.feature_cache_used = o.cache_policy != PolicyKind::kNone;
   request.model_on_host = !(o.use_cuda && kernels::CudaDeviceCount() > 0);
   // The inspector streams traces through the runtime dir: its RAM is a constant
@@ -132,6 +135,7 @@ RunDescription DescribeRun(const TrainOptions& o, const DataPath& data) {
   run.split = data.split();
   run.policy = PolicyKindName(o.cache_policy);
   run.model = o.no_train ? "none" : ModelKindName(o.model);
+  run.task = ModelTaskName(o.task);
   run.pipeline = PipelineKindName(o.pipeline);
   run.io = o.io == DataIoMode::kMmap ? "mmap" : IoModeName(data.features().mode());
   run.overlap = o.overlap;
@@ -147,9 +151,10 @@ struct SeedSplits {
   LabelTable labels;
 };
 
-Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
+Result<SeedSplits> LoadSeedSplits(const TrainOptions& o, const DataPath& data, PilotSpec& pilot) {
   SeedSplits s;
   const Dataset& dataset = data.dataset();
+  if (o.task == ModelTask::kLink) return s;  // the edges are the seeds; no label is read
   SEER_ASSIGN_OR_RETURN(s.train, data.TakeSplit(pilot, "train"));
   SEER_ASSIGN_OR_RETURN(s.valid, dataset.LoadSplit("valid"));
   SEER_ASSIGN_OR_RETURN(s.test, dataset.LoadSplit("test"));
@@ -160,7 +165,9 @@ Result<SeedSplits> LoadSeedSplits(const DataPath& data, PilotSpec& pilot) {
 
 // Unlabeled training seeds are sampled but add nothing to the loss: say how many, or
 // refuse a split with no labelled node at all (nothing would be learned).
-Status CheckTrainingLabels(const DataPath& data, const SeedSplits& seeds, EpochReporter& reporter) {
+Status CheckTrainingLabels(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds,
+                           EpochReporter& reporter) {
+  if (o.task == ModelTask::kLink) return Status::Ok();
   int64_t unlabeled = 0;
   for (int64_t v : seeds.train) unlabeled += seeds.labels.Get(v) < 0 ? 1 : 0;
   const std::string train_path = data.dataset().PathOf(dataset_files::kTrain);
@@ -180,6 +187,62 @@ Status CheckTrainingLabels(const DataPath& data, const SeedSplits& seeds, EpochR
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
 // Data-parallel runs: the training sampler takes this rank's share of every global batch
 // (SuperbatchOptions::rank), the evaluation samplers a contiguous shard of each split.
+// Link prediction's samplers: the topology's edges for training; the held-out edges of
+// `seer split-edges` (with their fixed negatives) for validation and test, each rank a
+// contiguous shard of the pairs.
+Result<TrainingSamplers> MakeLinkSamplers(const TrainOptions& o, const DataPath& data, const RankEnv& env,
+                                          EpochReporter& reporter) {
+  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
+                                                   SampledFanouts(o), o.seed, /*shuffle=*/true);
+  options.rank = env.rank;
+  options.world_size = env.world_size;
+  const TopologyView view = data.topology().view();
+  TrainingSamplers s;
+  SEER_ASSIGN_OR_RETURN(LinkBatcher edges, LinkBatcher::ForTopologyEdges(view, o.link, o.seed));
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler train,
+                        SuperbatchSampler::CreateLink(view, std::make_shared<LinkBatcher>(std::move(edges)), options));
+  if (train.num_batches() == 0) {
+    return InvalidArgument(fmt::format("{} training edges cannot give each of {} ranks a batch", train.num_seeds(),
+                                       env.world_size));
+  }
+  s.train.emplace(std::move(train));
+  options.shuffle = false;
+  options.rank = 0;
+  options.world_size = 1;
+  options.superbatch_size = std::min(options.superbatch_size, TraceChunkBatches(o.num_threads));
+  const Dataset& dataset = data.dataset();
+  const DatasetEdgeSplits& splits = dataset.manifest().edge_splits;
+  if (!splits.present()) {
+    reporter.Say(fmt::format("note: {} has no held-out edges: no validation or test metrics (hold some out first with "
+                             "seer split-edges {} --valid 0.05 --test 0.05 --eval-negatives {})",
+                             dataset.dir(), dataset.dir(), o.eval_negatives));
+    return s;
+  }
+  const int64_t k = splits.negatives_per_edge > 0 ? splits.negatives_per_edge : o.eval_negatives;
+  reporter.Say(fmt::format("link evaluation: {} valid and {} test edges, each ranked against {} {} negatives (MRR, "
+                           "hits@1/10/50 as OGB)",
+                           splits.num_valid, splits.num_test, k,
+                           splits.negatives_per_edge > 0 ? "fixed (the dataset's)" : "uniform (drawn once from --seed)"));
+  const std::pair<std::string, std::string> files[2] = {{splits.valid, splits.valid_negatives},
+                                                        {splits.test, splits.test_negatives}};
+  std::optional<SuperbatchSampler>* outs[2] = {&s.valid, &s.test};
+  for (int i = 0; i < 2; ++i) {
+    const auto& [pairs, negatives] = files[i];
+    SEER_ASSIGN_OR_RETURN(LinkBatcher batcher,
+                          LinkBatcher::ForPairFile(dataset.PathOf(pairs),
+                                                   splits.negatives_per_edge > 0 ? dataset.PathOf(negatives) : "",
+                                                   k, dataset.manifest().num_nodes, o.seed));
+    const int64_t n = batcher.num_pairs();
+    if (n == 0) continue;
+    SEER_ASSIGN_OR_RETURN(SuperbatchSampler eval,
+                          SuperbatchSampler::CreateLink(view, std::make_shared<LinkBatcher>(std::move(batcher)), options,
+                                                        env.rank * n / env.world_size,
+                                                        (env.rank + 1) * n / env.world_size));
+    outs[i]->emplace(std::move(eval));
+  }
+  return s;
+}
+
 Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds,
                                       const RankEnv& env) {
   SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
@@ -231,7 +294,9 @@ ModelConfig RunModelConfig(const TrainOptions& o, const DatasetManifest& m) {
   config.kind = o.model;
   config.in_dim = m.feature_dim;
   config.hidden = o.hidden;
-  config.num_classes = m.num_classes;
+  config.num_classes = o.task == ModelTask::kLink ? 0 : m.num_classes;
+  config.task = o.task;
+  config.scorer = o.scorer;
   config.num_layers = static_cast<int64_t>(o.fanouts.size());
   config.dropout = o.dropout;
   config.heads = o.heads;
@@ -278,9 +343,16 @@ Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const Da
   } catch (const std::invalid_argument&) {
     return StatusFromCurrentException("model");  // kInvalidArgument "model: WHAT"
   }
-  reporter.Say(fmt::format("model {}, {} layers (fan-outs {}), hidden {}, {} parameters, on {}", ModelKindName(o.model),
+  reporter.Say(fmt::format("model {}, {} layers (fan-outs {}), hidden {}, {} parameters, on {}{}", ModelKindName(o.model),
                            o.fanouts.size(), JoinFanouts(o.fanouts), o.hidden, model->num_parameters(),
-                           model->on_cuda() ? "cuda" : "cpu"));
+                           model->on_cuda() ? "cuda" : "cpu",
+                           o.task == ModelTask::kLink
+                               ? fmt::format("; link prediction: {} scorer, {} {}{} negative{} per {}",
+                                             LinkScorerName(o.scorer), o.link.negatives,
+                                             NegativeDistributionName(o.link.distribution),
+                                             o.link.shared ? " shared" : "", o.link.negatives == 1 ? "" : "s",
+                                             o.link.shared ? "batch" : "training edge")
+                               : ""));
   if (!request.model_on_host && !model->on_cuda()) {
     reporter.Say("WARNING: the memory split assumed GPU training but the model runs on the CPU; its activations "
                  "are not reserved (peak RSS may exceed the budget)");
@@ -340,6 +412,7 @@ Status FinishModel(const TrainContext& ctx, const TrainPosition& position, Train
     SEER_ASSIGN_OR_RETURN(EvalResult test, EvaluateSplit(*ctx.samplers.test, ctx.data.gatherer(), *ctx.model, ctx.labels));
     SEER_ASSIGN_OR_RETURN(test, ReduceEvalResult(test, ctx.group, "test evaluation of the best model"));
     summary->test_accuracy = test.accuracy;
+    summary->test_link = test.link;
   }
   ctx.model->SetTrainingRecord(TrainingRecord{ctx.options.fanouts, ctx.options.batch_size});
   if (ctx.options.save_model_path.empty()) return Status::Ok();
@@ -368,6 +441,8 @@ RunOutcome Outcome(const TrainOptions& o, const TrainSummary& summary, bool trai
   outcome.best_valid_accuracy = summary.best_valid_accuracy;
   outcome.best_epoch = summary.best_epoch;
   outcome.test_accuracy = summary.test_accuracy;
+  outcome.link = o.task == ModelTask::kLink;
+  outcome.test_link = summary.test_link;
   outcome.peak_rss_bytes = summary.peak_rss_bytes;
   outcome.seconds = summary.seconds;
   outcome.stopped_early = summary.stopped_early;
@@ -403,6 +478,10 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
                                                CudaTrainingWarmUp(o));
   PilotSpec pilot = MakePilot(o.batch_size, SampledFanouts(o), o.seed, o.num_threads);
   pilot.split = "train";
+  if (o.task == ModelTask::kLink) {
+    pilot.split.clear();
+    pilot.link = o.link;
+  }
   pilot.epochs = o.epochs;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, TrainingIo(o), &pilot));
   if (StopRequested(o)) return StoppedBeforeTraining(o, env);
@@ -424,9 +503,11 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   reporter->SaySplit(data->split());
 
   // Seeds, labels, samplers, the runtime directory and the feature-cache policy.
-  SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(*data, pilot));
-  SEER_RETURN_IF_ERROR(CheckTrainingLabels(*data, seeds, *reporter));
-  SEER_ASSIGN_OR_RETURN(TrainingSamplers samplers, MakeSamplers(o, *data, seeds, env));
+  SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(o, *data, pilot));
+  SEER_RETURN_IF_ERROR(CheckTrainingLabels(o, *data, seeds, *reporter));
+  SEER_ASSIGN_OR_RETURN(TrainingSamplers samplers, o.task == ModelTask::kLink
+                                                        ? MakeLinkSamplers(o, *data, env, *reporter)
+                                                        : MakeSamplers(o, *data, seeds, env));
   SEER_ASSIGN_OR_RETURN(ScratchDir runtime_dir, CreateRuntimeDir(o.runtime_dir));
   const int64_t trace_budget = o.trace_budget_bytes >= 0 ? o.trace_budget_bytes : data->split().trace_bytes;
   CachePolicySpec policy_spec;

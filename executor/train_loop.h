@@ -63,6 +63,7 @@
 #include "cache/policies.h"
 #include "executor/epoch_reporter.h"
 #include "executor/feature_gather.h"
+#include "executor/link_metrics.h"
 #include "executor/memory_budget.h"
 #include "executor/model_runner.h"
 #include "executor/train_options.h"
@@ -77,7 +78,8 @@ struct TrainSummary {
   std::vector<EpochReport> epochs;   // epochs run by this invocation
   double best_valid_accuracy = -1;
   int64_t best_epoch = -1;
-  double test_accuracy = -1;         // of the best-validation model (or the last one)
+  double test_accuracy = -1;         // of the best-validation model (or the last one); link: its MRR
+  LinkMetrics test_link;             // link prediction: the test ranking metrics
   int64_t peak_rss_bytes = -1;
   double seconds = 0;
   bool stopped_early = false;          // --stop-after, or a stop request

@@ -16,6 +16,7 @@
 #include "executor/data_io_mode.h"
 #include "executor/model_config.h"
 #include "executor/rank_env.h"
+#include "inspector/link_batch.h"
 #include "inspector/trace.h"
 #include "storage/base/name_table.h"
 #include "storage/base/status.h"
@@ -41,6 +42,16 @@ inline constexpr double kDefaultCheckpointEverySeconds = 600;
 
 struct TrainOptions {
   std::string dataset_dir;
+  // Node classification, or link prediction (`--task link`, inspector/link_batch.h):
+  // batches of batch_size training edges (every edge of the dataset's topology: hold out
+  // valid/test edges first with `seer split-edges`), each with `link.negatives` negatives
+  // drawn by the inspector; validation and test rank the held-out edges against their
+  // fixed negatives (the dataset's from `split-edges --eval-negatives`, else
+  // eval_negatives uniform ones drawn once from the seed).
+  ModelTask task = ModelTask::kNode;
+  LinkScorer scorer = LinkScorer::kDot;
+  LinkSeedOptions link;
+  int64_t eval_negatives = 100;
   // Model (in_dim / num_classes / num_layers come from the dataset and fan-outs).
   ModelKind model = ModelKind::kSage;
   int64_t hidden = 256;

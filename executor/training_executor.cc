@@ -156,6 +156,7 @@ EpochReport& TrainingExecutor::BeginBatch(const GatheredBatch& g, double waited)
   if (!report_) {
     report_.emplace();
     report_->epoch = p.epoch;
+    report_->link = ctx_.options.task == ModelTask::kLink;
     loss_sum_ = 0;
     loss_batches_ = correct_ = labeled_ = 0;
     if (p.epoch == position_.epoch && (position_.next_superbatch > 0 || position_.next_batch > 0) &&
@@ -206,7 +207,7 @@ Status TrainingExecutor::TrainBatch(const BatchTrace& batch, const float* rows, 
                                     EpochReport& r, double* loss) {
   if (ctx_.model == nullptr) return Status::Ok();
   seed_labels_.resize(static_cast<size_t>(batch.num_seeds));
-  for (int64_t s = 0; s < batch.num_seeds; ++s) {
+  for (int64_t s = 0; s < batch.num_seeds && batch.link.empty(); ++s) {  // link prediction reads no label
     seed_labels_[static_cast<size_t>(s)] = ctx_.labels.Get(batch.node_ids[static_cast<size_t>(s)]);
   }
   const auto compute_start = Clock::now();
@@ -315,6 +316,8 @@ Status TrainingExecutor::EvaluateEpoch(int64_t epoch, EpochReport& r) {
   }
   r.valid_accuracy = valid.accuracy;
   r.test_accuracy = test.accuracy;
+  r.valid_link = valid.link;
+  r.test_link = test.link;
   if (valid.accuracy > position_.best_valid_accuracy) {
     position_.best_valid_accuracy = valid.accuracy;
     position_.best_epoch = epoch;

@@ -54,6 +54,12 @@ Result<std::unique_ptr<Topology>> OpenTopology(const Dataset& dataset, const Sam
 }
 
 Result<SuperbatchSampler> MakeSampler(const Dataset& dataset, const Topology& topology, const SampleRunOptions& o) {
+  if (o.link) {
+    SEER_ASSIGN_OR_RETURN(LinkBatcher edges, LinkBatcher::ForTopologyEdges(topology.view(), o.link_options, o.seed));
+    return SuperbatchSampler::CreateLink(
+        topology.view(), std::make_shared<LinkBatcher>(std::move(edges)),
+        MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, o.fanouts, o.seed, /*shuffle=*/true));
+  }
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, dataset.LoadSplit(o.split));
   if (seeds.empty()) return InvalidArgument("split '" + o.split + "' of " + o.dataset_dir + " is empty");
   return SuperbatchSampler::Create(
@@ -69,6 +75,8 @@ Result<TraceDirectoryWriter> MakeTraceWriter(const SampleRunOptions& o) {
   run.superbatch = o.superbatch;
   run.epochs = o.epochs;
   run.seed = o.seed;
+  run.link = o.link;
+  run.link_options = o.link_options;
   return TraceDirectoryWriter::Create(o.out_dir, run, o.force);
 }
 

@@ -36,6 +36,10 @@ struct SampleRunOptions {
   uint64_t seed = 0;
   int num_threads = 0;                      // 0 = all cores
   std::string split = "train";              // train | valid | test
+  // Link prediction (`--task link`): batches of batch_size training edges with their
+  // negatives, as `seer train --task link` samples them (split is then unused).
+  bool link = false;
+  LinkSeedOptions link_options;
   // In-memory neighbor cache built first: bytes ("512M") or a percentage of the
   // topology ("25%"); "0" = none. Exclusive with use_saved_ncache (DATASET/ncache).
   std::string ncache_budget = "0";

@@ -36,6 +36,9 @@ struct SuperbatchSampler::Impl {
 
   NeighborSampler sampler;
   std::vector<int64_t> seed_ids;
+  // Link prediction: the pairs (null for node seeds), and the range of a file's pairs.
+  std::shared_ptr<const LinkBatcher> link;
+  int64_t pair_begin = 0, pair_end = 0;
   SuperbatchOptions options;
   tbb::task_arena arena;
   std::mutex mu;  // serializes Sample(); guards the fields below
@@ -44,6 +47,7 @@ struct SuperbatchSampler::Impl {
   std::vector<uint64_t> seen_bits;  // scratch for unique-node counting, all zero between calls
 
   std::vector<int64_t> MakeOrder(int64_t epoch) const {
+    if (link) return {};
     std::vector<int64_t> out = seed_ids;
     if (!options.shuffle) return out;
     SamplerRng rng(options.sampler.seed, static_cast<uint64_t>(epoch), kShuffleStream);
@@ -52,6 +56,24 @@ struct SuperbatchSampler::Impl {
       std::swap(out[i - 1], out[j]);
     }
     return RankShare(out, options.batch_size, options.rank, options.world_size);
+  }
+
+  // Link batch b: this rank's items [begin, end) as positions of the epoch's pair order,
+  // their seeds sampled, the pairs attached.
+  Status SampleLinkBatch(int64_t epoch, int64_t b, int64_t begin, int64_t end, BatchTrace* trace,
+                         SampleStats* stats) const {
+    std::vector<int64_t> positions(static_cast<size_t>(end - begin));
+    const int64_t n = pair_end - pair_begin;
+    for (int64_t i = begin; i < end; ++i) {
+      positions[static_cast<size_t>(i - begin)] =
+          pair_begin + (options.shuffle ? RankSharePosition(i, n, options.batch_size, options.rank, options.world_size) : i);
+    }
+    LinkBatch batch;
+    SEER_RETURN_IF_ERROR(link->MakeBatch(epoch, b, positions.data(), end - begin, &batch));
+    SEER_RETURN_IF_ERROR(sampler.SampleBatch(batch.seeds.data(), static_cast<int64_t>(batch.seeds.size()), epoch, b,
+                                             trace, stats));
+    trace->link = std::move(batch.pairs);
+    return Status::Ok();
   }
 };
 
@@ -74,6 +96,15 @@ std::vector<int64_t> RankShare(const std::vector<int64_t>& order, int64_t batch_
   return out;
 }
 
+int64_t RankSharePosition(int64_t i, int64_t num_seeds, int64_t batch_size, int rank, int world_size) {
+  if (world_size <= 1) return i;
+  const int64_t global = batch_size * world_size;
+  const int64_t full = num_seeds / global;
+  if (i < full * batch_size) return (i / batch_size) * global + rank * batch_size + i % batch_size;
+  const int64_t m = num_seeds - full * global;
+  return full * global + rank * m / world_size + (i - full * batch_size);
+}
+
 int64_t RankShareSize(int64_t num_seeds, int64_t batch_size, int rank, int world_size) {
   if (world_size <= 1) return num_seeds;
   const int64_t global = batch_size * world_size;
@@ -88,9 +119,8 @@ SuperbatchSampler::SuperbatchSampler(SuperbatchSampler&&) noexcept = default;
 SuperbatchSampler& SuperbatchSampler::operator=(SuperbatchSampler&&) noexcept = default;
 SuperbatchSampler::~SuperbatchSampler() = default;
 
-Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
-                                                    std::vector<int64_t> seed_ids,
-                                                    SuperbatchOptions options) {
+namespace {
+Status CheckSuperbatchOptions(const TopologyView& topology, const SuperbatchOptions& options) {
   if (options.batch_size < 1) {
     return InvalidArgument("batch size must be >= 1, got " + std::to_string(options.batch_size));
   }
@@ -113,6 +143,35 @@ Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
   if (topology.indptr == nullptr || topology.indptr->empty() || topology.indices == nullptr) {
     return InvalidArgument("topology has no indptr or indices reader");
   }
+  return Status::Ok();
+}
+}  // namespace
+
+Result<SuperbatchSampler> SuperbatchSampler::CreateLink(TopologyView topology,
+                                                        std::shared_ptr<const LinkBatcher> batcher,
+                                                        SuperbatchOptions options, int64_t pair_begin,
+                                                        int64_t pair_end) {
+  SEER_RETURN_IF_ERROR(CheckSuperbatchOptions(topology, options));
+  if (batcher == nullptr) return InvalidArgument("link sampler without pairs");
+  if (options.shuffle != batcher->shuffled()) {
+    throw std::logic_error("CreateLink: training pairs are shuffled, a pair file's are not");
+  }
+  const int64_t n = batcher->num_pairs();
+  if (pair_end < 0) pair_end = n;
+  if (pair_begin < 0 || pair_begin > pair_end || pair_end > n || (options.shuffle && (pair_begin != 0 || pair_end != n))) {
+    return InvalidArgument(fmt::format("link sampler: pair range [{}, {}) of {} pairs", pair_begin, pair_end, n));
+  }
+  auto impl = std::make_unique<Impl>(topology, std::vector<int64_t>(), std::move(options));
+  impl->link = std::move(batcher);
+  impl->pair_begin = pair_begin;
+  impl->pair_end = pair_end;
+  return SuperbatchSampler(std::move(impl));
+}
+
+Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
+                                                    std::vector<int64_t> seed_ids,
+                                                    SuperbatchOptions options) {
+  SEER_RETURN_IF_ERROR(CheckSuperbatchOptions(topology, options));
   const int64_t num_nodes = topology.num_nodes();
   // One bit per node (125 MB at 10^9 nodes), freed before returning.
   std::vector<uint64_t> seen(static_cast<size_t>((num_nodes + 63) / 64), 0);
@@ -136,8 +195,8 @@ Result<SuperbatchSampler> SuperbatchSampler::Create(TopologyView topology,
 
 int64_t SuperbatchSampler::num_seeds() const {
   const SuperbatchOptions& o = impl_->options;
-  return o.shuffle ? RankShareSize(static_cast<int64_t>(impl_->seed_ids.size()), o.batch_size, o.rank, o.world_size)
-                   : static_cast<int64_t>(impl_->seed_ids.size());
+  const int64_t n = impl_->link ? impl_->pair_end - impl_->pair_begin : static_cast<int64_t>(impl_->seed_ids.size());
+  return o.shuffle ? RankShareSize(n, o.batch_size, o.rank, o.world_size) : n;
 }
 int64_t SuperbatchSampler::num_batches() const {
   return (num_seeds() + impl_->options.batch_size - 1) / impl_->options.batch_size;
@@ -227,8 +286,12 @@ Status SuperbatchSampler::SampleStreaming(int64_t epoch, int64_t k, const BatchS
                   const int64_t begin = b * batch_size;
                   const int64_t end = std::min(begin + batch_size, total_seeds);
                   try {
-                    t->status = impl.sampler.SampleBatch(impl.order.data() + begin, end - begin, epoch, b,
-                                                         &t->trace, &t->stats);
+                    if (impl.link) {
+                      t->status = impl.SampleLinkBatch(epoch, b, begin, end, &t->trace, &t->stats);
+                    } else {
+                      t->status = impl.sampler.SampleBatch(impl.order.data() + begin, end - begin, epoch, b,
+                                                           &t->trace, &t->stats);
+                    }
                   } catch (...) {
                     t->status = StatusFromCurrentException(fmt::format("sampling epoch {} batch {}", epoch, b));
                   }

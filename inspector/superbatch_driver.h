@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "inspector/link_batch.h"
 #include "inspector/sampler.h"
 #include "inspector/trace.h"
 #include "inspector/trace_stream.h"
@@ -52,6 +53,8 @@ struct SuperbatchOptions {
 std::vector<int64_t> RankShare(const std::vector<int64_t>& order, int64_t batch_size, int rank, int world_size);
 // RankShare(order, ...).size() for order.size() == num_seeds.
 int64_t RankShareSize(int64_t num_seeds, int64_t batch_size, int rank, int world_size);
+// Where RankShare's element i comes from: RankShare(order, ...)[i] == order[RankSharePosition(i, order.size(), ...)].
+int64_t RankSharePosition(int64_t i, int64_t num_seeds, int64_t batch_size, int rank, int world_size);
 
 // The options every caller fills the same way: `batches` per superbatch, fan-outs
 // (hop 1 first) and the sampling seed, the rest of SamplerOptions at its defaults.
@@ -83,17 +86,27 @@ class SuperbatchSampler {
   // one). Options are checked too (batch_size, superbatch_size >= 1, fan-outs).
   static Result<SuperbatchSampler> Create(TopologyView topology, std::vector<int64_t> seed_ids,
                                           SuperbatchOptions options);
+  // Link prediction (inspector/link_batch.h): the items cut into batches are the
+  // batcher's pairs, and each batch's seeds are its pairs' endpoints and negatives
+  // (BatchTrace::link says which). Shuffled training pairs follow the batcher's
+  // per-epoch permutation (options.shuffle must be true, ranks take RankShare's
+  // positions); pairs of a file are taken in order, [pair_begin, pair_end) only (an
+  // evaluation shard; pair_end -1 = all; options.shuffle must be false).
+  static Result<SuperbatchSampler> CreateLink(TopologyView topology, std::shared_ptr<const LinkBatcher> batcher,
+                                              SuperbatchOptions options, int64_t pair_begin = 0,
+                                              int64_t pair_end = -1);
   SuperbatchSampler(SuperbatchSampler&&) noexcept;
   SuperbatchSampler& operator=(SuperbatchSampler&&) noexcept;
   ~SuperbatchSampler();
 
-  int64_t num_seeds() const;         // this rank's (RankShareSize of the seed ids)
+  int64_t num_seeds() const;         // this rank's (RankShareSize of the seed ids); link: of the pairs
   int64_t num_batches() const;        // per epoch: ceil(num_seeds / batch_size)
   int64_t num_superbatches() const;   // per epoch: ceil(num_batches / S)
   int64_t num_batches_in(int64_t k) const;  // S, or fewer for the last superbatch
   const SuperbatchOptions& options() const;
 
   // The seed order of an epoch (the shuffled ids); batch b is [b*batch_size, ...).
+  // Link samplers: empty (their order is the batcher's).
   std::vector<int64_t> EpochOrder(int64_t epoch) const;
 
   // Samples superbatch k (0 <= k < num_superbatches()) of `epoch` into RAM.

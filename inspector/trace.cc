@@ -5,7 +5,7 @@ namespace seer {
 bool BatchTrace::operator==(const BatchTrace& other) const {
   if (epoch != other.epoch || batch_index != other.batch_index ||
       num_seeds != other.num_seeds || node_ids != other.node_ids ||
-      blocks.size() != other.blocks.size()) {
+      blocks.size() != other.blocks.size() || !(link == other.link)) {
     return false;
   }
   for (size_t l = 0; l < blocks.size(); ++l) {

@@ -26,12 +26,35 @@ struct LayerBlock {
   std::vector<int32_t> col_idx;   // row_ptr[num_dst] entries, local src ids
 };
 
+// Link prediction (seer train --task link, inspector/link_batch.h): the batch's scored
+// pairs as positions into its seeds. Positive pair i is (seeds[src[i]], seeds[dst[i]]);
+// its negatives are (seeds[src[i]], seeds[neg[i*k + j]]) for j < k, or, with
+// shared_negatives, (seeds[src[i]], seeds[neg[j]]) — the same k for every pair. Empty
+// for node classification.
+struct LinkPairs {
+  int64_t negatives_per_pair = 0;   // k
+  bool shared_negatives = false;
+  std::vector<int32_t> src, dst;    // one per positive pair
+  std::vector<int32_t> neg;         // num_pairs() * k, or k when shared
+  int64_t num_pairs() const { return static_cast<int64_t>(src.size()); }
+  bool empty() const { return src.empty(); }
+  // Position of negative j of pair i.
+  int32_t negative(int64_t i, int64_t j) const {
+    return neg[static_cast<size_t>(shared_negatives ? j : i * negatives_per_pair + j)];
+  }
+  bool operator==(const LinkPairs& other) const {
+    return negatives_per_pair == other.negatives_per_pair && shared_negatives == other.shared_negatives &&
+           src == other.src && dst == other.dst && neg == other.neg;
+  }
+};
+
 struct BatchTrace {
   int64_t epoch = 0;
   int64_t batch_index = 0;         // index of the batch within its epoch
   int64_t num_seeds = 0;
   std::vector<int64_t> node_ids;   // global ids, seeds first
   std::vector<LayerBlock> blocks;  // input layer first
+  LinkPairs link;                  // link prediction only
 
   const int64_t* seeds() const { return node_ids.data(); }
   bool operator==(const BatchTrace& other) const;

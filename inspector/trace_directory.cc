@@ -64,6 +64,16 @@ Result<TraceRunInfo> ReadRunInfo(const Json& root, const std::string& path) {
   SEER_ASSIGN_OR_RETURN(const std::string seed, JsonString(root, "seed", path));
   SEER_ASSIGN_OR_RETURN(run.seed, ParseSeed(seed, path));
   SEER_ASSIGN_OR_RETURN(run.dataset_identity, JsonOptionalString(root, "dataset_identity", "", path));
+  if (root.contains("link")) {
+    SEER_ASSIGN_OR_RETURN(const Json* link, JsonMember(root, "link", path));
+    run.link = true;
+    SEER_ASSIGN_OR_RETURN(run.link_options.negatives, JsonInt(*link, "negatives", path));
+    SEER_ASSIGN_OR_RETURN(const std::string dist, JsonString(*link, "distribution", path));
+    auto parsed = ParseNegativeDistribution(dist);
+    if (!parsed.ok()) return Corrupt(path + ": field 'link.distribution': " + parsed.status().message());
+    run.link_options.distribution = *parsed;
+    SEER_ASSIGN_OR_RETURN(run.link_options.shared, JsonBool(*link, "shared", path));
+  }
   return run;
 }
 
@@ -138,6 +148,11 @@ Status TraceDirectoryWriter::Close() {
   root["epochs"] = info_.epochs;
   root["seed"] = std::to_string(info_.seed);
   if (!info_.dataset_identity.empty()) root["dataset_identity"] = info_.dataset_identity;
+  if (info_.link) {
+    root["link"] = {{"negatives", info_.link_options.negatives},
+                    {"distribution", NegativeDistributionName(info_.link_options.distribution)},
+                    {"shared", info_.link_options.shared}};
+  }
   Json files = Json::array();
   for (const TraceSuperbatchInfo& f : files_) files.push_back(SuperbatchEntry(f));
   root["superbatches"] = std::move(files);

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "inspector/link_batch.h"
 #include "inspector/trace.h"
 #include "inspector/trace_stream.h"
 #include "storage/base/status.h"
@@ -34,6 +35,10 @@ struct TraceRunInfo {
   int64_t superbatch = 0;
   int64_t epochs = 0;
   uint64_t seed = 0;
+  // Link prediction traces (`seer sample --task link`): batch_size counts edges and
+  // these negatives were drawn with them ("link" in trace.json; absent for node seeds).
+  bool link = false;
+  LinkSeedOptions link_options;
 };
 
 // One superbatch file, as trace.json lists it.

@@ -1,6 +1,7 @@
 #include "inspector/trace_format.h"
 
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -55,7 +56,10 @@ Result<TraceFileHeader> DecodeTraceFileHeader(const char* data, int64_t file_siz
   if (static_cast<uint64_t>(WordAt(data, 0)) != kTraceFileMagic) return TraceCorrupt(path, 0, "bad magic");
   const int64_t version = WordAt(data, 8);
   if (version != kTraceFileVersion) {
-    return TraceCorrupt(path, 8, fmt::format("unsupported version {}", version));
+    return TraceCorrupt(path, 8,
+                        version == 1 ? std::string("version 1 (written by an older seer, before link prediction): "
+                                                   "sample it again")
+                                     : fmt::format("unsupported version {}", version));
   }
   TraceFileHeader h;
   h.epoch = WordAt(data, 16);
@@ -78,8 +82,24 @@ int64_t TraceRecordBytes(const BatchTrace& b) {
     bytes += 8 * (l.num_dst + 1);
     bytes += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
   }
+  if (!b.link.empty()) bytes += AlignUp(4 * (2 * b.link.num_pairs() + TraceLinkNegatives(b.link)), 8);
   return bytes;
 }
+
+namespace {
+// The link section's bytes for the header's counts (0 without pairs); -1 when the counts
+// are out of range.
+int64_t LinkSectionBytes(const TraceRecordHeader& h) {
+  if (h.num_pairs == 0) return h.negatives_per_pair == 0 && !h.shared_negatives ? 0 : -1;
+  if (h.num_pairs < 0 || h.negatives_per_pair < 0 || h.num_pairs > h.record_bytes ||
+      h.negatives_per_pair > h.record_bytes) {
+    return -1;
+  }
+  const int64_t negatives = h.shared_negatives ? h.negatives_per_pair : h.num_pairs * h.negatives_per_pair;
+  if (negatives > h.record_bytes) return -1;
+  return AlignUp(4 * (2 * h.num_pairs + negatives), 8);
+}
+}  // namespace
 
 Result<TraceRecordHeader> DecodeTraceRecordHeader(const char* data, int64_t avail, int64_t file_offset,
                                                   const std::string& path) {
@@ -91,7 +111,14 @@ Result<TraceRecordHeader> DecodeTraceRecordHeader(const char* data, int64_t avai
   h.num_seeds = WordAt(data, 24);
   h.num_nodes = WordAt(data, 32);
   h.num_layers = WordAt(data, 40);
+  h.num_pairs = WordAt(data, 48);
+  h.negatives_per_pair = WordAt(data, 56);
+  const int64_t shared = WordAt(data, 64);
+  h.shared_negatives = shared == 1;
   const int64_t bytes = h.record_bytes;
+  if ((shared != 0 && shared != 1) || LinkSectionBytes(h) < 0) {
+    return TraceCorrupt(path, file_offset + 48, "bad link pair counts");
+  }
   if (bytes <= 0 || bytes % 8 != 0 || bytes > avail || h.num_nodes < 0 || h.num_nodes > bytes / 8 ||
       h.num_layers < 0 || h.num_layers > bytes / 24 || h.num_seeds < 0 || h.num_seeds > h.num_nodes) {
     return TraceCorrupt(path, file_offset, "bad batch record header");
@@ -127,6 +154,7 @@ Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, co
     need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
     pos += 24;
   }
+  need += LinkSectionBytes(h);
   if (need != h.record_bytes) return corrupt(0, "record size does not match its counts");
   b.node_ids.resize(static_cast<size_t>(h.num_nodes));
   if (h.num_nodes > 0) std::memcpy(b.node_ids.data(), data + pos, static_cast<size_t>(8 * h.num_nodes));
@@ -147,6 +175,25 @@ Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, co
       if (c < 0 || c >= l.num_src) return corrupt(pos, "col_idx entry outside [0, num_src)");
     }
     pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
+  }
+  b.link = LinkPairs();
+  if (h.num_pairs > 0) {
+    LinkPairs& link = b.link;
+    link.negatives_per_pair = h.negatives_per_pair;
+    link.shared_negatives = h.shared_negatives;
+    const int64_t negatives = h.shared_negatives ? h.negatives_per_pair : h.num_pairs * h.negatives_per_pair;
+    const int64_t link_at = pos;
+    for (auto [field, count] : {std::pair{&link.src, h.num_pairs}, std::pair{&link.dst, h.num_pairs},
+                                std::pair{&link.neg, negatives}}) {
+      field->resize(static_cast<size_t>(count));
+      if (count > 0) std::memcpy(field->data(), data + pos, static_cast<size_t>(4 * count));
+      pos += 4 * count;
+    }
+    for (const auto* field : {&link.src, &link.dst, &link.neg}) {
+      for (int32_t p : *field) {
+        if (p < 0 || p >= h.num_seeds) return corrupt(link_at, "link pair position outside the seeds");
+      }
+    }
   }
   *record_bytes_out = h.record_bytes;
   return Status::Ok();

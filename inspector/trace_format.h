@@ -1,16 +1,23 @@
-// The superbatch trace file format (".sbt", version 1; docs/formats.md "Trace files"):
+// The superbatch trace file format (".sbt", version 2; docs/formats.md "Trace files"):
 // its one home. Everything that knows where a word sits in a .sbt file is here — the
 // magic, version and header sizes, the file header, one batch record's layout, its size,
 // its encoding and its checked decoding — plus the whole-superbatch codec in RAM.
 //
-//   file header, 8 words: magic 0x3154425352454553 ("SEERSBT1"), version 1, epoch,
+//   file header, 8 words: magic 0x3154425352454553 ("SEERSBT1"), version 2, epoch,
 //     superbatch_index, num_batches, file_bytes, 0, 0
 //   then num_batches batch records, each:
-//     6 words: record_bytes (this record, header included; a multiple of 8), epoch,
-//              batch_index, num_seeds, num_nodes, num_layers
+//     9 words: record_bytes (this record, header included; a multiple of 8), epoch,
+//              batch_index, num_seeds, num_nodes, num_layers,
+//              num_pairs, negatives_per_pair, shared_negatives (0/1) (link prediction;
+//              0, 0, 0 for node classification)
 //     3 words per layer (input layer first): num_dst, num_src, num_edges
 //     int64 node_ids[num_nodes]                           (seeds first)
 //     per layer: int64 row_ptr[num_dst+1], int32 col_idx[num_edges], zero-padded to 8 bytes
+//     link pairs: int32 src[num_pairs], int32 dst[num_pairs], int32 neg[num_pairs *
+//       negatives_per_pair, or negatives_per_pair when shared], zero-padded to 8 bytes
+//       (positions into the seeds: inspector/trace.h LinkPairs); absent when num_pairs = 0
+// Version 1 (before link prediction) had 6-word record headers and no pairs: such files
+// are refused by their version (they are derived data: sample again).
 //
 // Every word is a little-endian int64, so numpy reads a file with np.fromfile(path, "<i8").
 // The streaming writer and readers (trace_stream.h) and the trace directory
@@ -32,10 +39,10 @@
 namespace seer {
 
 inline constexpr uint64_t kTraceFileMagic = 0x3154425352454553ULL;  // "SEERSBT1" LE
-inline constexpr int64_t kTraceFileVersion = 1;
+inline constexpr int64_t kTraceFileVersion = 2;
 inline constexpr int64_t kTraceFileHeaderWords = 8;
 inline constexpr int64_t kTraceFileHeaderBytes = 8 * kTraceFileHeaderWords;
-inline constexpr int64_t kTraceRecordHeaderWords = 6;
+inline constexpr int64_t kTraceRecordHeaderWords = 9;
 inline constexpr int64_t kTraceRecordHeaderBytes = 8 * kTraceRecordHeaderWords;
 
 // kCorrupt "PATH: trace file corrupt at byte offset OFFSET: WHAT".
@@ -58,6 +65,11 @@ Result<TraceFileHeader> DecodeTraceFileHeader(const char* data, int64_t file_siz
 
 // ---- One batch record -------------------------------------------------------------------
 
+// How many negative positions `link` holds: num_pairs * k, or k when shared.
+inline int64_t TraceLinkNegatives(const LinkPairs& link) {
+  return link.empty() ? 0 : (link.shared_negatives ? link.negatives_per_pair : link.num_pairs() * link.negatives_per_pair);
+}
+
 // The serialized size of one batch record.
 int64_t TraceRecordBytes(const BatchTrace& batch);
 
@@ -72,6 +84,9 @@ void EncodeTraceRecord(Sink& w, const BatchTrace& b) {
   w.Word(b.num_seeds);
   w.Word(static_cast<int64_t>(b.node_ids.size()));
   w.Word(static_cast<int64_t>(b.blocks.size()));
+  w.Word(b.link.num_pairs());  // without pairs: 0, 0, 0
+  w.Word(b.link.empty() ? 0 : b.link.negatives_per_pair);
+  w.Word(!b.link.empty() && b.link.shared_negatives ? 1 : 0);
   for (const LayerBlock& l : b.blocks) {
     w.Word(l.num_dst);
     w.Word(l.num_src);
@@ -86,6 +101,16 @@ void EncodeTraceRecord(Sink& w, const BatchTrace& b) {
     w.Bytes(l.col_idx.data(), 4 * static_cast<int64_t>(l.col_idx.size()));
     w.PadTo8();
   }
+  if (!b.link.empty()) {
+    if (b.link.dst.size() != b.link.src.size() ||
+        static_cast<int64_t>(b.link.neg.size()) != TraceLinkNegatives(b.link)) {
+      throw std::logic_error("trace record: link pairs of inconsistent sizes");
+    }
+    w.Bytes(b.link.src.data(), 4 * b.link.num_pairs());
+    w.Bytes(b.link.dst.data(), 4 * b.link.num_pairs());
+    w.Bytes(b.link.neg.data(), 4 * static_cast<int64_t>(b.link.neg.size()));
+    w.PadTo8();
+  }
 }
 
 // A record's header words, checked against each other (not its blocks).
@@ -93,6 +118,8 @@ struct TraceRecordHeader {
   int64_t record_bytes = 0;  // this record, header included
   int64_t epoch = 0, batch_index = 0;
   int64_t num_seeds = 0, num_nodes = 0, num_layers = 0;
+  int64_t num_pairs = 0, negatives_per_pair = 0;
+  bool shared_negatives = false;
   // Byte offset of node_ids within the record.
   int64_t node_ids_offset() const { return 8 * (kTraceRecordHeaderWords + 3 * num_layers); }
 };

@@ -19,6 +19,9 @@
 namespace seer::cli {
 namespace {
 
+// --task: seeds are nodes of a split, or training edges with their negatives (link).
+constexpr NameValue<bool> kSampleTaskNames[] = {{"node", false}, {"link", true}};
+
 void AddSampleFlags(CLI::App* cmd, SampleRunOptions* o) {
   cmd->add_option("dataset", o->dataset_dir, "Dataset directory")->required();
   cmd->add_option("--out", o->out_dir, "Trace directory to write (trace.json + one .sbt per superbatch)")->required();
@@ -42,6 +45,14 @@ void AddSampleFlags(CLI::App* cmd, SampleRunOptions* o) {
   cmd->add_option("--queue-depth", o->queue_depth, "Reads in flight per sampling thread")->capture_default_str();
   cmd->add_option("--jsonl", o->jsonl_path, "Also append one JSON line per superbatch to this file")
       ->capture_default_str();
+  AddEnumOption(cmd, "--task", &o->link, kSampleTaskNames, "task",
+                "node: seeds from --split; link: batches of --batch-size training edges with their negatives, as "
+                "seer train --task link samples them");
+  cmd->add_option("--negatives", o->link_options.negatives, "--task link: negatives per edge (per batch if shared)")
+      ->capture_default_str();
+  AddEnumOption(cmd, "--negative-dist", &o->link_options.distribution, kNegativeDistributionNames,
+                "negative distribution", "--task link: uniform | degree (proportional to in-degree)");
+  cmd->add_flag("--shared-negatives", o->link_options.shared, "--task link: one set of negatives per batch");
   cmd->add_flag("--force", o->force, "Overwrite an existing trace directory");
   AddSetFlag(cmd, "--quiet", &o->show_progress, false, "No per-superbatch lines");
 }
@@ -52,9 +63,14 @@ void PrintPlan(const SampleRunOptions& o, const SampleRunPlan& plan) {
       plan.ncache_enabled
           ? fmt::format("{}, {} nodes / {} edges", FormatBytes(nc.bytes), nc.nodes_cached, nc.edges_cached)
           : "off";
-  fmt::print("seer sample: {}: {} seeds ({}), {} batches of {} in {} superbatches of {} per epoch, fanouts {}, "
+  fmt::print("seer sample: {}: {} {} ({}), {} batches of {} in {} superbatches of {} per epoch, fanouts {}, "
              "{} epochs, seed {}, io {}{}, neighbor cache {}\n",
-             o.dataset_dir, plan.num_seeds, o.split, plan.num_batches, o.batch_size, plan.num_superbatches,
+             o.dataset_dir, plan.num_seeds, o.link ? "training edges" : "seeds",
+             o.link ? fmt::format("link, {} {} negatives per {}", o.link_options.negatives,
+                                  NegativeDistributionName(o.link_options.distribution),
+                                  o.link_options.shared ? "batch" : "edge")
+                    : o.split,
+             plan.num_batches, o.batch_size, plan.num_superbatches,
              o.superbatch, fmt::join(o.fanouts, ","), o.epochs, o.seed, IoModeName(plan.io_mode),
              plan.direct_io ? " (O_DIRECT)" : " (buffered)", ncache);
 }

@@ -160,6 +160,11 @@ const RunSetting kRunSettings[] = {
     {"--superbatch", [](const TrainOptions& o) { return SuperbatchText(o.superbatch); }},
     {"--pipeline", [](const TrainOptions& o) -> std::string { return PipelineKindName(o.pipeline); }},
     {"--prefetch", [](const TrainOptions& o) { return std::to_string(o.prefetch_batches); }},
+    {"--task", [](const TrainOptions& o) -> std::string { return ModelTaskName(o.task); }},
+    {"--scorer", [](const TrainOptions& o) -> std::string { return LinkScorerName(o.scorer); }},
+    {"--negatives", [](const TrainOptions& o) { return std::to_string(o.link.negatives); }},
+    {"--negative-dist", [](const TrainOptions& o) -> std::string { return NegativeDistributionName(o.link.distribution); }},
+    {"--shared-negatives", [](const TrainOptions& o) -> std::string { return o.link.shared ? "true" : "false"; }},
 };
 // Never recorded: where this run's checkpoint is, the request to resume, the test stop,
 // the rendezvous of this particular start (--nproc is recorded as the ranks' count).
@@ -254,6 +259,25 @@ void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
   AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-out per layer, hop 1 first; the number of layers");
   cmd->add_option("--dropout", o->dropout, "Dropout probability")->capture_default_str();
   cmd->add_option("--lr", o->learning_rate, "Adam learning rate")->capture_default_str();
+  AddEnumOption(cmd, "--task", &o->task, kModelTaskNames, "task",
+                "node: classify nodes (labels.bin, train/valid/test.bin); link: predict edges (every edge of the "
+                "dataset trains; hold out valid/test edges first with seer split-edges)");
+  AddEnumOption(cmd, "--scorer", &o->scorer, kLinkScorerNames, "scorer",
+                "--task link: a pair's score from its two final embeddings (dot: their dot product; mlp: a "
+                "one-hidden-layer MLP on their element-wise product)");
+  cmd->add_option("--negatives", o->link.negatives,
+                  "--task link: negatives per training edge (per batch with --shared-negatives), drawn by the "
+                  "inspector so the cache plans their rows")
+      ->capture_default_str();
+  AddEnumOption(cmd, "--negative-dist", &o->link.distribution, kNegativeDistributionNames, "negative distribution",
+                "--task link: uniform over the nodes, or degree: proportional to in-degree");
+  cmd->add_flag("--shared-negatives", o->link.shared,
+                "--task link: one set of --negatives negatives per batch, shared by all its edges");
+  cmd->add_option("--eval-negatives", o->eval_negatives,
+                  "--task link: negatives per held-out edge when the dataset has none of its own "
+                  "(seer split-edges --eval-negatives K), drawn once from --seed")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, LinkSeedOptions::kMaxNegatives));
 }
 
 void AddScheduleFlags(CLI::App* cmd, TrainOptions* o) {
@@ -395,8 +419,22 @@ CommandMain RegisterTrainCommand(CLI::App& root) {
     // Data-parallel runs: rank 0 prints the results (the other ranks' are the same).
     if (summary->rank != 0) return 0;
     // The results go to stdout even with --quiet (which silences stderr only), so
-    // scripts can read them: "test accuracy X" is the last accuracy line.
-    if (!o->no_train && !summary->stopped_early) {
+    // scripts can read them: "test accuracy X" is the last accuracy line (link
+    // prediction: "test mrr X", "test hits@K X" and "best valid mrr X").
+    if (!o->no_train && !summary->stopped_early && o->task == ModelTask::kLink) {
+      const LinkMetrics& t = summary->test_link;
+      if (t.pairs > 0) {
+        fmt::print("test mrr {:.4f}\ntest hits@1 {:.4f}\ntest hits@10 {:.4f}\ntest hits@50 {:.4f}\n", t.mrr(), t.hits(1),
+                   t.hits(10), t.hits(50));
+      } else {
+        fmt::print("test mrr none (no held-out test edges: seer split-edges)\n");
+      }
+      if (summary->best_epoch >= 0) {
+        fmt::print("best valid mrr {:.4f} (epoch {})\n", summary->best_valid_accuracy, summary->best_epoch + 1);
+      } else {
+        fmt::print("best valid mrr none (not validated: --eval-every 0 or no held-out validation edges)\n");
+      }
+    } else if (!o->no_train && !summary->stopped_early) {
       fmt::print("test accuracy {}\n", summary->test_accuracy >= 0 ? fmt::format("{:.4f}", summary->test_accuracy)
                                                                      : std::string("none (no labelled test node)"));
       if (summary->best_epoch >= 0) {
