@@ -57,7 +57,9 @@ Status CheckModelFitsDataset(const ModelRunner& model, const Dataset& dataset, c
                                        "--allow-other-dataset to predict on it anyway)",
                                        model_path, c.dataset, dataset.dir(), m.Identity()));
   }
-  if (m.feature_dim == c.in_dim && m.num_classes == c.num_classes) return Status::Ok();
+  if (m.feature_dim == c.in_dim && (c.task == ModelTask::kLink || m.num_classes == c.num_classes)) {
+    return Status::Ok();
+  }
   return InvalidArgument(fmt::format("{}: model expects feature_dim {} and {} classes, dataset {} has {} and {}",
                                      model_path, c.in_dim, c.num_classes, dataset.dir(), m.feature_dim, m.num_classes));
 }
@@ -160,8 +162,9 @@ Status PredictShared(const PredictOptions& o, const std::vector<int>& fanouts, D
 
 }  // namespace
 
-Result<PredictResult> RunPrediction(const PredictOptions& o) {
+Result<PredictResult> RunPrediction(const PredictOptions& options) {
   KeepLargeAllocationsMapped();
+  PredictOptions o = options;
   std::string load_warning;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, ModelRunner::LoadModel(o.model_path, o.use_cuda, &load_warning));
   // Default fan-outs: the ones the model was trained with (recorded in the file), else
@@ -183,6 +186,17 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   DataIoOptions io;
   io.mode = o.io;
   io.direct = o.direct_io;
+  if (!o.pairs.empty()) {
+    if (model->config().task != ModelTask::kLink) {
+      return InvalidArgument(o.model_path + ": a node classification model scores no pairs");
+    }
+    if (!o.nodes.empty()) return InvalidArgument("predict: give nodes or pairs, not both");
+    for (const auto& [u, v] : o.pairs) {  // endpoints in pair order: u of pair i at 2i, v at 2i + 1
+      o.nodes.push_back(u);
+      o.nodes.push_back(v);
+    }
+    o.want_embeddings = true;
+  }
   PilotSpec pilot = PredictionPilot(o, fanouts);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, io, &pilot));
   SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, data->dataset(), o.model_path, o.allow_other_dataset));
@@ -195,8 +209,12 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   result.fanouts = fanouts;
   result.rank = env.rank;
   result.world_size = env.world_size;
+  result.link = model->config().task == ModelTask::kLink;
   result.nodes = o.nodes;
-  if (result.nodes.empty()) {
+  if (result.nodes.empty() && result.link) {
+    result.nodes.resize(static_cast<size_t>(data->manifest().num_nodes));
+    for (size_t v = 0; v < result.nodes.size(); ++v) result.nodes[v] = static_cast<int64_t>(v);
+  } else if (result.nodes.empty()) {
     SEER_ASSIGN_OR_RETURN(result.nodes, data->TakeSplit(pilot, "test"));
   }
   SEER_RETURN_IF_ERROR(CheckNodeRange(result.nodes, data->manifest().num_nodes));
@@ -215,9 +233,9 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
   } else {
     SEER_RETURN_IF_ERROR(PredictDistinct(o, fanouts, *data, *model, distinct, &classes, &embeddings, &logits, &eval));
   }
-  result.accuracy = eval.accuracy;
-  result.labeled = eval.labeled;
-  result.correct = eval.correct;
+  result.accuracy = result.link ? -1 : eval.accuracy;  // a link model predicts no class
+  result.labeled = result.link ? 0 : eval.labeled;
+  result.correct = result.link ? 0 : eval.correct;
   // Back to the caller's order (duplicates included).
   const int64_t dim = result.embedding_dim;
   const int64_t num_classes = result.num_classes;
@@ -235,6 +253,21 @@ Result<PredictResult> RunPrediction(const PredictOptions& o) {
       std::copy(logits.begin() + static_cast<int64_t>(idx) * num_classes,
                 logits.begin() + static_cast<int64_t>(idx + 1) * num_classes,
                 result.logits.begin() + static_cast<int64_t>(i) * num_classes);
+    }
+  }
+  if (!o.pairs.empty()) {
+    // Pair i's endpoints are rows 2i and 2i + 1: every second row is a source.
+    const int64_t p = static_cast<int64_t>(o.pairs.size());
+    std::vector<float> u(static_cast<size_t>(p * dim)), v(static_cast<size_t>(p * dim));
+    for (int64_t i = 0; i < p; ++i) {
+      std::copy_n(result.embeddings.begin() + 2 * i * dim, dim, u.begin() + i * dim);
+      std::copy_n(result.embeddings.begin() + (2 * i + 1) * dim, dim, v.begin() + i * dim);
+    }
+    result.pair_scores.resize(static_cast<size_t>(p));
+    model->ScoreEmbeddings(u.data(), v.data(), p, result.pair_scores.data());
+    if (!options.want_embeddings) {
+      result.embeddings.clear();
+      result.embeddings.shrink_to_fit();
     }
   }
   return result;

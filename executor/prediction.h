@@ -15,6 +15,10 @@
 // verified at load (ModelRunner::LoadModel: checksum, finite weights); a file without a
 // checksum gives PredictResult::warning.
 //
+// Link prediction models: the embeddings of the given nodes (default: every node), or
+// the scores of the given pairs (the scorer on the endpoints' embeddings; a pair's score
+// does not depend on the others predicted with it either).
+//
 // Refusals (kInvalidArgument): a node id outside the graph (naming it and its position),
 // --fanouts with another number of layers than the model, a model trained on another
 // dataset (unless allow_other_dataset) or with other feature/class sizes. Torch-free
@@ -31,6 +35,10 @@
 namespace seer {
 
 struct PredictResult {
+  // A link prediction model (--task link): classes are -1, the embeddings are the final
+  // output (what the scorer compares), and pair_scores holds PredictOptions::pairs' scores.
+  bool link = false;
+  std::vector<float> pair_scores;    // one logit per pair, in PredictOptions::pairs order
   std::vector<int64_t> nodes;
   std::vector<int64_t> classes;      // per node
   std::vector<float> embeddings;     // nodes × embedding_dim (when asked)

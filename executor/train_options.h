@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/belady_planner.h"
@@ -131,7 +132,12 @@ struct TrainOptions {
 struct PredictOptions {
   std::string dataset_dir;
   std::string model_path;
-  std::vector<int64_t> nodes;        // empty = the test split
+  // empty = the test split; a link prediction model's default is every node (its
+  // embeddings), or with `pairs` the pairs' endpoints
+  std::vector<int64_t> nodes;
+  // Link prediction models only: score these (src, dst) node pairs (PredictResult::
+  // pair_scores); `nodes` must then be empty.
+  std::vector<std::pair<int64_t, int64_t>> pairs;
   std::vector<int> fanouts;          // empty = the model's training fan-outs (10 per layer if unrecorded)
   int64_t batch_size = 1000;
   int64_t superbatch = 100;

@@ -163,6 +163,14 @@ struct LoaderOptions {
   bool overlap = true;
   std::string runtime_dir;      // "" = $TMPDIR
   bool quiet = true;
+  // Link prediction (`seer train --task link`): split "train" = batches of batch_size
+  // training edges with their negatives; "valid"/"test" = the held-out edges of `seer
+  // split-edges` with their fixed negatives (or eval_negatives drawn once from the seed).
+  std::string task = "node";
+  int64_t negatives = 1;
+  std::string negative_dist = "uniform";
+  bool shared_negatives = false;
+  int64_t eval_negatives = 100;
 };
 
 // One batch as plain arrays, built on the feeder thread.
@@ -177,6 +185,11 @@ struct ReadyBatch {
   std::vector<int64_t> num_sampled_nodes;    // per hop, the seeds first (PyG)
   std::vector<int64_t> num_sampled_edges;    // per hop, hop 1 first
   std::vector<int64_t> block_sizes;          // per hop, hop 1 first: (num_src, num_dst) pairs
+  // Link prediction: positions into node_ids (int64, for indexing in torch).
+  bool link = false;
+  bool shared_negatives = false;
+  int64_t negatives_per_pair = 0;
+  std::vector<int64_t> link_src, link_dst, link_neg;
 };
 
 // Running totals (loader.stats()).
@@ -205,6 +218,14 @@ ReadyBatch ToReadyBatch(GatheredBatch& g, int64_t feature_dim, const LabelTable&
   b.rows.resize(t.node_ids.size() * static_cast<size_t>(feature_dim));
   b.labels.resize(static_cast<size_t>(t.num_seeds));
   for (int64_t i = 0; i < t.num_seeds; ++i) b.labels[static_cast<size_t>(i)] = labels.Get(t.node_ids[static_cast<size_t>(i)]);
+  if (!t.link.empty()) {
+    b.link = true;
+    b.shared_negatives = t.link.shared_negatives;
+    b.negatives_per_pair = t.link.negatives_per_pair;
+    b.link_src.assign(t.link.src.begin(), t.link.src.end());
+    b.link_dst.assign(t.link.dst.begin(), t.link.dst.end());
+    b.link_neg.assign(t.link.neg.begin(), t.link.neg.end());
+  }
   const size_t layers = t.blocks.size();
   int64_t total_edges = 0;
   for (const LayerBlock& block : t.blocks) total_edges += static_cast<int64_t>(block.col_idx.size());
@@ -248,6 +269,15 @@ py::dict ToPython(ReadyBatch b, int64_t feature_dim, const std::shared_ptr<RowPo
   d["num_sampled_nodes"] = std::move(b.num_sampled_nodes);
   d["num_sampled_edges"] = std::move(b.num_sampled_edges);
   d["block_sizes"] = OwnedArray(std::move(b.block_sizes), {hops, 2});
+  if (b.link) {
+    const auto p = static_cast<py::ssize_t>(b.link_src.size());
+    const auto k = static_cast<py::ssize_t>(b.negatives_per_pair);
+    d["src_index"] = OwnedArray(std::move(b.link_src), {p});
+    d["dst_index"] = OwnedArray(std::move(b.link_dst), {p});
+    d["neg_index"] = b.shared_negatives ? OwnedArray(std::move(b.link_neg), {k})
+                                        : OwnedArray(std::move(b.link_neg), {p, k});
+    d["shared_negatives"] = b.shared_negatives;
+  }
   return d;
 }
 
@@ -432,6 +462,53 @@ class Loader {
     return *sampler_;
   }
 
+  Status OpenNodeSampler(const LoaderOptions& o, PilotSpec& pilot) {
+    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, data_->TakeSplit(pilot, o.split));
+    if (seeds.empty()) return InvalidArgument(data_->dataset().PathOf(o.split + ".bin") + ": no " + o.split + " nodes");
+    SEER_ASSIGN_OR_RETURN(labels_, LabelTable::Load(data_->dataset(), seeds));
+    SuperbatchOptions sb = MakeSuperbatchOptions(o.batch_size, data_->split().superbatch, o.num_threads, o.fanouts,
+                                                 o.seed, o.shuffle);
+    SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
+                          SuperbatchSampler::Create(data_->topology().view(), std::move(seeds), sb));
+    sampler_.emplace(std::move(sampler));
+    return Status::Ok();
+  }
+
+  // Link prediction: the training edges, or a held-out edge file with its negatives (as
+  // `seer train --task link` evaluates them).
+  Status OpenLinkSampler(const LoaderOptions& o, const LinkSeedOptions& link) {
+    if (o.split != "train" && o.split != "valid" && o.split != "test") {
+      return InvalidArgument("split '" + o.split + "': expected train, valid or test");
+    }
+    const TopologyView view = data_->topology().view();
+    SuperbatchOptions sb = MakeSuperbatchOptions(o.batch_size, data_->split().superbatch, o.num_threads, o.fanouts,
+                                                 o.seed, /*shuffle=*/o.split == "train");
+    std::shared_ptr<LinkBatcher> batcher;
+    if (o.split == "train") {
+      SEER_ASSIGN_OR_RETURN(LinkBatcher edges, LinkBatcher::ForTopologyEdges(view, link, o.seed));
+      batcher = std::make_shared<LinkBatcher>(std::move(edges));
+    } else {
+      const Dataset& dataset = data_->dataset();
+      const DatasetEdgeSplits& splits = dataset.manifest().edge_splits;
+      if (!splits.present()) {
+        return InvalidArgument(dataset.dir() + ": no held-out edges for split '" + o.split +
+                               "' (make them with seer split-edges)");
+      }
+      const bool fixed = splits.negatives_per_edge > 0;
+      const std::string pairs = o.split == "valid" ? splits.valid : splits.test;
+      const std::string negatives = o.split == "valid" ? splits.valid_negatives : splits.test_negatives;
+      SEER_ASSIGN_OR_RETURN(LinkBatcher file,
+                            LinkBatcher::ForPairFile(dataset.PathOf(pairs), fixed ? dataset.PathOf(negatives) : "",
+                                                     fixed ? splits.negatives_per_edge : o.eval_negatives,
+                                                     dataset.manifest().num_nodes, o.seed));
+      batcher = std::make_shared<LinkBatcher>(std::move(file));
+    }
+    SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::CreateLink(view, std::move(batcher), sb));
+    if (sampler.num_batches() == 0) return InvalidArgument("split '" + o.split + "' has no edges");
+    sampler_.emplace(std::move(sampler));
+    return Status::Ok();
+  }
+
   // RunTraining's opening steps for `seer train --no-train` (executor/train_loop.cc).
   Status Open() {
     const LoaderOptions& o = options_;
@@ -446,9 +523,20 @@ class Loader {
     SEER_ASSIGN_OR_RETURN(const DataIoMode io_mode, ParseName(kDataIoModeNames, o.io, "io"));
     KeepLargeAllocationsMapped();
 
+    if (o.task != "node" && o.task != "link") return InvalidArgument("task '" + o.task + "': expected node or link");
+    const bool link = o.task == "link";
+    LinkSeedOptions link_options;
+    link_options.negatives = o.negatives;
+    link_options.shared = o.shared_negatives;
+    SEER_ASSIGN_OR_RETURN(link_options.distribution, ParseNegativeDistribution(o.negative_dist));
+    if (link && o.split == "train" && !o.shuffle) {
+      return InvalidArgument("task 'link': training edges are taken in a per-epoch shuffle (shuffle=False is for "
+                             "node seeds)");
+    }
+
     MemoryBudgetRequest request;
     request.budget_bytes = o.memory_budget_bytes;
-    request.batch_size = o.batch_size;
+    request.batch_size = link ? LinkBatchMaxSeeds(o.batch_size, link_options) : o.batch_size;
     request.fanouts = o.fanouts;
     request.ncache_budget_bytes = o.ncache_budget_bytes;
     request.fcache_budget_bytes = o.fcache_budget_bytes;
@@ -476,16 +564,16 @@ class Loader {
     PilotSpec pilot = MakePilot(o.batch_size, o.fanouts, o.seed, o.num_threads);
     pilot.split = o.split;
     pilot.epochs = int64_t{1} << 20;  // the epochs are the caller's: never a cap on the traces in flight
+    if (link) {
+      pilot.split.clear();
+      pilot.link = link_options;
+    }
     SEER_ASSIGN_OR_RETURN(data_, DataPath::Open(o.dataset_dir, request, io, &pilot));
-
-    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, data_->TakeSplit(pilot, o.split));
-    if (seeds.empty()) return InvalidArgument(data_->dataset().PathOf(o.split + ".bin") + ": no " + o.split + " nodes");
-    SEER_ASSIGN_OR_RETURN(labels_, LabelTable::Load(data_->dataset(), seeds));
-    SuperbatchOptions sb = MakeSuperbatchOptions(o.batch_size, data_->split().superbatch, o.num_threads, o.fanouts,
-                                                 o.seed, o.shuffle);
-    SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
-                          SuperbatchSampler::Create(data_->topology().view(), std::move(seeds), sb));
-    sampler_.emplace(std::move(sampler));
+    if (link) {
+      SEER_RETURN_IF_ERROR(OpenLinkSampler(o, link_options));
+    } else {
+      SEER_RETURN_IF_ERROR(OpenNodeSampler(o, pilot));
+    }
 
     std::string parent = o.runtime_dir;
     if (parent.empty()) {
@@ -713,7 +801,12 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("num_threads", &LoaderOptions::num_threads)
       .def_readwrite("overlap", &LoaderOptions::overlap)
       .def_readwrite("runtime_dir", &LoaderOptions::runtime_dir)
-      .def_readwrite("quiet", &LoaderOptions::quiet);
+      .def_readwrite("quiet", &LoaderOptions::quiet)
+      .def_readwrite("task", &LoaderOptions::task)
+      .def_readwrite("negatives", &LoaderOptions::negatives)
+      .def_readwrite("negative_dist", &LoaderOptions::negative_dist)
+      .def_readwrite("shared_negatives", &LoaderOptions::shared_negatives)
+      .def_readwrite("eval_negatives", &LoaderOptions::eval_negatives);
 
   py::class_<EpochRun>(m, "EpochRun")
       .def("next", &EpochRun::Next)

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -108,6 +109,64 @@ Result<std::vector<int64_t>> ReadNodes(const std::string& path, const OriginalId
   return nodes;
 }
 
+// --pairs for a link prediction model: an (N, 2) integer .npy, or text with one pair of
+// original ids per line separated by a comma, a tab or blanks (blank lines skipped).
+Result<std::vector<std::pair<int64_t, int64_t>>> ReadPairs(const std::string& path, const OriginalIds& ids) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+  if (npy) {
+    SEER_ASSIGN_OR_RETURN(NpyFile file, NpyFile::Open(path));
+    const NpyHeader& h = file.header();
+    if ((h.kind != 'i' && h.kind != 'u') || h.shape.size() != 2 || h.shape[1] != 2) {
+      return InvalidArgument(path + ": pairs must be an (N, 2) integer array, found " + h.descr + " " + h.ShapeString());
+    }
+    std::vector<int64_t> values(static_cast<size_t>(h.num_elements()));
+    SEER_RETURN_IF_ERROR(file.ReadAsInt64(0, h.num_elements(), values.data()));
+    for (size_t i = 0; i < values.size(); ++i) {
+      const std::string where = fmt::format("{}: row {} column {}", path, i / 2, i % 2);
+      if (values[i] < 0) return InvalidArgument(fmt::format("{}: node id {} is negative", where, values[i]));
+      SEER_ASSIGN_OR_RETURN(values[i], NodeOfId(ids, std::to_string(values[i]), where));
+    }
+    for (size_t i = 0; i < values.size(); i += 2) pairs.emplace_back(values[i], values[i + 1]);
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return Status(StatusCode::kNotFound, path + ": cannot open");
+    std::string line;
+    for (int64_t number = 1; std::getline(in, line); ++number) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.find_first_not_of(" \t") == std::string::npos) continue;
+      const std::string where = path + ":" + std::to_string(number);
+      const size_t comma = line.find(',');
+      std::string a, b;
+      if (comma != std::string::npos) {
+        a = line.substr(0, comma);
+        b = line.substr(comma + 1);
+      } else {
+        const size_t first = line.find_first_not_of(" \t");
+        const size_t gap = line.find_first_of(" \t", first);
+        if (gap == std::string::npos) return InvalidArgument(where + ": expected two node ids (src dst)");
+        a = line.substr(first, gap - first);
+        b = line.substr(gap);
+      }
+      auto trim = [](std::string t) {
+        const size_t f = t.find_first_not_of(" \t"), l = t.find_last_not_of(" \t");
+        return f == std::string::npos ? std::string() : t.substr(f, l + 1 - f);
+      };
+      a = trim(a);
+      b = trim(b);
+      if (a.empty() || b.empty() || b.find_first_of(" \t,") != std::string::npos) {
+        return InvalidArgument(where + ": expected two node ids (src dst)");
+      }
+      SEER_ASSIGN_OR_RETURN(const int64_t u, NodeOfId(ids, a, where));
+      SEER_ASSIGN_OR_RETURN(const int64_t v, NodeOfId(ids, b, where));
+      pairs.emplace_back(u, v);
+    }
+    if (in.bad()) return Status(StatusCode::kIoError, path + ": read failed");
+  }
+  if (pairs.empty()) return InvalidArgument(path + ": no pairs in --pairs");
+  return pairs;
+}
+
 // One CSV field per RFC 4180: quoted when it holds a comma, a quote, CR, LF or leading
 // or trailing blanks; quotes inside doubled.
 std::string CsvField(std::string_view text) {
@@ -127,6 +186,8 @@ std::string CsvField(std::string_view text) {
 // What predict writes besides the library's options.
 struct PredictOutputs {
   std::string nodes_path;
+  std::string pairs_path;                // link prediction models: pairs to score
+  std::string scores_path = "scores.npy";
   std::string out_path = "preds.npy";
   std::string embeddings_path;
   std::string ids_out_path;  // the CSV; default for a dataset with original ids: --out with .csv
@@ -170,6 +231,70 @@ Status WriteCsv(AtomicFileWriter& csv, const PredictResult& r, const OriginalIds
   return csv.Append(text.data(), static_cast<int64_t>(text.size()));
 }
 
+// A link prediction model's outputs: the pairs' scores (.npy float32, and the CSV
+// "src,dst,score" with original ids when the dataset has them or --out-ids is given), or
+// the nodes' embeddings (--embeddings, default embeddings.npy).
+Status WriteLinkOutputs(const PredictOptions& o, PredictOutputs files, const PredictResult& r, const OriginalIds& ids) {
+  if (r.rank != 0) return Status::Ok();
+  if (!o.pairs.empty()) {
+    const auto n = static_cast<int64_t>(r.pair_scores.size());
+    std::optional<AtomicFileWriter> csv;
+    if (!files.ids_out_path.empty()) {
+      const std::string path = files.ids_out_path == CsvPathFor(files.out_path) ? CsvPathFor(files.scores_path)
+                                                                               : files.ids_out_path;
+      SEER_RETURN_IF_ERROR(CheckOutputPath(path));
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
+      csv.emplace(std::move(writer));
+      std::string text = "src,dst,score\n";
+      for (int64_t i = 0; i < n; ++i) {
+        const auto& [u, v] = o.pairs[static_cast<size_t>(i)];
+        text += CsvField(ids.IdOf(u)) + "," + CsvField(ids.IdOf(v)) + fmt::format(",{:.9g}\n", r.pair_scores[i]);
+      }
+      SEER_RETURN_IF_ERROR(csv->Append(text.data(), static_cast<int64_t>(text.size())));
+      files.ids_out_path = path;
+    }
+    SEER_RETURN_IF_ERROR(CheckOutputPath(files.scores_path));
+    SEER_RETURN_IF_ERROR(WriteNpy(files.scores_path, "<f4", {n}, r.pair_scores.data()));
+    if (csv) SEER_RETURN_IF_ERROR(csv->Close());
+    if (o.show_progress) {
+      fmt::print(stderr, "seer predict: {} pair scores (logits; higher = more likely an edge) -> {}{}\n", n,
+                 files.scores_path, csv ? " and " + files.ids_out_path : "");
+    }
+    return Status::Ok();
+  }
+  const std::string path = files.embeddings_path.empty() ? "embeddings.npy" : files.embeddings_path;
+  SEER_RETURN_IF_ERROR(CheckOutputPath(path));
+  const auto n = static_cast<int64_t>(r.nodes.size());
+  // Which original id each row is, when the dataset's ids are not its row numbers.
+  std::optional<AtomicFileWriter> csv;
+  std::string csv_path;
+  if (!ids.identity() || !files.ids_out_path.empty()) {
+    csv_path = files.ids_out_path.empty() || files.ids_out_path == CsvPathFor(files.out_path) ? CsvPathFor(path)
+                                                                                              : files.ids_out_path;
+    SEER_RETURN_IF_ERROR(CheckOutputPath(csv_path));
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(csv_path));
+    csv.emplace(std::move(writer));
+    std::string text = "row,id\n";
+    for (int64_t i = 0; i < n; ++i) {
+      text += std::to_string(i) + "," + CsvField(ids.IdOf(r.nodes[static_cast<size_t>(i)])) + "\n";
+      if (text.size() >= (1u << 20)) {
+        SEER_RETURN_IF_ERROR(csv->Append(text.data(), static_cast<int64_t>(text.size())));
+        text.clear();
+      }
+    }
+    SEER_RETURN_IF_ERROR(csv->Append(text.data(), static_cast<int64_t>(text.size())));
+  }
+  SEER_RETURN_IF_ERROR(WriteNpy(path, "<f4", {n, r.embedding_dim}, r.embeddings.data()));
+  if (csv) SEER_RETURN_IF_ERROR(csv->Close());
+  if (o.show_progress) {
+    fmt::print(stderr, "seer predict: link prediction model: {} node embeddings of {} floats -> {} (rows in {} "
+                       "order{})\n",
+               n, r.embedding_dim, path, o.nodes.empty() ? "node" : "--nodes",
+               csv ? "; their original ids in " + csv_path : "");
+  }
+  return Status::Ok();
+}
+
 Status Predict(PredictOptions o, PredictOutputs files) {
   SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(o.dataset_dir));
   SEER_ASSIGN_OR_RETURN(OriginalIds ids, OriginalIds::Load(dataset));
@@ -177,12 +302,19 @@ Status Predict(PredictOptions o, PredictOutputs files) {
     files.ids_out_path = CsvPathFor(files.out_path);
   }
   if (!files.ids_out_path.empty()) SEER_RETURN_IF_ERROR(CheckOutputPath(files.ids_out_path));
+  if (!files.pairs_path.empty() && !files.nodes_path.empty()) {
+    return InvalidArgument("--pairs and --nodes: give one (a link prediction model scores pairs or embeds nodes)");
+  }
   if (!files.nodes_path.empty()) {
     SEER_ASSIGN_OR_RETURN(o.nodes, ReadNodes(files.nodes_path, ids));
+  }
+  if (!files.pairs_path.empty()) {
+    SEER_ASSIGN_OR_RETURN(o.pairs, ReadPairs(files.pairs_path, ids));
   }
   o.want_embeddings = !files.embeddings_path.empty();
   o.want_logits = files.output != PredictOutput::kClass;
   SEER_ASSIGN_OR_RETURN(PredictResult result, RunPrediction(o));
+  if (result.link) return WriteLinkOutputs(o, files, result, ids);
   if (!result.warning.empty() && result.rank == 0) fmt::print(stderr, "seer predict: warning: {}\n", result.warning);
   // Data-parallel: every rank predicted its share and holds the gathered result; rank 0
   // alone writes the files.
@@ -219,7 +351,8 @@ Status Predict(PredictOptions o, PredictOutputs files) {
 }  // namespace
 
 CommandMain RegisterPredictCommand(CLI::App& root) {
-  auto* cmd = root.add_subcommand("predict", "Predict node classes with a trained model (.npy and CSV output)");
+  auto* cmd = root.add_subcommand("predict", "Predict node classes with a trained model (.npy and CSV output); with "
+                                             "a --task link model, node embeddings or --pairs scores");
   auto o = std::make_shared<PredictOptions>();
   auto files = std::make_shared<PredictOutputs>();
   AddSharedDataPathFlags(cmd, o.get());
@@ -227,6 +360,12 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
   cmd->add_option("--nodes", files->nodes_path,
                   "Nodes to predict, by original id: a text file (one id per line) or an integer .npy; the ids "
                   "of node_ids.txt for a --remap-ids dataset, else the input's row numbers (default: the test split)")
+      ->capture_default_str();
+  cmd->add_option("--pairs", files->pairs_path,
+                  "Link prediction models: (src, dst) pairs to score, by original id: text (one pair per line, "
+                  "comma, tab or blank separated) or an (N, 2) integer .npy")
+      ->capture_default_str();
+  cmd->add_option("--scores", files->scores_path, "With --pairs: the pairs' scores (.npy float32 logits, in order)")
       ->capture_default_str();
   cmd->add_option("--out", files->out_path, "Predicted classes (.npy int64, one per node, in --nodes order)")
       ->capture_default_str();
@@ -236,7 +375,9 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
       ->capture_default_str();
   AddEnumOption(cmd, "--output", &files->output, kPredictOutputNames, "prediction output",
                 "What the CSV holds per node besides the class (probabilities = softmax of the logits)");
-  cmd->add_option("--embeddings", files->embeddings_path, "Also write the last hidden layer (.npy float32 nodes x dim)")
+  cmd->add_option("--embeddings", files->embeddings_path,
+                  "Also write the last hidden layer (.npy float32 nodes x dim); a link prediction model's final "
+                  "embeddings (default embeddings.npy for one, every node without --nodes)")
       ->capture_default_str();
   AddFanoutsOption(cmd, "--fanouts", &o->fanouts,
                    "Fan-outs (default: the model's training fan-outs, recorded in the model file)");

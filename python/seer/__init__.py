@@ -138,6 +138,14 @@ class Batch:
     batch_size         seeds
     num_sampled_nodes  per hop: [seeds, new at hop 1, new at hop 2, ...]
     num_sampled_edges  per hop, hop 1 first
+    src_index, dst_index, neg_index   link prediction (task="link") only, else None:
+                       positions into n_id (int64). Positive pair i is
+                       (n_id[src_index[i]], n_id[dst_index[i]]); its negatives pair
+                       n_id[src_index[i]] with n_id[neg_index[i, j]] (neg_index [P, k]), or
+                       with n_id[neg_index[j]] when shared_negatives (neg_index [k])
+    edge_label_index, edge_label   the same pairs in PyG's LinkNeighborLoader terms:
+                       [2, P + P*k] local ids (positives first, then every negative
+                       pair) and their float labels (1 positive, 0 negative)
     layers             Seer's blocks, input layer first: (edge_index, num_src, num_dst);
                        layer l reads n_id[:num_src] and writes n_id[:num_dst]; the last
                        layer's num_dst is batch_size (a GraphSAGE over layers computes what
@@ -147,7 +155,7 @@ class Batch:
     """
 
     __slots__ = ("n_id", "x", "y", "edge_index", "batch_size", "num_sampled_nodes", "num_sampled_edges",
-                 "block_sizes", "epoch", "batch_index")
+                 "block_sizes", "epoch", "batch_index", "src_index", "dst_index", "neg_index", "shared_negatives")
 
     @classmethod
     def _from_native(cls, d, pin):
@@ -162,6 +170,13 @@ class Batch:
         b.num_sampled_nodes = list(d["num_sampled_nodes"])
         b.num_sampled_edges = list(d["num_sampled_edges"])
         b.block_sizes = [tuple(int(v) for v in row) for row in d["block_sizes"]]
+        b.src_index = b.dst_index = b.neg_index = None
+        b.shared_negatives = False
+        if "src_index" in d:
+            b.src_index = torch.from_numpy(d["src_index"])
+            b.dst_index = torch.from_numpy(d["dst_index"])
+            b.neg_index = torch.from_numpy(d["neg_index"])
+            b.shared_negatives = bool(d["shared_negatives"])
         if pin:
             b.n_id, b.x, b.y, b.edge_index = (t.pin_memory() for t in (b.n_id, b.x, b.y, b.edge_index))
         return b
@@ -169,6 +184,25 @@ class Batch:
     @property
     def num_nodes(self):
         return int(self.n_id.shape[0])
+
+    @property
+    def edge_label_index(self):
+        if self.src_index is None:
+            return None
+        p = int(self.src_index.shape[0])
+        neg = self.neg_index.unsqueeze(0).expand(p, -1) if self.shared_negatives else self.neg_index
+        k = int(neg.shape[1])
+        src = torch.cat([self.src_index, self.src_index.repeat_interleave(k)])
+        dst = torch.cat([self.dst_index, neg.reshape(-1)])
+        return torch.stack([src, dst])
+
+    @property
+    def edge_label(self):
+        if self.src_index is None:
+            return None
+        p = int(self.src_index.shape[0])
+        k = int(self.neg_index.shape[-1])
+        return torch.cat([torch.ones(p), torch.zeros(p * k)])
 
     def hop_edge_index(self, hop):
         """Hop `hop`'s edges (1 = the seeds' neighbours) as [2, E_hop]."""
@@ -233,6 +267,14 @@ class NeighborLoader:
                       for batch.to(device, non_blocking=True)
       num_threads     sampling threads (0 = all cores)
       direct_io       O_DIRECT reads (False: buffered, e.g. on tmpfs)
+      task            "node", or "link" (`seer train --task link`'s batches): split
+                      "train" gives batches of batch_size training edges, each with
+                      `negatives` negatives (negative_dist "uniform" | "degree",
+                      shared_negatives: k per batch) drawn by the inspector, so the cache
+                      plans their rows; "valid"/"test" give the held-out edges of
+                      `seer split-edges` with their fixed negatives (or eval_negatives
+                      drawn once from the seed). Batches then carry src_index,
+                      dst_index, neg_index (and edge_label_index / edge_label)
     Each `for batch in loader` runs the next epoch (0, 1, ...). Leaving an epoch early
     (break, an exception, Ctrl-C) stops its threads; the next epoch then reopens the data
     path (a fresh cache; stats()["reopens"] counts it).
@@ -242,7 +284,8 @@ class NeighborLoader:
                  feature_cache="belady", superbatch="auto", seed=0, shuffle=True, device="cpu",
                  num_threads=0, fcache_budget=None, ncache_budget=None, ncache_share=None,
                  budget_scope="process", direct_io=True, io="auto", planner="auto", overlap=True,
-                 runtime_dir=None):
+                 runtime_dir=None, task="node", negatives=1, negative_dist="uniform", shared_negatives=False,
+                 eval_negatives=100):
         if not isinstance(dataset, Dataset):
             dataset = Dataset(dataset)
         self.dataset = dataset
@@ -281,6 +324,13 @@ class NeighborLoader:
         o.num_threads = int(num_threads)
         o.overlap = bool(overlap)
         o.runtime_dir = "" if runtime_dir is None else os.fspath(runtime_dir)
+        if task not in ("node", "link"):
+            raise ValueError(f"task {task!r}: expected node or link")
+        o.task = task
+        o.negatives = int(negatives)
+        o.negative_dist = negative_dist
+        o.shared_negatives = bool(shared_negatives)
+        o.eval_negatives = int(eval_negatives)
         self._pin = self.device.type == "cuda"
         self._native = _native.Loader(o)
         _open_loaders.add(self)

@@ -28,15 +28,15 @@ def run_seer(args, check=True):
 
 def decode_sbt(path):
     """Every batch of one .sbt file (docs/formats.md "Trace files"): dicts with epoch,
-    batch_index, num_seeds, node_ids and blocks [(num_dst, num_src, row_ptr, col_idx)],
-    input layer first."""
+    batch_index, num_seeds, node_ids, blocks [(num_dst, num_src, row_ptr, col_idx)],
+    input layer first, and link (None, or (src, dst, neg, k, shared) seed positions)."""
     w = np.fromfile(path, dtype="<i8")
-    assert w[0] == 0x3154425352454553 and w[1] == 1, path
+    assert w[0] == 0x3154425352454553 and w[1] == 2, path
     batches, pos = [], 8
     for _ in range(int(w[4])):
-        size, epoch, index, seeds, n, layers = (int(v) for v in w[pos : pos + 6])
-        shapes = [tuple(int(v) for v in w[pos + 6 + 3 * l : pos + 9 + 3 * l]) for l in range(layers)]
-        at = pos + 6 + 3 * layers
+        size, epoch, index, seeds, n, layers, pairs, k, shared = (int(v) for v in w[pos : pos + 9])
+        shapes = [tuple(int(v) for v in w[pos + 9 + 3 * l : pos + 12 + 3 * l]) for l in range(layers)]
+        at = pos + 9 + 3 * layers
         node_ids = w[at : at + n].copy()
         at += n
         blocks = []
@@ -46,7 +46,13 @@ def decode_sbt(path):
             col_idx = w[at : at + (num_edges + 1) // 2].view("<i4")[:num_edges].astype(np.int64)
             at += (num_edges + 1) // 2
             blocks.append((num_dst, num_src, row_ptr, col_idx))
-        batches.append(dict(epoch=epoch, batch_index=index, num_seeds=seeds, node_ids=node_ids, blocks=blocks))
+        link = None
+        if pairs > 0:
+            negatives = k if shared else pairs * k
+            words = w[at : at + (2 * pairs + negatives + 1) // 2].view("<i4")[: 2 * pairs + negatives].astype(np.int64)
+            link = (words[:pairs], words[pairs : 2 * pairs], words[2 * pairs :], k, bool(shared))
+        batches.append(dict(epoch=epoch, batch_index=index, num_seeds=seeds, node_ids=node_ids, blocks=blocks,
+                            link=link))
         pos += size // 8
     return batches
 

@@ -71,7 +71,9 @@ BUDGETED = textwrap.dedent("""
     for epoch in range(2):
         for batch in loader:
             total += float(batch.x.sum())        # the consumer touches every row
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    # VmHWM, this process's own peak: ru_maxrss also counts a forking parent's RSS
+    # (kept across execve), e.g. pytest's after earlier tests' loaders.
+    peak = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) * 1024
     print(budget, split["runtime_bytes"], split["fcache_bytes"], peak, loader.stats()["misses"])
 """)
 
