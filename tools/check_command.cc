@@ -1,4 +1,5 @@
-// `seer check DIR [--deep]`: validates a dataset directory (storage/dataset/dataset_check.h).
+// `seer check DIR [--deep]`: validates a dataset directory (storage/dataset/dataset_check.h),
+// homogeneous or typed (then one summary line per node type and per relation).
 // Exit 0 only when the dataset is valid; otherwise one error line naming file + position.
 // --deep also loads DIR/ncache (when present): built for this dataset, its files' checksums,
 // and every cached list equal to indptr's in-degree and inside the packed array.
@@ -16,6 +17,35 @@
 #include "storage/dataset/dataset_check.h"
 
 namespace seer::cli {
+namespace {
+
+// A typed dataset: one line for the whole, then one per node type and per relation.
+void PrintTypedSummary(const std::string& dir, const DatasetCheckSummary& summary, double seconds) {
+  const DatasetManifest& m = summary.manifest;
+  fmt::print("seer check: {} OK: typed, {}, {} nodes, {} edges, checksums verified, {} files, {} read in {:.1f} s\n",
+             dir, m.TypedShape(), m.num_nodes, m.num_edges, summary.checksums_verified,
+             FormatBytes(summary.bytes_read), seconds);
+  for (size_t i = 0; i < m.node_types.size(); ++i) {
+    const DatasetNodeType& t = m.node_types[i];
+    const NodeTypeCheckSummary& s = summary.node_types[i];
+    std::string features = t.feature_dim > 0 ? fmt::format("{} features x {}", t.feature_dim,
+                                                            FeatureDtypeName(t.feature_dtype))
+                                             : std::string("no features");
+    std::string labels = t.num_classes > 0 ? fmt::format(", {} classes ({} labeled)", t.num_classes, s.num_labeled)
+                                           : std::string();
+    std::string splits = t.train.empty() && t.valid.empty() && t.test.empty()
+                             ? std::string()
+                             : fmt::format(", train/valid/test {}/{}/{}", s.num_train, s.num_valid, s.num_test);
+    fmt::print("  node type {}: {} nodes, {}{}{}\n", t.name, t.count, features, labels, splits);
+  }
+  for (size_t i = 0; i < m.relations.size(); ++i) {
+    const DatasetRelation& r = m.relations[i];
+    fmt::print("  relation {}: {} edges ({}, max in-degree {})\n", r.key(), r.num_edges,
+               IndexDtypeName(r.index_dtype), summary.relations[i].max_in_degree);
+  }
+}
+
+}  // namespace
 
 CommandMain RegisterCheckCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand("check", "Validate a dataset directory (exit 0 only if valid)");
@@ -38,6 +68,10 @@ CommandMain RegisterCheckCommand(CLI::App& root) {
     ProgressReporter clock("check", 0, "", false);
     auto summary = CheckDataset(flags->dir, options);
     if (!summary.ok()) return ReportError("check", summary.status());
+    if (summary->manifest.typed()) {
+      PrintTypedSummary(flags->dir, *summary, clock.ElapsedSeconds());
+      return 0;
+    }
     std::string ncache;
     if (flags->deep) {
       auto dataset = Dataset::Open(flags->dir);

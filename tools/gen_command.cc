@@ -1,9 +1,12 @@
 // `seer gen`: writes a synthetic dataset (R-MAT power-law topology with a learnable
-// class structure; see storage/prep/synthetic_graph.h).
+// class structure; see storage/prep/synthetic_graph.h), or with --hetero a typed one with
+// an IGBH-like schema (storage/prep/hetero_graph.h).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.h"
 #include "flag_binding.h"
@@ -12,9 +15,66 @@
 #include "storage/base/progress.h"
 #include "storage/base/stale_temp.h"
 #include "storage/dataset/dataset.h"
+#include "storage/prep/hetero_graph.h"
 #include "storage/prep/synthetic_graph.h"
 
 namespace seer::cli {
+namespace {
+
+// The flags only one kind of `seer gen` reads: given to the other kind, they are refused.
+constexpr const char* kHomogeneousOnlyFlags[] = {"--nodes",  "--avg-degree",    "--rmat-a",        "--rmat-b",
+                                                 "--rmat-c", "--min-in-degree", "--memory-budget", "--edge-list-out",
+                                                 "--direct-csc"};
+constexpr const char* kHeteroOnlyFlags[] = {"--papers",           "--authors",           "--institutes",
+                                            "--fos",              "--cites-per-paper",   "--authors-per-paper",
+                                            "--institutes-per-author", "--topics-per-paper", "--featureless",
+                                            "--no-reverse",       "--skew",              "--block-edges"};
+
+// seer gen --hetero: the flags both kinds share are copied from the homogeneous config
+// when given (the typed generator has its own defaults), then the typed dataset is written.
+int RunHeteroGen(CLI::App* cmd, const SyntheticGraphConfig& shared, HeteroGraphConfig config, const std::string& out,
+                 bool force, bool quiet) {
+  for (const char* flag : kHomogeneousOnlyFlags) {
+    if (cmd->count(flag) > 0) return ReportError("gen", std::string(flag) + " does not apply to --hetero");
+  }
+  if (out.empty()) return ReportError("gen", "--out DIR is required");
+  if (cmd->count("--feature-dim") > 0) config.feature_dim = shared.feature_dim;
+  if (cmd->count("--feature-dtype") > 0) config.feature_dtype = shared.feature_dtype;
+  if (cmd->count("--classes") > 0) config.num_classes = shared.num_classes;
+  if (cmd->count("--seed") > 0) config.seed = shared.seed;
+  if (cmd->count("--homophily") > 0) config.homophily = shared.homophily;
+  if (cmd->count("--feature-signal") > 0) config.feature_signal = shared.feature_signal;
+  if (cmd->count("--feature-noise") > 0) config.feature_noise = shared.feature_noise;
+  if (cmd->count("--block-nodes") > 0) config.block_nodes = shared.block_nodes;
+  if (cmd->count("--train-fraction") + cmd->count("--valid-fraction") + cmd->count("--test-fraction") > 0) {
+    config.train_fraction = shared.train_fraction;  // all three, as for the homogeneous kind
+    config.valid_fraction = shared.valid_fraction;
+    config.test_fraction = shared.test_fraction;
+  }
+  config.show_progress = !quiet;
+  config.created_by = fmt::format("seer gen --hetero --papers {} --seed {}", config.num_papers, config.seed);
+  ProgressReporter clock("gen", 0, "", false);
+  SweepAtStart({out, RealParentDirectory(out)}, false);
+  auto summary = GenerateHeteroDataset(config, out, force);
+  if (!summary.ok()) return ReportError("gen", summary.status());
+  const DatasetManifest& m = summary->manifest;
+  std::string types;
+  for (const DatasetNodeType& t : m.node_types) {
+    types += fmt::format("{}{} {}", types.empty() ? "" : ", ", t.count, t.name);
+  }
+  fmt::print(
+      "seer gen: wrote {}: typed, {} ({}), {} nodes, {} edges, {} features x {}{}, {} paper classes, "
+      "papers train/valid/test {}/{}/{}, {} in {:.1f} s, peak memory {} (largest block {} edges)\n",
+      out, m.TypedShape(), types, summary->num_nodes, summary->num_edges, config.feature_dim,
+      FeatureDtypeName(config.feature_dtype),
+      config.featureless.empty() ? "" : " (none for " + fmt::format("{}", fmt::join(config.featureless, ", ")) + ")",
+      config.num_classes, summary->num_train, summary->num_valid, summary->num_test,
+      FormatBytes(summary->bytes_written), clock.ElapsedSeconds(), FormatBytes(PeakRssBytes()),
+      summary->max_block_edges);
+  return 0;
+}
+
+}  // namespace
 
 CommandMain RegisterGenCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(
@@ -25,6 +85,9 @@ CommandMain RegisterGenCommand(CLI::App& root) {
     std::string edge_list_out;
     bool force = false;
     bool quiet = false;
+    bool hetero = false;
+    HeteroGraphConfig hetero_config;
+    bool no_reverse = false;
   };
   auto flags = std::make_shared<Flags>();
   auto& c = flags->config;
@@ -67,8 +130,45 @@ CommandMain RegisterGenCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--force", flags->force, "Overwrite an existing dataset in --out");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
+  auto& h = flags->hetero_config;
+  cmd->add_flag("--hetero", flags->hetero,
+                "Write a typed dataset with an IGBH-like schema (paper, author, institute, fos; cites, written_by, "
+                "affiliated_with, topic and their reverses; learnable paper labels), CSC block by block in bounded "
+                "memory. Its defaults: --papers 10000, --feature-dim 128, --classes 19, train/valid/test fractions "
+                "0.6/0.2/0.2; --feature-dtype, --seed, --homophily, --feature-signal/-noise and --block-nodes apply");
+  cmd->add_option("--papers", h.num_papers, "With --hetero: papers")->capture_default_str();
+  cmd->add_option("--authors", h.num_authors, "With --hetero: authors (-1: as many as papers)")->capture_default_str();
+  cmd->add_option("--institutes", h.num_institutes, "With --hetero: institutes (-1: papers / 1000, at least 1)")
+      ->capture_default_str();
+  cmd->add_option("--fos", h.num_fos, "With --hetero: fields of study (-1: papers / 100, at least 1)")
+      ->capture_default_str();
+  cmd->add_option("--cites-per-paper", h.cites_per_paper, "With --hetero: expected citations per paper")
+      ->capture_default_str();
+  cmd->add_option("--authors-per-paper", h.authors_per_paper, "With --hetero: expected authors per paper")
+      ->capture_default_str();
+  cmd->add_option("--institutes-per-author", h.institutes_per_author,
+                  "With --hetero: expected institutes per author")
+      ->capture_default_str();
+  cmd->add_option("--topics-per-paper", h.topics_per_paper, "With --hetero: expected fields of study per paper")
+      ->capture_default_str();
+  cmd->add_option("--featureless", h.featureless,
+                  "With --hetero: node types written without features, e.g. institute,fos")
+      ->delimiter(',');
+  cmd->add_flag("--no-reverse", flags->no_reverse, "With --hetero: only the four forward relations");
+  cmd->add_option("--skew", h.skew,
+                  "With --hetero: degree skew, the probability of a 0 bit when an endpoint is drawn (0.5: uniform)")
+      ->capture_default_str();
+  cmd->add_option("--block-edges", h.block_edges, "With --hetero: target edges per block (bounds the memory)")
+      ->capture_default_str();
 
-  return [flags] {
+  return [flags, cmd] {
+    if (flags->hetero) {
+      flags->hetero_config.reverse = !flags->no_reverse;
+      return RunHeteroGen(cmd, flags->config, flags->hetero_config, flags->out, flags->force, flags->quiet);
+    }
+    for (const char* flag : kHeteroOnlyFlags) {
+      if (cmd->count(flag) > 0) return ReportError("gen", std::string(flag) + " needs --hetero");
+    }
     auto& config = flags->config;
     config.show_progress = !flags->quiet;
     config.created_by = fmt::format("seer gen --nodes {} --seed {}{}", config.num_nodes, config.seed,

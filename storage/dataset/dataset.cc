@@ -111,6 +111,39 @@ Result<FeatureDtype> ParseFeatureDtype(const std::string& text) {
   return ParseName(kFeatureDtypeNames, text, "feature dtype");
 }
 
+std::string NodeTypeFileName(const std::string& type, const std::string& role) {
+  return type + "." + role + ".bin";
+}
+
+std::string RelationFileName(const DatasetRelation& relation, const std::string& role) {
+  return relation.key() + "." + role + ".bin";
+}
+
+bool ValidTypeName(const std::string& name) {
+  // Runs of [A-Za-z0-9] joined by single '_': "paper", "written_by", "fos2". So a
+  // relation key "src__name__dst" splits back into its three names, and file names stay
+  // plain (no '/', no '.').
+  if (name.empty() || name.size() > 64 || name.front() == '_' || name.back() == '_') return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && !(c == '_' && name[i - 1] != '_')) return false;
+  }
+  return true;
+}
+
+const DatasetNodeType* DatasetManifest::FindNodeType(const std::string& name) const {
+  for (const DatasetNodeType& t : node_types) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::string DatasetManifest::TypedShape() const {
+  return std::to_string(node_types.size()) + (node_types.size() == 1 ? " node type, " : " node types, ") +
+         std::to_string(relations.size()) + (relations.size() == 1 ? " relation" : " relations");
+}
+
 std::string DatasetManifest::ToJson() const {
   Json file_map = Json::object();
   for (const auto& [name, entry] : files) {
@@ -152,6 +185,34 @@ std::string DatasetManifest::ToJson() const {
       root["edge_splits"]["valid_negatives"] = e.valid_negatives;
       root["edge_splits"]["test_negatives"] = e.test_negatives;
     }
+  }
+  if (typed()) {  // absent in a homogeneous manifest: its JSON (and identity) is unchanged
+    Json types = Json::array();
+    for (const DatasetNodeType& t : node_types) {
+      Json type = {{"name", t.name},
+                   {"count", t.count},
+                   {"feature_dim", t.feature_dim},
+                   {"feature_dtype", FeatureDtypeName(t.feature_dtype)},
+                   {"features", t.features},
+                   {"labels", t.labels},
+                   {"num_classes", t.num_classes}};
+      if (!t.train.empty() || !t.valid.empty() || !t.test.empty()) {
+        type["splits"] = {{"train", t.train}, {"valid", t.valid}, {"test", t.test}};
+      }
+      types.push_back(std::move(type));
+    }
+    Json rels = Json::array();
+    for (const DatasetRelation& r : relations) {
+      rels.push_back({{"src", r.src},
+                      {"name", r.name},
+                      {"dst", r.dst},
+                      {"num_edges", r.num_edges},
+                      {"index_dtype", IndexDtypeName(r.index_dtype)},
+                      {"indptr", r.indptr},
+                      {"indices", r.indices}});
+    }
+    root["node_types"] = std::move(types);
+    root["relations"] = std::move(rels);
   }
   return root.dump(2) + "\n";
 }
@@ -288,6 +349,135 @@ Result<DatasetEdgeSplits> EdgeSplitsField(const Json& root, const DatasetManifes
   }
   return e;
 }
+
+// A file a node type or relation names: listed in `files` and of no other role.
+Status ClaimFile(const DatasetManifest& m, const std::string& name, const std::string& where, const char* key,
+                 std::map<std::string, std::string>* roles) {
+  const std::string role = where + "." + key;
+  if (m.files.count(name) == 0) {
+    return Corrupt(role + " names '" + Escaped(name) + "', which is not in files");
+  }
+  const auto [it, inserted] = roles->emplace(name, role);
+  if (!inserted) return Corrupt(role + " names '" + Escaped(name) + "', already named by " + it->second);
+  return Status::Ok();
+}
+
+// A name member that follows the node type name rule.
+Result<std::string> TypeNameField(const Json& object, const char* key, const std::string& where) {
+  SEER_ASSIGN_OR_RETURN(std::string name, JsonString(object, key, where));
+  if (!ValidTypeName(name)) {
+    return FieldError(where, key, "is '" + Escaped(name) +
+                                      "': a name is 1 to 64 letters and digits in runs joined by single '_'");
+  }
+  return name;
+}
+
+// "node_types" and "relations" (a typed dataset): every field present and in range, each
+// named file listed in `files` with one role, every listed file named by a role, and the
+// top-level counts the sums of the types' and relations'.
+Status TypedGraphFields(const Json& root, const std::string& path, DatasetManifest* out) {
+  DatasetManifest& m = *out;
+  SEER_ASSIGN_OR_RETURN(const Json* types, JsonMember(root, "node_types", path));
+  if (!types->is_array() || types->empty()) return FieldError(path, "node_types", "must be a non-empty array");
+  if (m.node_ids.size() + m.node_order.size() > 0 || m.edge_splits.present()) {
+    return FieldError(path, "node_types", "cannot be combined with node_ids, node_order or edge_splits");
+  }
+  std::map<std::string, std::string> roles;  // file name -> the field naming it
+  int64_t num_nodes = 0;
+  for (size_t i = 0; i < types->size(); ++i) {
+    const Json& object = (*types)[i];
+    std::string where = path + " (node_types[" + std::to_string(i) + "])";
+    if (!object.is_object()) return Corrupt(where + ": must be an object");
+    DatasetNodeType t;
+    SEER_ASSIGN_OR_RETURN(t.name, TypeNameField(object, "name", where));
+    where = path + " (node_types[" + std::to_string(i) + "] " + t.name + ")";
+    if (m.FindNodeType(t.name) != nullptr) return FieldError(where, "name", "is '" + t.name + "' twice");
+    SEER_ASSIGN_OR_RETURN(t.count, NonNegativeInt(object, "count", where));
+    SEER_ASSIGN_OR_RETURN(t.feature_dim, NonNegativeInt(object, "feature_dim", where));
+    SEER_ASSIGN_OR_RETURN(t.num_classes, NonNegativeInt(object, "num_classes", where));
+    if (t.count > (int64_t{1} << 40)) return FieldError(where, "count", "is above the supported 2^40");
+    if (t.feature_dim > (int64_t{1} << 20)) return FieldError(where, "feature_dim", "is above the supported 2^20");
+    if (t.num_classes > (int64_t{1} << 31) - 1) {
+      return FieldError(where, "num_classes", "is above the supported 2^31 - 1");
+    }
+    SEER_ASSIGN_OR_RETURN(t.feature_dtype, DtypeField(object, "feature_dtype", where, &ParseFeatureDtype,
+                                                      "float32, float16, bfloat16 or int8"));
+    SEER_ASSIGN_OR_RETURN(t.features, JsonString(object, "features", where));
+    SEER_ASSIGN_OR_RETURN(t.labels, JsonString(object, "labels", where));
+    if (t.features.empty() != (t.feature_dim == 0)) {
+      return FieldError(where, "features", "must name a file exactly when feature_dim > 0");
+    }
+    if (t.labels.empty() != (t.num_classes == 0)) {
+      return FieldError(where, "labels", "must name a file exactly when num_classes > 0");
+    }
+    if (object.contains("splits")) {
+      const Json& splits = object["splits"];
+      if (!splits.is_object()) return FieldError(where, "splits", "must be an object");
+      const std::string in = where + " (splits)";
+      SEER_ASSIGN_OR_RETURN(t.train, JsonOptionalString(splits, "train", "", in));
+      SEER_ASSIGN_OR_RETURN(t.valid, JsonOptionalString(splits, "valid", "", in));
+      SEER_ASSIGN_OR_RETURN(t.test, JsonOptionalString(splits, "test", "", in));
+    }
+    for (const auto& [key, name] : {std::pair<const char*, const std::string&>{"features", t.features},
+                                    {"labels", t.labels},
+                                    {"splits.train", t.train},
+                                    {"splits.valid", t.valid},
+                                    {"splits.test", t.test}}) {
+      if (!name.empty()) SEER_RETURN_IF_ERROR(ClaimFile(m, name, where, key, &roles));
+    }
+    num_nodes += t.count;  // each <= 2^40 and the sum checked as it grows: no overflow
+    if (num_nodes > (int64_t{1} << 40)) return FieldError(where, "count", "makes the node types' sum pass 2^40");
+    m.node_types.push_back(std::move(t));
+  }
+  SEER_ASSIGN_OR_RETURN(const Json* relations, JsonMember(root, "relations", path));
+  if (!relations->is_array()) return FieldError(path, "relations", "must be an array");
+  int64_t num_edges = 0;
+  for (size_t i = 0; i < relations->size(); ++i) {
+    const Json& object = (*relations)[i];
+    std::string where = path + " (relations[" + std::to_string(i) + "])";
+    if (!object.is_object()) return Corrupt(where + ": must be an object");
+    DatasetRelation r;
+    SEER_ASSIGN_OR_RETURN(r.src, TypeNameField(object, "src", where));
+    SEER_ASSIGN_OR_RETURN(r.name, TypeNameField(object, "name", where));
+    SEER_ASSIGN_OR_RETURN(r.dst, TypeNameField(object, "dst", where));
+    where = path + " (relations[" + std::to_string(i) + "] " + r.key() + ")";
+    const DatasetNodeType* src = m.FindNodeType(r.src);
+    if (src == nullptr) return FieldError(where, "src", "names '" + r.src + "', which is not a node type");
+    if (m.FindNodeType(r.dst) == nullptr) {
+      return FieldError(where, "dst", "names '" + r.dst + "', which is not a node type");
+    }
+    for (const DatasetRelation& other : m.relations) {
+      if (other.key() == r.key()) return Corrupt(where + ": the relation " + r.key() + " is listed twice");
+    }
+    SEER_ASSIGN_OR_RETURN(r.num_edges, NonNegativeInt(object, "num_edges", where));
+    if (r.num_edges > (int64_t{1} << 48)) return FieldError(where, "num_edges", "is above the supported 2^48");
+    SEER_ASSIGN_OR_RETURN(r.index_dtype,
+                          DtypeField(object, "index_dtype", where, &ParseIndexDtype, "uint32 or int64"));
+    if (r.index_dtype == IndexDtype::kUint32 && src->count > (int64_t{1} << 32)) {
+      return FieldError(where, "index_dtype", "is uint32 but the source type " + r.src + " has more than 2^32 nodes");
+    }
+    SEER_ASSIGN_OR_RETURN(r.indptr, JsonString(object, "indptr", where));
+    SEER_ASSIGN_OR_RETURN(r.indices, JsonString(object, "indices", where));
+    SEER_RETURN_IF_ERROR(ClaimFile(m, r.indptr, where, "indptr", &roles));
+    SEER_RETURN_IF_ERROR(ClaimFile(m, r.indices, where, "indices", &roles));
+    num_edges += r.num_edges;
+    if (num_edges > (int64_t{1} << 48)) return FieldError(where, "num_edges", "makes the relations' sum pass 2^48");
+    m.relations.push_back(std::move(r));
+  }
+  for (const auto& [name, entry] : m.files) {
+    if (roles.count(name) == 0) {
+      return FieldError(path, "files", "lists '" + Escaped(name) + "', which no node type or relation names");
+    }
+  }
+  if (m.num_nodes != num_nodes || m.num_edges != num_edges || m.feature_dim != 0 || m.num_classes != 0) {
+    return Corrupt(path + ": a typed dataset has num_nodes = " + std::to_string(num_nodes) +
+                   " (the node types' sum), num_edges = " + std::to_string(num_edges) +
+                   " (the relations' sum), feature_dim = 0 and num_classes = 0; found " +
+                   std::to_string(m.num_nodes) + ", " + std::to_string(m.num_edges) + ", " +
+                   std::to_string(m.feature_dim) + ", " + std::to_string(m.num_classes));
+  }
+  return Status::Ok();
+}
 }  // namespace
 
 Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const std::string& path) {
@@ -347,10 +537,14 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
   if (root.contains("edge_splits")) {
     SEER_ASSIGN_OR_RETURN(m.edge_splits, EdgeSplitsField(root, m, path));
   }
+  if (root.contains("node_types") || root.contains("relations")) {
+    SEER_RETURN_IF_ERROR(TypedGraphFields(root, path, &m));
+  }
   if (version < m.FormatVersion()) {
     return Corrupt(path + ": version " + std::to_string(version) + " but it uses " +
                    (!m.node_order.empty()          ? "node_order"
                     : m.edge_splits.present()      ? "edge_splits"
+                    : m.typed()                    ? "node_types"
                                                    : "the int8 feature dtype") +
                    ", which needs version " +
                    std::to_string(m.FormatVersion()));
@@ -361,6 +555,21 @@ Result<DatasetManifest> DatasetManifest::FromJson(const std::string& json, const
 namespace {
 // The exact size each fixed file must have for a manifest.
 Result<int64_t> ExpectedBytes(const DatasetManifest& m, const std::string& name) {
+  if (m.typed()) {  // the typed files (its split files are free-sized)
+    for (const DatasetNodeType& t : m.node_types) {
+      if (name == t.features) return AlignUp(t.count * t.feature_row_bytes(), 4096);
+      if (name == t.labels) return t.count * 4;
+    }
+    for (const DatasetRelation& r : m.relations) {
+      if (name == r.indptr) {
+        const DatasetNodeType* dst = m.FindNodeType(r.dst);
+        if (dst == nullptr) throw std::logic_error("relation " + r.key() + " names no node type " + r.dst);
+        return (dst->count + 1) * 8;
+      }
+      if (name == r.indices) return r.num_edges * IndexDtypeBytes(r.index_dtype);
+    }
+    return int64_t{-1};
+  }
   if (name == dataset_files::kIndptr) return (m.num_nodes + 1) * 8;
   if (name == dataset_files::kIndices) return m.num_edges * m.index_bytes();
   if (name == dataset_files::kFeatures) return AlignUp(m.num_nodes * m.feature_row_bytes(), 4096);
@@ -379,6 +588,15 @@ Result<int64_t> ExpectedBytes(const DatasetManifest& m, const std::string& name)
 }  // namespace
 
 Result<Dataset> Dataset::Open(const std::string& dir) {
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, OpenAnyKind(dir));
+  if (dataset.manifest().typed()) {
+    return InvalidArgument(dir + ": typed dataset (" + dataset.manifest().TypedShape() +
+                           "): this command does not support typed datasets yet (`seer check` reads them)");
+  }
+  return dataset;
+}
+
+Result<Dataset> Dataset::OpenAnyKind(const std::string& dir) {
   std::string manifest_path = dir + "/" + dataset_files::kManifest;
   auto text = ReadWholeFile(manifest_path);
   if (!text.ok()) {
@@ -391,7 +609,7 @@ Result<Dataset> Dataset::Open(const std::string& dir) {
   SEER_ASSIGN_OR_RETURN(DatasetManifest m, DatasetManifest::FromJson(*text, manifest_path));
   for (const char* required : {dataset_files::kIndptr, dataset_files::kIndices,
                                dataset_files::kFeatures, dataset_files::kLabels}) {
-    if (!m.files.count(required)) {
+    if (!m.typed() && !m.files.count(required)) {  // a typed dataset's files: FromJson
       return Corrupt(manifest_path + ": files does not list required file " + required);
     }
   }
@@ -404,6 +622,10 @@ Result<Dataset> Dataset::Open(const std::string& dir) {
                      manifest_path + " records " + std::to_string(entry.bytes));
     }
     SEER_ASSIGN_OR_RETURN(int64_t expected, ExpectedBytes(m, name));
+    if (expected >= 0 && expected != entry.bytes && m.typed()) {
+      return Corrupt(path + ": size is " + std::to_string(entry.bytes) + " bytes, expected " +
+                     std::to_string(expected) + " for the counts, dims and dtypes of " + manifest_path);
+    }
     if (expected >= 0 && expected != entry.bytes) {
       return Corrupt(path + ": size is " + std::to_string(entry.bytes) + " bytes, expected " +
                      std::to_string(expected) + " for num_nodes=" + std::to_string(m.num_nodes) +
@@ -435,6 +657,7 @@ Result<std::vector<T>> LoadArray(const std::string& path, int64_t count) {
 }  // namespace
 
 Result<std::vector<int64_t>> Dataset::LoadIndptr() const {
+  if (manifest_.typed()) throw std::logic_error("Dataset::LoadIndptr on the typed dataset " + dir_);
   std::string path = PathOf(dataset_files::kIndptr);
   SEER_ASSIGN_OR_RETURN(std::vector<int64_t> indptr,
                         LoadArray<int64_t>(path, manifest_.num_nodes + 1));
@@ -447,6 +670,7 @@ Result<std::vector<int64_t>> Dataset::LoadIndptr() const {
 }
 
 Result<std::vector<int32_t>> Dataset::LoadLabels() const {
+  if (manifest_.typed()) throw std::logic_error("Dataset::LoadLabels on the typed dataset " + dir_);
   return LoadArray<int32_t>(PathOf(dataset_files::kLabels), manifest_.num_nodes);
 }
 
@@ -454,6 +678,7 @@ Result<std::vector<int64_t>> Dataset::LoadSplit(const std::string& split) const 
   if (split != "train" && split != "valid" && split != "test") {
     throw std::logic_error("Dataset::LoadSplit: unknown split '" + split + "'");
   }
+  if (manifest_.typed()) throw std::logic_error("Dataset::LoadSplit on the typed dataset " + dir_);
   std::string name = split + ".bin";
   auto it = manifest_.files.find(name);
   if (it == manifest_.files.end()) return std::vector<int64_t>{};
@@ -515,7 +740,10 @@ Result<AtomicFileWriter*> DatasetWriter::OpenFile(const std::string& name) {
 
 Status DatasetWriter::Commit(DatasetManifest manifest) {
   for (auto& [name, writer] : files_) {
-    if (name == dataset_files::kFeatures) SEER_RETURN_IF_ERROR(writer->PadTo(4096));
+    const bool type_features =
+        std::any_of(manifest.node_types.begin(), manifest.node_types.end(),
+                    [&name = name](const DatasetNodeType& t) { return t.features == name; });
+    if (name == dataset_files::kFeatures || type_features) SEER_RETURN_IF_ERROR(writer->PadTo(4096));
     DatasetFileEntry entry;
     entry.bytes = writer->bytes_written();
     entry.checksum_kind = "xxh64";

@@ -1,4 +1,4 @@
-// Seer's on-disk dataset, format version 1 (docs/formats.md "On-disk dataset format").
+// Seer's on-disk dataset, format versions 1 and 2 (docs/formats.md "On-disk dataset format").
 //
 //   dataset.json  manifest, written last (a directory without it is not a dataset)
 //   indptr.bin    int64[num_nodes+1]   CSC: in-neighbors of v = indices[indptr[v]..indptr[v+1])
@@ -11,6 +11,15 @@
 //   node_order.bin optional: int64 number of node k before `seer reorder` ("node_order")
 //   edges_valid.bin / edges_test.bin  optional: held-out int64 (src, dst) pairs of `seer split-edges`
 //   edges_valid_negatives.bin / edges_test_negatives.bin  optional: int64 evaluation negatives, K per held-out edge
+//
+// A typed (heterogeneous) dataset (`node_types` in the manifest; format version 2) has
+// none of the files above but, per node type T and per relation R = (src, name, dst):
+//   T.features.bin  count_T rows as features.bin (optional: types without features)
+//   T.labels.bin    int32[count_T] (optional), T.train.bin / T.valid.bin / T.test.bin (optional)
+//   R.indptr.bin    int64[count_dst + 1], R.indices.bin  src-type local ids (R = "src__name__dst")
+// Node ids in every file are per-type local ids. Dataset::Open refuses such a dataset
+// (every command but `seer check` reads homogeneous datasets only); Dataset::OpenAnyKind
+// opens both kinds.
 //
 // DatasetManifest is a plain value. Dataset opens a directory read-only and hands out
 // paths and small arrays; big files (indices, features) are read through a BlockReader.
@@ -99,9 +108,42 @@ struct DatasetEdgeSplits {
   bool present() const { return !valid.empty(); }
 };
 
+// A node type of a typed dataset: `count` nodes with local ids [0, count). Files are named
+// here and listed in the manifest's `files`; "" = none.
+struct DatasetNodeType {
+  std::string name;  // letters and digits in runs joined by single '_' (no "__": relation keys use it)
+  int64_t count = 0;
+  int64_t feature_dim = 0;  // 0 = no features (then `features` is "")
+  FeatureDtype feature_dtype = FeatureDtype::kFloat32;
+  std::string features;     // count rows of feature_row_bytes(), zero-padded to 4096 like features.bin
+  std::string labels;       // int32[count] in [-1, num_classes), or "" (then num_classes is 0)
+  int64_t num_classes = 0;
+  std::string train, valid, test;  // int64 local ids, each "" when absent
+  int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
+};
+
+// A relation of a typed dataset: edges src -> dst between two node types (the same type
+// for paper__cites__paper), stored as a CSC over the destination type: the in-neighbors of
+// dst node v are indices[indptr[v] .. indptr[v + 1]), source-type local ids.
+struct DatasetRelation {
+  std::string src, name, dst;  // node type names; `name` follows the node type name rule
+  int64_t num_edges = 0;
+  IndexDtype index_dtype = IndexDtype::kUint32;  // uint32 whenever the source type's count < 2^32
+  std::string indptr;   // int64[count_dst + 1]
+  std::string indices;  // index_dtype[num_edges]
+  std::string key() const { return src + "__" + name + "__" + dst; }  // "paper__cites__paper"
+};
+
+// File names the writers of typed datasets use ("paper.features.bin",
+// "paper__cites__paper.indptr.bin"). Readers take the names from the manifest.
+std::string NodeTypeFileName(const std::string& type, const std::string& role);  // role: features, labels, train, ...
+std::string RelationFileName(const DatasetRelation& relation, const std::string& role);  // role: indptr, indices
+// Whether `name` may name a node type or a relation (the rule of DatasetNodeType::name).
+bool ValidTypeName(const std::string& name);
+
 struct DatasetManifest {
   // The newest format this code reads and writes. Version 2 adds `node_order`, the int8
-  // feature dtype and `edge_splits`; a manifest that uses none is written as version 1, so earlier
+  // feature dtype, `edge_splits` and typed graphs (`node_types`, `relations`); a manifest that uses none is written as version 1, so earlier
   // readers keep reading it, and one that does says 2, so they refuse it by its version
   // instead of misreading it (FormatVersion()).
   static constexpr int kVersion = 2;
@@ -122,11 +164,23 @@ struct DatasetManifest {
   std::string node_order;
   std::string node_order_method;
   DatasetEdgeSplits edge_splits;
+  // A typed dataset: its node types (at least one) and relations. Empty for a homogeneous
+  // dataset. Then num_nodes = the sum of the types' counts, num_edges = the sum of the
+  // relations' edges, index_dtype = IndexDtypeFor(num_nodes) (what a global id, the
+  // type's offset in manifest order + the local id, needs), feature_dim = num_classes = 0
+  // and feature_dtype float32 (each type has its own); no node_ids, node_order or edge_splits.
+  std::vector<DatasetNodeType> node_types;
+  std::vector<DatasetRelation> relations;
 
+  bool typed() const { return !node_types.empty(); }
+  // The node type called `name`, or nullptr.
+  const DatasetNodeType* FindNodeType(const std::string& name) const;
+  // "3 node types, 8 relations" (for messages).
+  std::string TypedShape() const;
   int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
   // The version this manifest is written as: the lowest that has what it uses.
   int FormatVersion() const {
-    return !node_order.empty() || feature_dtype == FeatureDtype::kInt8 || edge_splits.present() ? 2 : 1;
+    return !node_order.empty() || feature_dtype == FeatureDtype::kInt8 || edge_splits.present() || typed() ? 2 : 1;
   }
   int64_t index_bytes() const { return IndexDtypeBytes(index_dtype); }
 
@@ -155,8 +209,14 @@ inline constexpr const char* kTest = "test.bin";
 class Dataset {
  public:
   // Reads and validates the manifest (format, version, field types) and checks that the
-  // files it lists exist with the recorded sizes. Cheap: no bulk reads.
+  // files it lists exist with the recorded sizes. Cheap: no bulk reads. A typed dataset is
+  // refused (kInvalidArgument, one line: "DIR: typed dataset (3 node types, 8 relations):
+  // this command does not support typed datasets yet ..."): every command that reads a
+  // dataset through Open reads the homogeneous files (indptr.bin, features.bin, ...).
   static Result<Dataset> Open(const std::string& dir);
+  // The same for both kinds (`seer check`): a typed dataset's manifest().typed() is true
+  // and LoadIndptr/LoadLabels/LoadSplit must not be called on it (std::logic_error).
+  static Result<Dataset> OpenAnyKind(const std::string& dir);
 
   const DatasetManifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
@@ -197,7 +257,8 @@ class DatasetWriter {
   // Starts writing `name` (temporary name until Commit()).
   Result<AtomicFileWriter*> OpenFile(const std::string& name);
   // Fills in files{} (bytes + xxh64 of every written file), closes and renames the data
-  // files, then writes dataset.json. features.bin is zero-padded to 4096 here.
+  // files, then writes dataset.json. features.bin (and each node type's features file)
+  // is zero-padded to 4096 here.
   Status Commit(DatasetManifest manifest);
   // Where the files are being written: the target, or the staging directory.
   const std::string& dir() const { return dir_; }

@@ -37,6 +37,20 @@ thread_local ProgressReporter* scan_progress = nullptr;
 // changes too): the scans count the files they verified here, so --deep skips them.
 thread_local int64_t* scan_checksums_verified = nullptr;
 
+// Points the scan's progress line and checksum count at a check's own for its lifetime.
+struct ScanProgressScope {
+  ScanProgressScope(ProgressReporter* progress, int64_t* checksums_verified) {
+    scan_progress = progress;
+    scan_checksums_verified = checksums_verified;
+  }
+  ~ScanProgressScope() {
+    scan_progress = nullptr;
+    scan_checksums_verified = nullptr;
+  }
+  ScanProgressScope(const ScanProgressScope&) = delete;
+  ScanProgressScope& operator=(const ScanProgressScope&) = delete;
+};
+
 // Calls visit(values, count, first_index) over the first `count` elements of T in `path`,
 // chunk by chunk. visit returns a Status; the first error stops the scan. When `listed`
 // (the file's manifest entry) records an xxh64 and the scan covers the whole file, the
@@ -158,21 +172,21 @@ Status CheckIndices(const Dataset& ds, int64_t* bytes_read) {
   return CheckIndicesAs<int64_t>(ds, bytes_read);
 }
 
-// deep: every value of features.bin (a float dtype) is finite; the file's xxh64 is
-// checked in the same pass. Returns whether it scanned (and so hashed) the file.
-Result<bool> CheckFeaturesFinite(const Dataset& ds, bool show_progress, DatasetCheckSummary* summary) {
-  const DatasetManifest& m = ds.manifest();
-  const FeatureDtype dtype = m.feature_dtype;
-  if (m.feature_dim <= 0 || m.num_nodes <= 0) return false;
+// deep: every value of the feature file `name` (num_rows rows of dim values of a float
+// dtype) is finite; the file's xxh64 is checked in the same pass. Returns whether it
+// scanned (and so hashed) the file.
+Result<bool> CheckFeatureFileFinite(const Dataset& ds, const std::string& name, int64_t num_rows, int64_t dim,
+                                    FeatureDtype dtype, bool show_progress, DatasetCheckSummary* summary) {
+  if (dim <= 0 || num_rows <= 0) return false;
   if (dtype != FeatureDtype::kFloat32 && dtype != FeatureDtype::kFloat16 && dtype != FeatureDtype::kBFloat16) {
     return false;  // quantized rows are finite by construction (their checksum is verified as any file's)
   }
-  const DatasetFileEntry* listed = Listed(ds, dataset_files::kFeatures);
+  const DatasetFileEntry* listed = Listed(ds, name);
   if (listed == nullptr) return false;
-  const std::string path = ds.PathOf(dataset_files::kFeatures);
+  const std::string path = ds.PathOf(name);
   const int64_t value_bytes = FeatureDtypeBytes(dtype);
-  const int64_t row_bytes = m.feature_row_bytes();
-  const int64_t data_bytes = m.num_nodes * row_bytes;
+  const int64_t row_bytes = FeatureRowBytes(dtype, dim);
+  const int64_t data_bytes = num_rows * row_bytes;
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
   SEER_ASSIGN_OR_RETURN(int64_t size, FileSizeBytes(fd.get(), path));
   const int64_t chunk_rows = std::max<int64_t>(1, kChunkBytes / row_bytes);
@@ -212,6 +226,12 @@ Result<bool> CheckFeaturesFinite(const Dataset& ds, bool show_progress, DatasetC
   return false;  // VerifyChecksums reports it
 }
 
+Result<bool> CheckFeaturesFinite(const Dataset& ds, bool show_progress, DatasetCheckSummary* summary) {
+  const DatasetManifest& m = ds.manifest();
+  return CheckFeatureFileFinite(ds, dataset_files::kFeatures, m.num_nodes, m.feature_dim, m.feature_dtype,
+                                show_progress, summary);
+}
+
 // deep: the xxh64 of every listed file equals the manifest's (the files the scans hashed
 // are not read again).
 Status VerifyChecksums(const Dataset& ds, bool show_progress, bool features_hashed, DatasetCheckSummary* summary) {
@@ -240,10 +260,172 @@ Status VerifyChecksums(const Dataset& ds, bool show_progress, bool features_hash
   return Status::Ok();
 }
 
+// ---- typed datasets ----
+
+// A relation's indptr: count_dst + 1 entries (its size is checked at open), from 0, never
+// decreasing, ending at the relation's num_edges.
+Status CheckRelationIndptr(const Dataset& ds, const DatasetRelation& r, int64_t num_dst, int64_t* bytes_read,
+                           RelationCheckSummary* summary) {
+  const std::string path = ds.PathOf(r.indptr);
+  int64_t previous = 0;
+  return StreamArray<int64_t>(
+      path, num_dst + 1, bytes_read,
+      [&](const int64_t* v, int64_t n, int64_t first) -> Status {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t index = first + i;
+          if (index == 0 && v[i] != 0) {
+            return Corrupt(At(path, 0, 8) + ": indptr[0] = " + std::to_string(v[i]) + ", expected 0");
+          }
+          if (v[i] < previous) {
+            return Corrupt(At(path, index, 8) + ": indptr decreases (" + std::to_string(previous) + " then " +
+                           std::to_string(v[i]) + ")");
+          }
+          if (v[i] > r.num_edges) {
+            return Corrupt(At(path, index, 8) + ": indptr " + std::to_string(v[i]) + " exceeds the relation's " +
+                           "num_edges = " + std::to_string(r.num_edges));
+          }
+          summary->max_in_degree = std::max(summary->max_in_degree, v[i] - previous);
+          previous = v[i];
+          if (index == num_dst && v[i] != r.num_edges) {
+            return Corrupt(At(path, index, 8) + ": last indptr = " + std::to_string(v[i]) +
+                           ", expected the relation's num_edges = " + std::to_string(r.num_edges));
+          }
+        }
+        return Status::Ok();
+      },
+      Listed(ds, r.indptr));
+}
+
+// A relation's indices: every id a local id of the source type.
+template <typename Index>
+Status CheckRelationIndicesAs(const Dataset& ds, const DatasetRelation& r, int64_t num_src, int64_t* bytes_read) {
+  const std::string path = ds.PathOf(r.indices);
+  return StreamArray<Index>(
+      path, r.num_edges, bytes_read,
+      [&](const Index* v, int64_t n, int64_t first) -> Status {
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t id = static_cast<int64_t>(v[i]);
+          if (id < 0 || id >= num_src) {
+            return Corrupt(At(path, first + i, sizeof(Index)) + ": " + r.src + " id " + std::to_string(id) +
+                           " out of range [0, " + std::to_string(num_src) + ") (the source type of " + r.key() +
+                           ")");
+          }
+        }
+        return Status::Ok();
+      },
+      Listed(ds, r.indices));
+}
+
+// A node type's labels in [-1, num_classes) and its split ids in [0, count), no id twice
+// within or across the splits (2 bits per node).
+Status CheckNodeTypeFiles(const Dataset& ds, const DatasetNodeType& t, int64_t* bytes_read,
+                          NodeTypeCheckSummary* summary) {
+  if (!t.labels.empty()) {
+    const std::string path = ds.PathOf(t.labels);
+    SEER_RETURN_IF_ERROR(StreamArray<int32_t>(
+        path, t.count, bytes_read,
+        [&](const int32_t* v, int64_t n, int64_t first) -> Status {
+          for (int64_t i = 0; i < n; ++i) {
+            if (v[i] < -1 || v[i] >= t.num_classes) {
+              return Corrupt(At(path, first + i, 4) + ": label " + std::to_string(v[i]) + " out of range [-1, " +
+                             std::to_string(t.num_classes) + ") (node type " + t.name + ")");
+            }
+            summary->num_labeled += v[i] >= 0;
+          }
+          return Status::Ok();
+        },
+        Listed(ds, t.labels)));
+  }
+  const std::string* split_files[3] = {&t.train, &t.valid, &t.test};
+  int64_t* split_counts[3] = {&summary->num_train, &summary->num_valid, &summary->num_test};
+  if (t.train.empty() && t.valid.empty() && t.test.empty()) return Status::Ok();
+  std::vector<uint8_t> owner(static_cast<size_t>((t.count + 3) / 4), 0);
+  for (int s = 0; s < 3; ++s) {
+    if (split_files[s]->empty()) continue;
+    const std::string path = ds.PathOf(*split_files[s]);
+    const DatasetFileEntry* listed = Listed(ds, *split_files[s]);
+    *split_counts[s] = listed->bytes / 8;  // a multiple of 8: checked at open
+    SEER_RETURN_IF_ERROR(StreamArray<int64_t>(
+        path, listed->bytes / 8, bytes_read,
+        [&](const int64_t* v, int64_t n, int64_t first) -> Status {
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t id = v[i];
+            if (id < 0 || id >= t.count) {
+              return Corrupt(At(path, first + i, 8) + ": " + t.name + " id " + std::to_string(id) +
+                             " out of range [0, " + std::to_string(t.count) + ")");
+            }
+            uint8_t& byte = owner[static_cast<size_t>(id / 4)];
+            const int shift = static_cast<int>(id % 4) * 2;
+            const int previous_owner = (byte >> shift) & 3;
+            if (previous_owner != 0) {
+              return Corrupt(At(path, first + i, 8) + ": " + t.name + " node " + std::to_string(id) +
+                             " is already in " + *split_files[previous_owner - 1]);
+            }
+            byte = static_cast<uint8_t>(byte | ((s + 1) << shift));
+          }
+          return Status::Ok();
+        },
+        listed));
+  }
+  return Status::Ok();
+}
+
+Result<DatasetCheckSummary> CheckTypedDataset(const Dataset& ds, const DatasetCheckOptions& options) {
+  const DatasetManifest& m = ds.manifest();
+  DatasetCheckSummary summary;
+  summary.manifest = m;
+  for (const auto& [name, entry] : m.files) SEER_RETURN_IF_ERROR(ExpectSize(ds, name, -1, true));
+  int64_t scan_bytes = 0;  // everything but the features
+  for (const auto& [name, entry] : m.files) scan_bytes += entry.bytes;
+  for (const DatasetNodeType& t : m.node_types) {
+    if (!t.features.empty()) scan_bytes -= m.files.at(t.features).bytes;
+  }
+  ProgressReporter progress("check: scan", scan_bytes, "bytes", options.show_progress);
+  const ScanProgressScope scan_scope(&progress, &summary.checksums_verified);
+  for (const DatasetNodeType& t : m.node_types) {
+    summary.node_types.push_back(NodeTypeCheckSummary{t.name});
+    SEER_RETURN_IF_ERROR(CheckNodeTypeFiles(ds, t, &summary.bytes_read, &summary.node_types.back()));
+  }
+  for (const DatasetRelation& r : m.relations) {
+    summary.relations.push_back(RelationCheckSummary{r.key()});
+    const int64_t num_src = m.FindNodeType(r.src)->count, num_dst = m.FindNodeType(r.dst)->count;
+    SEER_RETURN_IF_ERROR(CheckRelationIndptr(ds, r, num_dst, &summary.bytes_read, &summary.relations.back()));
+    if (r.index_dtype == IndexDtype::kUint32) {
+      SEER_RETURN_IF_ERROR(CheckRelationIndicesAs<uint32_t>(ds, r, num_src, &summary.bytes_read));
+    } else {
+      SEER_RETURN_IF_ERROR(CheckRelationIndicesAs<int64_t>(ds, r, num_src, &summary.bytes_read));
+    }
+  }
+  progress.Finish();
+  scan_progress = nullptr;
+  scan_checksums_verified = nullptr;
+  if (!options.deep) return summary;
+  // deep: the feature files (values finite, checksum) and any file the scans did not hash.
+  for (const DatasetNodeType& t : m.node_types) {
+    if (t.features.empty()) continue;
+    SEER_ASSIGN_OR_RETURN(bool hashed, CheckFeatureFileFinite(ds, t.features, t.count, t.feature_dim,
+                                                              t.feature_dtype, options.show_progress, &summary));
+    if (hashed) continue;
+    const DatasetFileEntry& entry = m.files.at(t.features);
+    const std::string path = ds.PathOf(t.features);
+    if (entry.checksum_kind != "xxh64") {
+      return Corrupt(path + ": no xxh64 in " + ds.PathOf(dataset_files::kManifest) + ": cannot be verified");
+    }
+    SEER_ASSIGN_OR_RETURN(std::string actual, FileXxh64(path));
+    if (actual != entry.checksum) {
+      return Corrupt(path + ": xxh64 " + actual + " does not match the manifest's " + entry.checksum);
+    }
+    summary.bytes_read += entry.bytes;
+    ++summary.checksums_verified;
+  }
+  return summary;
+}
+
 }  // namespace
 
 Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options) {
-  SEER_ASSIGN_OR_RETURN(Dataset ds, Dataset::Open(dir));
+  SEER_ASSIGN_OR_RETURN(Dataset ds, Dataset::OpenAnyKind(dir));
+  if (ds.manifest().typed()) return CheckTypedDataset(ds, options);
   SEER_RETURN_IF_ERROR(CheckSizes(ds));
   // indptr, labels and the splits: the same pass (and checksums) as every command's open.
   SEER_ASSIGN_OR_RETURN(SmallFilesSummary small, ValidateSmallFiles(ds, options.show_progress));
@@ -254,14 +436,7 @@ Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCh
   auto indices_size = FileSizeBytes(ds.PathOf(dataset_files::kIndices));
   ProgressReporter progress("check: scan", indices_size.ok() ? *indices_size : 0, "bytes",
                             options.show_progress);
-  scan_progress = &progress;
-  scan_checksums_verified = &summary.checksums_verified;
-  struct ResetScanProgress {
-    ~ResetScanProgress() {
-      scan_progress = nullptr;
-      scan_checksums_verified = nullptr;
-    }
-  } reset_scan_progress;
+  const ScanProgressScope scan_scope(&progress, &summary.checksums_verified);
   SEER_RETURN_IF_ERROR(CheckIndices(ds, &summary.bytes_read));
   if (!ds.manifest().node_ids.empty()) {
     SEER_RETURN_IF_ERROR(CheckNodeIdsFile(ds.PathOf(ds.manifest().node_ids), ds.manifest().num_nodes));

@@ -12,10 +12,18 @@
 // single-threaded.
 // The first problem found is returned as one line naming the file and the position
 // (element index and byte offset).
+//
+// A typed dataset (DatasetManifest::typed()) is checked by the same rules, per node type
+// and per relation: each relation's indptr (count_dst + 1 entries, from 0, never
+// decreasing, to the relation's num_edges), every index < the source type's count, each
+// type's labels in [-1, num_classes) and split ids in [0, count) and disjoint, every
+// file's checksum (features with deep, and their values finite). Memory: 1 MiB chunks and
+// 2 bits per node of the largest type with splits.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "storage/dataset/dataset.h"
 #include "storage/dataset/small_files.h"
@@ -31,8 +39,22 @@ struct DatasetCheckOptions {
 // The small files' counts (SmallFilesSummary: labeled nodes, split sizes, max in-degree,
 // bytes read, checksums verified), plus the manifest; bytes_read and checksums_verified
 // also cover indices.bin and, with deep, every other file.
+struct NodeTypeCheckSummary {
+  std::string name;
+  int64_t num_labeled = 0;  // labels != -1
+  int64_t num_train = 0, num_valid = 0, num_test = 0;
+};
+struct RelationCheckSummary {
+  std::string key;  // "paper__cites__paper"
+  int64_t max_in_degree = 0;
+};
+
 struct DatasetCheckSummary : SmallFilesSummary {
   DatasetManifest manifest;
+  // A typed dataset: one entry per node type and per relation, in manifest order (the
+  // homogeneous counts above are then 0 but bytes_read and checksums_verified).
+  std::vector<NodeTypeCheckSummary> node_types;
+  std::vector<RelationCheckSummary> relations;
 };
 
 Result<DatasetCheckSummary> CheckDataset(const std::string& dir, const DatasetCheckOptions& options);
