@@ -187,15 +187,21 @@ Status CheckTrainingLabels(const TrainOptions& o, const DataPath& data, const Se
 // The training sampler and the evaluation samplers (no shuffle; absent for an empty split).
 // Data-parallel runs: the training sampler takes this rank's share of every global batch
 // (SuperbatchOptions::rank), the evaluation samplers a contiguous shard of each split.
+// The training sampler's options: the split's superbatch, shuffled, this rank's share.
+SuperbatchOptions TrainingSuperbatchOptions(const TrainOptions& o, const DataPath& data, const RankEnv& env) {
+  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
+                                                   SampledFanouts(o), o.seed, /*shuffle=*/true);
+  options.rank = env.rank;
+  options.world_size = env.world_size;
+  return options;
+}
+
 // Link prediction's samplers: the topology's edges for training; the held-out edges of
 // `seer split-edges` (with their fixed negatives) for validation and test, each rank a
 // contiguous shard of the pairs.
 Result<TrainingSamplers> MakeLinkSamplers(const TrainOptions& o, const DataPath& data, const RankEnv& env,
                                           EpochReporter& reporter) {
-  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
-                                                   SampledFanouts(o), o.seed, /*shuffle=*/true);
-  options.rank = env.rank;
-  options.world_size = env.world_size;
+  SuperbatchOptions options = TrainingSuperbatchOptions(o, data, env);
   const TopologyView view = data.topology().view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(LinkBatcher edges, LinkBatcher::ForTopologyEdges(view, o.link, o.seed));
@@ -245,10 +251,7 @@ Result<TrainingSamplers> MakeLinkSamplers(const TrainOptions& o, const DataPath&
 
 Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds,
                                       const RankEnv& env) {
-  SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
-                                                   SampledFanouts(o), o.seed, /*shuffle=*/true);
-  options.rank = env.rank;
-  options.world_size = env.world_size;
+  SuperbatchOptions options = TrainingSuperbatchOptions(o, data, env);
   const TopologyView view = data.topology().view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
