@@ -220,15 +220,20 @@ Result<TrainingSamplers> MakeLinkSamplers(const TrainOptions& o, const DataPath&
   const DatasetEdgeSplits& splits = dataset.manifest().edge_splits;
   if (!splits.present()) {
     reporter.Say(fmt::format("note: {} has no held-out edges: no validation or test metrics (hold some out first with "
-                             "seer split-edges {} --valid 0.05 --test 0.05 --eval-negatives {})",
+                             "seer split-edges {} --out DIR --eval-negatives {})",
                              dataset.dir(), dataset.dir(), o.eval_negatives));
     return s;
   }
   const int64_t k = splits.negatives_per_edge > 0 ? splits.negatives_per_edge : o.eval_negatives;
+  // An evaluation batch holds at most a training batch's seeds (what the memory split sized
+  // the batch buffers and the model's working set for): with K negatives per pair instead
+  // of the training's k, fewer pairs per batch.
+  options.batch_size = std::max<int64_t>(1, LinkBatchMaxSeeds(o.batch_size, o.link) / (2 + k));
   reporter.Say(fmt::format("link evaluation: {} valid and {} test edges, each ranked against {} {} negatives (MRR, "
-                           "hits@1/10/50 as OGB)",
+                           "hits@1/10/50 as OGB), {} edges per batch",
                            splits.num_valid, splits.num_test, k,
-                           splits.negatives_per_edge > 0 ? "fixed (the dataset's)" : "uniform (drawn once from --seed)"));
+                           splits.negatives_per_edge > 0 ? "fixed (the dataset's)" : "uniform (drawn once from --seed)",
+                           options.batch_size));
   const std::pair<std::string, std::string> files[2] = {{splits.valid, splits.valid_negatives},
                                                         {splits.test, splits.test_negatives}};
   std::optional<SuperbatchSampler>* outs[2] = {&s.valid, &s.test};

@@ -497,11 +497,14 @@ class Loader {
       const bool fixed = splits.negatives_per_edge > 0;
       const std::string pairs = o.split == "valid" ? splits.valid : splits.test;
       const std::string negatives = o.split == "valid" ? splits.valid_negatives : splits.test_negatives;
+      const int64_t k = fixed ? splits.negatives_per_edge : o.eval_negatives;
       SEER_ASSIGN_OR_RETURN(LinkBatcher file,
-                            LinkBatcher::ForPairFile(dataset.PathOf(pairs), fixed ? dataset.PathOf(negatives) : "",
-                                                     fixed ? splits.negatives_per_edge : o.eval_negatives,
+                            LinkBatcher::ForPairFile(dataset.PathOf(pairs), fixed ? dataset.PathOf(negatives) : "", k,
                                                      dataset.manifest().num_nodes, o.seed));
       batcher = std::make_shared<LinkBatcher>(std::move(file));
+      // At most a training batch's seeds per batch (what the split sized the buffers for):
+      // K negatives per pair means fewer pairs, as `seer train --task link` evaluates.
+      sb.batch_size = std::max<int64_t>(1, LinkBatchMaxSeeds(o.batch_size, link) / (2 + k));
     }
     SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::CreateLink(view, std::move(batcher), sb));
     if (sampler.num_batches() == 0) return InvalidArgument("split '" + o.split + "' has no edges");

@@ -273,7 +273,8 @@ class NeighborLoader:
                       shared_negatives: k per batch) drawn by the inspector, so the cache
                       plans their rows; "valid"/"test" give the held-out edges of
                       `seer split-edges` with their fixed negatives (or eval_negatives
-                      drawn once from the seed). Batches then carry src_index,
+                      drawn once from the seed), batch_size * (2 + negatives) // (2 + K)
+                      edges per batch (no more seeds than a training batch). Batches then carry src_index,
                       dst_index, neg_index (and edge_label_index / edge_label)
     Each `for batch in loader` runs the next epoch (0, 1, ...). Leaving an epoch early
     (break, an exception, Ctrl-C) stops its threads; the next epoch then reopens the data
