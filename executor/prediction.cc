@@ -186,6 +186,12 @@ Result<PredictResult> RunPrediction(const PredictOptions& options) {
   DataIoOptions io;
   io.mode = o.io;
   io.direct = o.direct_io;
+  if (o.task && *o.task != model->config().task) {
+    return InvalidArgument(fmt::format("{}: a {} model (seer train --task {}), not the --task {} it was asked for",
+                                       o.model_path,
+                                       model->config().task == ModelTask::kLink ? "link prediction" : "node classification",
+                                       ModelTaskName(model->config().task), ModelTaskName(*o.task)));
+  }
   if (!o.pairs.empty()) {
     if (model->config().task != ModelTask::kLink) {
       return InvalidArgument(o.model_path + ": a node classification model scores no pairs");

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -138,6 +139,9 @@ struct PredictOptions {
   // Link prediction models only: score these (src, dst) node pairs (PredictResult::
   // pair_scores); `nodes` must then be empty.
   std::vector<std::pair<int64_t, int64_t>> pairs;
+  // The task the model must have been trained for (nullopt = whichever it was): a model
+  // of the other task is refused, naming both.
+  std::optional<ModelTask> task;
   std::vector<int> fanouts;          // empty = the model's training fan-outs (10 per layer if unrecorded)
   int64_t batch_size = 1000;
   int64_t superbatch = 100;

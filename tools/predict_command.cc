@@ -361,6 +361,8 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
                   "Nodes to predict, by original id: a text file (one id per line) or an integer .npy; the ids "
                   "of node_ids.txt for a --remap-ids dataset, else the input's row numbers (default: the test split)")
       ->capture_default_str();
+  AddOptionalEnumOption(cmd, "--task", &o->task, kModelTaskNames, "task",
+                        "The model's task (auto: the model file's; node or link: refuse a model of the other)");
   cmd->add_option("--pairs", files->pairs_path,
                   "Link prediction models: (src, dst) pairs to score, by original id: text (one pair per line, "
                   "comma, tab or blank separated) or an (N, 2) integer .npy")

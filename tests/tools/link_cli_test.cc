@@ -144,8 +144,8 @@ TEST_F(LinkCliTest, TrainsPrintsRankingMetricsAndPredictsEmbeddingsAndPairScores
     std::fputs("0 1\n17,2999\n\n5\t5\n", f);
     std::fclose(f);
   }
-  const CliRun score = RunSeer("predict " + ds + " --model " + model + " --pairs " + pairs + " --scores " + scores +
-                               " --buffered");
+  const CliRun score = RunSeer("predict " + ds + " --model " + model + " --task link --pairs " + pairs + " --scores " +
+                               scores + " --buffered");
   ASSERT_EQ(score.exit_code, 0) << score.output;
   const std::vector<float> s = ReadFloats(scores, &shape);
   ASSERT_EQ(shape, (std::vector<int64_t>{3}));
@@ -168,6 +168,11 @@ TEST_F(LinkCliTest, TrainsPrintsRankingMetricsAndPredictsEmbeddingsAndPairScores
   const CliRun both = RunSeer("predict " + ds + " --model " + model + " --pairs " + pairs + " --nodes " + pairs);
   EXPECT_NE(both.exit_code, 0);
   EXPECT_NE(both.output.find("give one"), std::string::npos) << both.output;
+  const CliRun other_task = RunSeer("predict " + ds + " --model " + model + " --task node --out " + root_ + "/c.npy");
+  EXPECT_NE(other_task.exit_code, 0);
+  EXPECT_NE(other_task.output.find("a link prediction model (seer train --task link), not the --task node"),
+            std::string::npos)
+      << other_task.output;
 }
 
 TEST_F(LinkCliTest, BadLinkFlagsAreRefusedInOneLine) {
