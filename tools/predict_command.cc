@@ -110,7 +110,8 @@ Result<std::vector<int64_t>> ReadNodes(const std::string& path, const OriginalId
 }
 
 // --pairs for a link prediction model: an (N, 2) integer .npy, or text with one pair of
-// original ids per line separated by a comma, a tab or blanks (blank lines skipped).
+// original ids per line separated by a tab (ids may then hold commas and blanks), else a
+// comma, else blanks (blank lines skipped; a trailing '\r' dropped).
 Result<std::vector<std::pair<int64_t, int64_t>>> ReadPairs(const std::string& path, const OriginalIds& ids) {
   std::vector<std::pair<int64_t, int64_t>> pairs;
   const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
@@ -136,11 +137,14 @@ Result<std::vector<std::pair<int64_t, int64_t>>> ReadPairs(const std::string& pa
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.find_first_not_of(" \t") == std::string::npos) continue;
       const std::string where = path + ":" + std::to_string(number);
+      // A tab separates ids that may hold commas or blanks; else a comma; else blanks.
+      const size_t tab = line.find('\t');
       const size_t comma = line.find(',');
       std::string a, b;
-      if (comma != std::string::npos) {
-        a = line.substr(0, comma);
-        b = line.substr(comma + 1);
+      if (tab != std::string::npos || comma != std::string::npos) {
+        const size_t at = tab != std::string::npos ? tab : comma;
+        a = line.substr(0, at);
+        b = line.substr(at + 1);
       } else {
         const size_t first = line.find_first_not_of(" \t");
         const size_t gap = line.find_first_of(" \t", first);
@@ -152,11 +156,16 @@ Result<std::vector<std::pair<int64_t, int64_t>>> ReadPairs(const std::string& pa
         const size_t f = t.find_first_not_of(" \t"), l = t.find_last_not_of(" \t");
         return f == std::string::npos ? std::string() : t.substr(f, l + 1 - f);
       };
-      a = trim(a);
-      b = trim(b);
-      if (a.empty() || b.empty() || b.find_first_of(" \t,") != std::string::npos) {
-        return InvalidArgument(where + ": expected two node ids (src dst)");
+      const bool by_tab = tab != std::string::npos;
+      if (!by_tab) {  // a tab-separated id keeps its blanks
+        a = trim(a);
+        b = trim(b);
       }
+      // A third id: another separator of the kind that split the line.
+      const bool third = by_tab ? b.find('\t') != std::string::npos
+                                : (comma != std::string::npos ? b.find(',') != std::string::npos
+                                                              : b.find_first_of(" \t") != std::string::npos);
+      if (a.empty() || b.empty() || third) return InvalidArgument(where + ": expected two node ids (src dst)");
       SEER_ASSIGN_OR_RETURN(const int64_t u, NodeOfId(ids, a, where));
       SEER_ASSIGN_OR_RETURN(const int64_t v, NodeOfId(ids, b, where));
       pairs.emplace_back(u, v);
@@ -365,7 +374,7 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
                         "The model's task (auto: the model file's; node or link: refuse a model of the other)");
   cmd->add_option("--pairs", files->pairs_path,
                   "Link prediction models: (src, dst) pairs to score, by original id: text (one pair per line, "
-                  "comma, tab or blank separated) or an (N, 2) integer .npy")
+                  "tab separated, else comma, else blanks) or an (N, 2) integer .npy")
       ->capture_default_str();
   cmd->add_option("--scores", files->scores_path, "With --pairs: the pairs' scores (.npy float32 logits, in order)")
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
@@ -227,6 +228,67 @@ TEST_F(PredictCliTest, CsvIsQuotedAndCarriesProbabilitiesOrLogits) {
   for (int c = 0; c < 3; ++c) {
     EXPECT_NEAR(std::exp(std::stod(logits[1][2 + c]) - max) / denom, std::stod(probs[3][2 + c]), 1e-6);
   }
+}
+
+// The float32 values of an .npy written by predict (its data is the file's tail).
+std::vector<float> ReadFloatNpy(const std::string& path) {
+  auto file = NpyFile::Open(path);
+  EXPECT_TRUE(file.ok()) << path;
+  if (!file.ok()) return {};
+  const std::string bytes = ReadFileBytes(path);
+  std::vector<float> values(static_cast<size_t>(file->header().num_elements()));
+  std::memcpy(values.data(), bytes.data() + bytes.size() - 4 * values.size(), 4 * values.size());
+  return values;
+}
+
+// A link prediction model on the --remap-ids dataset: pairs by original id (tab
+// separated, ids holding commas, quotes and blanks), their CSV with the ids as given and
+// the scores of the .npy, and the embeddings' "row,id" CSV naming each row's node.
+TEST_F(PredictCliTest, LinkModelScoresPairsAndEmbedsNodesByOriginalId) {
+  CliRun split = RunSeer("split-edges " + root_ + "/r --out " + root_ + "/r-lp --eval-negatives 5 --quiet");
+  ASSERT_EQ(split.exit_code, 0) << split.output;
+  CliRun train = RunSeer("train " + root_ + "/r-lp --task link --hidden 8 --fanouts 3,3 --batch-size 64 --epochs 1 "
+                         "--threads 2 --memory-budget 64M --budget-scope data --cpu --quiet --save-model " + root_ +
+                         "/r-lp.pt");
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  WriteFileBytes(root_ + "/pairs.tsv", "a,b\tsay \"hi\"\n42\t7\r\n\nuser_10\tuser_11\n");
+  CliRun score = RunSeer(Predict("r-lp", "r-lp.pt", "--pairs " + root_ + "/pairs.tsv --scores " + root_ + "/s.npy"));
+  ASSERT_EQ(score.exit_code, 0) << score.output;
+  const std::vector<float> scores = ReadFloatNpy(root_ + "/s.npy");
+  ASSERT_EQ(scores.size(), 3u);
+  const auto csv = ParseCsv(ReadFileBytes(root_ + "/s.csv"));
+  ASSERT_EQ(csv.size(), 4u);
+  EXPECT_EQ(csv[0], (std::vector<std::string>{"src", "dst", "score"}));
+  const std::vector<std::pair<std::string, std::string>> pairs = {{"a,b", "say \"hi\""}, {"42", "7"}, {"user_10", "user_11"}};
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(csv[i + 1].size(), 3u);
+    EXPECT_EQ(csv[i + 1][0], pairs[i].first);
+    EXPECT_EQ(csv[i + 1][1], pairs[i].second);
+    EXPECT_NEAR(std::stod(csv[i + 1][2]), scores[i], 1e-6 * (1 + std::fabs(scores[i])));
+  }
+  // Every node's embedding, rows named in e.csv; the row of "42" is the one predicted for it alone.
+  CliRun all = RunSeer(Predict("r-lp", "r-lp.pt", "--embeddings " + root_ + "/e.npy"));
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  const std::vector<float> e = ReadFloatNpy(root_ + "/e.npy");
+  const auto rows = ParseCsv(ReadFileBytes(root_ + "/e.csv"));
+  ASSERT_EQ(rows.size(), static_cast<size_t>(kNodes) + 1);
+  ASSERT_EQ(e.size(), static_cast<size_t>(kNodes) * 8);
+  std::set<std::string> named;
+  int64_t row_of_42 = -1;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    named.insert(rows[i][1]);
+    if (rows[i][1] == "42") row_of_42 = std::stoll(rows[i][0]);
+  }
+  std::set<std::string> every;
+  for (int k = 0; k < kNodes; ++k) every.insert(IdOf(k));
+  EXPECT_EQ(named, every);
+  ASSERT_GE(row_of_42, 0);
+  WriteFileBytes(root_ + "/just42.txt", "42\n");
+  CliRun one = RunSeer(Predict("r-lp", "r-lp.pt", "--nodes " + root_ + "/just42.txt --embeddings " + root_ + "/e42.npy"));
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const std::vector<float> e42 = ReadFloatNpy(root_ + "/e42.npy");
+  ASSERT_EQ(e42.size(), 8u);
+  for (int d = 0; d < 8; ++d) EXPECT_NEAR(e42[d], e[static_cast<size_t>(row_of_42 * 8 + d)], 1e-5) << d;
 }
 
 TEST_F(PredictCliTest, DamagedModelFileIsRefusedNamingIt) {
