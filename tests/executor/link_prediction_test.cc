@@ -171,6 +171,31 @@ TEST(LinkTrainingTest, LearnsToRankHeldOutEdgesAboveFixedNegatives) {
   EXPECT_GT(run->epochs.back().valid_link.pairs, 0);
 }
 
+// The other options end to end: GCN and the features-only MLP, the MLP scorer, K shared
+// degree-biased negatives per batch (the test's negatives are uniform); each learns beyond
+// chance (MRR 0.174 against 20 negatives), GCN with its neighbours by more.
+TEST(LinkTrainingTest, SharedDegreeNegativesMlpScorerGcnAndMlpModelsLearn) {
+  const std::string dir = MakeLinkGraph("link_options", 1500, 20);
+  for (ModelKind kind : {ModelKind::kGcn, ModelKind::kMlp}) {
+    TrainOptions o = SmallLinkRun(dir);
+    o.model = kind;
+    o.epochs = 3;
+    o.hidden = 32;
+    o.scorer = LinkScorer::kMlp;
+    o.link.negatives = 4;
+    o.link.shared = true;
+    o.link.distribution = NegativeDistribution::kDegree;
+    int64_t shared_batches = 0;
+    o.batch_hook = [&](const BatchTrace& batch, const float*, int64_t, int64_t) {
+      shared_batches += batch.link.shared_negatives && batch.link.neg.size() == 4u ? 1 : 0;
+    };
+    auto run = RunTraining(o);
+    ASSERT_TRUE(run.ok()) << ModelKindName(kind) << ": " << run.status().ToString();
+    EXPECT_GT(shared_batches, 0);
+    EXPECT_GT(run->test_link.mrr(), kind == ModelKind::kGcn ? 0.25 : 0.19) << ModelKindName(kind);
+  }
+}
+
 TEST(LinkTrainingTest, ResumeReproducesTheUninterruptedLosses) {
   const std::string dir = MakeLinkGraph("link_resume", 900, 4);
   const std::string ckpt = MakeTempDir("link_resume_ckpt");
