@@ -17,8 +17,18 @@ INTERRUPTED = textwrap.dedent("""
     import os, sys, time
     import seer
     dataset, runtime_dir, consumer = sys.argv[1:4]
+    def thread_names():
+        # The kernel's io_uring workers (iou-wrk-*, iou-sqp-*) are listed as the process's
+        # tasks too; they come and go on the kernel's schedule, not Seer's: not counted.
+        names = []
+        for t in os.listdir("/proc/self/task"):
+            try:
+                names.append(open(f"/proc/self/task/{t}/comm").read().strip())
+            except OSError:
+                pass  # a task that ended while listed
+        return [n for n in names if not n.startswith("iou-")]
     def threads():
-        return len(os.listdir("/proc/self/task"))
+        return len(thread_names())
     loader = seer.NeighborLoader(dataset, fanouts=[-1, -1], batch_size=50, memory_budget="64M",
                                  budget_scope="data", direct_io=False, runtime_dir=runtime_dir)
     before = threads()
@@ -32,7 +42,16 @@ INTERRUPTED = textwrap.dedent("""
         pass
     import gc; gc.collect()   # the abandoned epoch (consumer == "sleep") is closed with its generator
     left = [n for d in os.listdir(runtime_dir) for n in os.listdir(os.path.join(runtime_dir, d)) if n.endswith(".sbt")]
-    print("interrupted", threads() <= before, len(left), flush=True)
+    # A joined thread can stay listed in /proc/self/task for a moment (its tid is cleared,
+    # and pthread_join returns, before the kernel reaps the task): give it up to 2 s.
+    for _ in range(200):
+        after = thread_names()
+        if len(after) <= before:
+            break
+        time.sleep(0.01)
+    print("interrupted", len(after) <= before, len(left), flush=True)
+    if len(after) > before:
+        print("threads", sorted(after), file=sys.stderr, flush=True)
     loader.close()
     print("closed", os.listdir(runtime_dir), flush=True)
 """)
