@@ -240,6 +240,15 @@ Status WriteCsv(AtomicFileWriter& csv, const PredictResult& r, const OriginalIds
   return csv.Append(text.data(), static_cast<int64_t>(text.size()));
 }
 
+// The CSV of a link model's output `npy_path`: --out-ids when given (its default, --out's
+// .csv, means "beside the output": NPY.csv), checked and opened; *path names it.
+Result<AtomicFileWriter> OpenLinkCsv(const PredictOutputs& files, const std::string& npy_path, std::string* path) {
+  *path = files.ids_out_path.empty() || files.ids_out_path == CsvPathFor(files.out_path) ? CsvPathFor(npy_path)
+                                                                                         : files.ids_out_path;
+  SEER_RETURN_IF_ERROR(CheckOutputPath(*path));
+  return AtomicFileWriter::Create(*path);
+}
+
 // A link prediction model's outputs: the pairs' scores (.npy float32, and the CSV
 // "src,dst,score" with original ids when the dataset has them or --out-ids is given), or
 // the nodes' embeddings (--embeddings, default embeddings.npy).
@@ -249,10 +258,8 @@ Status WriteLinkOutputs(const PredictOptions& o, PredictOutputs files, const Pre
     const auto n = static_cast<int64_t>(r.pair_scores.size());
     std::optional<AtomicFileWriter> csv;
     if (!files.ids_out_path.empty()) {
-      const std::string path = files.ids_out_path == CsvPathFor(files.out_path) ? CsvPathFor(files.scores_path)
-                                                                               : files.ids_out_path;
-      SEER_RETURN_IF_ERROR(CheckOutputPath(path));
-      SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(path));
+      std::string path;
+      SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, OpenLinkCsv(files, files.scores_path, &path));
       csv.emplace(std::move(writer));
       std::string text = "src,dst,score\n";
       for (int64_t i = 0; i < n; ++i) {
@@ -278,10 +285,7 @@ Status WriteLinkOutputs(const PredictOptions& o, PredictOutputs files, const Pre
   std::optional<AtomicFileWriter> csv;
   std::string csv_path;
   if (!ids.identity() || !files.ids_out_path.empty()) {
-    csv_path = files.ids_out_path.empty() || files.ids_out_path == CsvPathFor(files.out_path) ? CsvPathFor(path)
-                                                                                              : files.ids_out_path;
-    SEER_RETURN_IF_ERROR(CheckOutputPath(csv_path));
-    SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, AtomicFileWriter::Create(csv_path));
+    SEER_ASSIGN_OR_RETURN(AtomicFileWriter writer, OpenLinkCsv(files, path, &csv_path));
     csv.emplace(std::move(writer));
     std::string text = "row,id\n";
     for (int64_t i = 0; i < n; ++i) {
