@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -11,12 +14,14 @@
 #include "storage/prep/edge_list.h"
 #include "flag_binding.h"
 #include "storage/base/byte_size.h"
+#include "storage/base/parse_number.h"
 #include "storage/dataset/node_ids.h"
 #include "storage/base/process_memory.h"
 #include "storage/base/progress.h"
 #include "storage/base/stale_temp.h"
 #include "storage/prep/node_reorder.h"
 #include "storage/prep/dataset_prep.h"
+#include "storage/prep/typed_prep.h"
 
 namespace seer::cli {
 namespace {
@@ -65,6 +70,146 @@ Status ReorderAfterPrep(const std::string& out, const std::string& order, bool q
 
 }  // namespace
 
+namespace {
+
+// The typed flags of `seer prep --relation ...` (storage/prep/typed_prep.h).
+struct TypedFlags {
+  std::vector<std::string> relations, node_types, features, labels, train, valid, test, node_ids;
+  bool reverse = false;
+};
+
+// "KEY=VALUE" of a repeatable typed flag.
+Result<std::pair<std::string, std::string>> SplitAssignment(const std::string& flag, const std::string& text) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return InvalidArgument(flag + " '" + text + "': expected " +
+                           (flag == "--relation" ? "SRC,NAME,DST=FILE" : flag == "--node-type" ? "TYPE=COUNT"
+                                                                                                : "TYPE=FILE"));
+  }
+  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
+Result<TypedRelationInput> ParseRelationFlag(const std::string& text) {
+  SEER_ASSIGN_OR_RETURN(auto parts, SplitAssignment("--relation", text));
+  const std::string& key = parts.first;
+  const size_t a = key.find(','), b = a == std::string::npos ? a : key.find(',', a + 1);
+  if (b == std::string::npos || key.find(',', b + 1) != std::string::npos) {
+    return InvalidArgument("--relation '" + text + "': expected SRC,NAME,DST=FILE (three names before '=')");
+  }
+  return TypedRelationInput{key.substr(0, a), key.substr(a + 1, b - a - 1), key.substr(b + 1), parts.second};
+}
+
+TypedNodeTypeInput& TypeInput(TypedPrepInputs* typed, const std::string& name) {
+  for (TypedNodeTypeInput& t : typed->node_types) {
+    if (t.name == name) return t;
+  }
+  typed->node_types.push_back(TypedNodeTypeInput{name});
+  return typed->node_types.back();
+}
+
+// The per-type flags, each TYPE=VALUE, into typed->node_types (a type once per flag).
+Status ParseTypeFlags(const TypedFlags& f, TypedPrepInputs* typed) {
+  for (const std::string& text : f.node_types) {
+    SEER_ASSIGN_OR_RETURN(auto parts, SplitAssignment("--node-type", text));
+    const std::optional<int64_t> count = ParseNumber<int64_t>(parts.second);
+    if (!count || *count < 0) return InvalidArgument("--node-type '" + text + "': COUNT must be an integer >= 0");
+    TypedNodeTypeInput& t = TypeInput(typed, parts.first);
+    if (t.count >= 0) return InvalidArgument("--node-type " + parts.first + " is given twice");
+    t.count = *count;
+  }
+  const std::pair<const char*, const std::vector<std::string>*> files[] = {
+      {"--type-features", &f.features}, {"--type-labels", &f.labels}, {"--type-train", &f.train},
+      {"--type-valid", &f.valid},       {"--type-test", &f.test},         {"--type-node-ids", &f.node_ids}};
+  for (const auto& [flag, values] : files) {
+    for (const std::string& text : *values) {
+      SEER_ASSIGN_OR_RETURN(auto parts, SplitAssignment(flag, text));
+      TypedNodeTypeInput& t = TypeInput(typed, parts.first);
+      std::string& slot = flag == std::string("--type-features") ? t.features
+                          : flag == std::string("--type-labels") ? t.labels
+                          : flag == std::string("--type-train")  ? t.train
+                          : flag == std::string("--type-valid")  ? t.valid
+                          : flag == std::string("--type-test")   ? t.test
+                                                                 : t.node_ids;
+      if (!slot.empty()) return InvalidArgument(std::string(flag) + " " + parts.first + " is given twice");
+      slot = parts.second;
+    }
+  }
+  return Status::Ok();
+}
+
+// Flags of the homogeneous prep that a typed prep does not take.
+std::string HomogeneousOnlyFlag(const PrepInputs& in, const PrepOptions& options, const std::string& order) {
+  if (!in.edges.empty()) return "--edges";
+  if (!in.ogb_dir.empty()) return "--ogb";
+  if (!in.features.empty()) return "--features (use --type-features TYPE=FILE)";
+  if (!in.labels.empty()) return "--labels (use --type-labels TYPE=FILE)";
+  if (!in.train.empty() || !in.valid.empty() || !in.test.empty()) return "--train/--valid/--test (use --type-train ...)";
+  if (!in.node_ids.empty()) return "--node-ids";
+  if (in.num_nodes >= 0) return "--num-nodes (use --node-type TYPE=COUNT)";
+  if (options.undirected) return "--undirected (use --reverse)";
+  if (options.index_dtype) return "--index-dtype";
+  if (order != "none") return "--order";
+  return "";
+}
+
+int RunTypedPrep(const PrepInputs& in, const PrepOptions& options, const TypedFlags& f, const std::string& out,
+                 const std::string& order, bool quiet) {
+  if (const std::string flag = HomogeneousOnlyFlag(in, options, order); !flag.empty()) {
+    return ReportError("prep", "--relation (a typed dataset) cannot be combined with " + flag);
+  }
+  TypedPrepInputs typed;
+  for (const std::string& text : f.relations) {
+    auto relation = ParseRelationFlag(text);
+    if (!relation.ok()) return ReportError("prep", relation.status());
+    typed.relations.push_back(std::move(*relation));
+  }
+  if (Status st = ParseTypeFlags(f, &typed); !st.ok()) return ReportError("prep", st);
+  typed.columns = in.columns;
+  typed.label_id_col = in.label_id_col;
+  typed.label_col = in.label_col;
+  typed.split_id_col = in.split_id_col;
+  typed.split_fractions = in.split_fractions;
+  typed.split_seed = in.split_seed;
+  typed.remap_ids = in.remap_ids;
+  TypedPrepOptions typed_options;
+  typed_options.reverse = f.reverse;
+  typed_options.dedup = options.dedup;
+  typed_options.drop_self_loops = options.drop_self_loops;
+  typed_options.feature_dtype = options.feature_dtype;
+  typed_options.num_classes = options.num_classes;
+  typed_options.threads = options.threads;
+  typed_options.force = options.force;
+  typed_options.show_progress = !quiet;
+  typed_options.created_by = "seer prep --relation";
+  const int64_t start_rss = ResidentBytesNow();
+  SweepAtStart({out, RealParentDirectory(out)}, false);
+  ProgressReporter clock("prep", 0, "", false);
+  auto summary = PrepareTypedDataset(typed, typed_options, out);
+  if (!summary.ok()) return ReportError("prep", summary.status());
+  const DatasetManifest& m = summary->manifest;
+  fmt::print("seer prep: wrote {}: typed dataset ({}): {} nodes, {} edges ({} read, {} self-loops and {} duplicates "
+             "dropped), {} in {:.1f} s, peak memory {} ({} above the {} at start; at most {} edges of one relation "
+             "in RAM)\n",
+             out, m.TypedShape(), m.num_nodes, m.num_edges, summary->input_edges, summary->self_loops_dropped,
+             summary->duplicates_dropped, FormatBytes(summary->bytes_written), clock.ElapsedSeconds(),
+             FormatBytes(PeakRssBytes()), FormatBytes(std::max<int64_t>(0, PeakRssBytes() - start_rss)),
+             FormatBytes(start_rss), summary->max_relation_edges);
+  for (size_t i = 0; i < m.node_types.size(); ++i) {
+    const DatasetNodeType& t = m.node_types[i];
+    fmt::print("  type {}: {} nodes, {}{}{}{}\n", t.name, t.count,
+               t.feature_dim == 0 ? std::string("no features")
+                                  : fmt::format("features {} x {}", t.feature_dim, FeatureDtypeName(t.feature_dtype)),
+               t.labels.empty() ? std::string()
+                                : fmt::format(", {} classes ({} labeled)", t.num_classes, summary->num_labeled[i]),
+               t.train.empty() ? std::string() : ", splits " + t.train + "/" + t.valid + "/" + t.test,
+               t.node_ids.empty() ? std::string() : ", original ids in " + out + "/" + t.node_ids);
+  }
+  for (const DatasetRelation& r : m.relations) fmt::print("  relation {}: {} edges\n", r.key(), r.num_edges);
+  return 0;
+}
+
+}  // namespace
+
 CommandMain RegisterPrepCommand(CLI::App& root) {
   auto* cmd = root.add_subcommand(
       "prep",
@@ -76,6 +221,7 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
     PrepOptions options;
     std::string order = "none";
     bool quiet = false;
+    TypedFlags typed;
   };
   auto flags = std::make_shared<Flags>();
   auto& in = flags->in;
@@ -153,8 +299,33 @@ CommandMain RegisterPrepCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--force", flags->options.force, "Overwrite an existing dataset in --out");
   cmd->add_flag("--quiet", flags->quiet, "No progress lines");
+  auto& typed = flags->typed;
+  cmd->add_option("--relation", typed.relations,
+                  "Typed dataset: SRC,NAME,DST=FILE, repeatable: the edges src -> dst of relation NAME from SRC "
+                  "nodes to DST nodes (text 'src dst' per line, .gz, CSV/TSV with --src-col/--dst-col, or an (E,2) "
+                  ".npy); per-type local ids; not with --edges");
+  cmd->add_option("--node-type", typed.node_types,
+                  "Typed: TYPE=COUNT, repeatable: the type's node count (default: its feature rows, else 1 + its "
+                  "largest id in any relation or table)");
+  cmd->add_option("--type-features", typed.features,
+                  "Typed: TYPE=FILE.npy, repeatable: (count, F) float16/32/64 features (with --remap-ids: rows "
+                  "named by --type-node-ids)");
+  cmd->add_option("--type-node-ids", typed.node_ids,
+                  "Typed, with --remap-ids: TYPE=FILE, repeatable: line r+1 = the original id of row r of the type's "
+                  "--type-features and labels .npy (every node of the type needs a line; ids in no edge are nodes)");
+  cmd->add_option("--type-labels", typed.labels,
+                  "Typed: TYPE=FILE, repeatable: labels as --labels (.npy, or a table with --label-id-col/--label-col)");
+  cmd->add_option("--type-train", typed.train, "Typed: TYPE=FILE, repeatable: train ids of the type, as --train");
+  cmd->add_option("--type-valid", typed.valid, "Typed: TYPE=FILE, repeatable: validation ids, as --valid");
+  cmd->add_option("--type-test", typed.test, "Typed: TYPE=FILE, repeatable: test ids, as --test");
+  cmd->add_flag("--reverse", typed.reverse,
+                "Typed: after each relation SRC,NAME,DST also write its reverse DST,rev_NAME,SRC (the transposed "
+                "edges)");
 
   return [flags] {
+    if (!flags->typed.relations.empty()) {
+      return RunTypedPrep(flags->in, flags->options, flags->typed, flags->out, flags->order, flags->quiet);
+    }
     auto& options = flags->options;
     options.show_progress = !flags->quiet;
     options.created_by = "seer prep";

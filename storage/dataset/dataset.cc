@@ -199,6 +199,7 @@ std::string DatasetManifest::ToJson() const {
       if (!t.train.empty() || !t.valid.empty() || !t.test.empty()) {
         type["splits"] = {{"train", t.train}, {"valid", t.valid}, {"test", t.test}};
       }
+      if (!t.node_ids.empty()) type["node_ids"] = t.node_ids;  // absent without: such manifests are unchanged
       types.push_back(std::move(type));
     }
     Json rels = Json::array();
@@ -418,11 +419,13 @@ Status TypedGraphFields(const Json& root, const std::string& path, DatasetManife
       SEER_ASSIGN_OR_RETURN(t.valid, JsonOptionalString(splits, "valid", "", in));
       SEER_ASSIGN_OR_RETURN(t.test, JsonOptionalString(splits, "test", "", in));
     }
+    SEER_ASSIGN_OR_RETURN(t.node_ids, JsonOptionalString(object, "node_ids", "", where));
     for (const auto& [key, name] : {std::pair<const char*, const std::string&>{"features", t.features},
                                     {"labels", t.labels},
                                     {"splits.train", t.train},
                                     {"splits.valid", t.valid},
-                                    {"splits.test", t.test}}) {
+                                    {"splits.test", t.test},
+                                    {"node_ids", t.node_ids}}) {
       if (!name.empty()) SEER_RETURN_IF_ERROR(ClaimFile(m, name, where, key, &roles));
     }
     num_nodes += t.count;  // each <= 2^40 and the sum checked as it grows: no overflow
@@ -632,7 +635,9 @@ Result<Dataset> Dataset::OpenAnyKind(const std::string& dir) {
                      " num_edges=" + std::to_string(m.num_edges) +
                      " feature_dim=" + std::to_string(m.feature_dim));
     }
-    if (expected < 0 && name != m.node_ids && entry.bytes % 8 != 0) {  // the split files
+    const bool mapping = name == m.node_ids || std::any_of(m.node_types.begin(), m.node_types.end(),
+                                                            [&](const DatasetNodeType& t) { return t.node_ids == name; });
+    if (expected < 0 && !mapping && entry.bytes % 8 != 0) {  // the split files
       return Corrupt(path + ": size " + std::to_string(entry.bytes) +
                      " is not a multiple of 8 (int64 node ids)");
     }

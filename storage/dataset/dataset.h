@@ -16,6 +16,7 @@
 // none of the files above but, per node type T and per relation R = (src, name, dst):
 //   T.features.bin  count_T rows as features.bin (optional: types without features)
 //   T.labels.bin    int32[count_T] (optional), T.train.bin / T.valid.bin / T.test.bin (optional)
+//   T.node_ids.txt  optional: original id of local node k on line k+1 (as node_ids.txt)
 //   R.indptr.bin    int64[count_dst + 1], R.indices.bin  src-type local ids (R = "src__name__dst")
 // Node ids in every file are per-type local ids. Dataset::Open refuses such a dataset
 // (every command but `seer check` reads homogeneous datasets only); Dataset::OpenAnyKind
@@ -119,6 +120,9 @@ struct DatasetNodeType {
   std::string labels;       // int32[count] in [-1, num_classes), or "" (then num_classes is 0)
   int64_t num_classes = 0;
   std::string train, valid, test;  // int64 local ids, each "" when absent
+  // "" when local id k is the input's id k; else the type's mapping file of `seer prep
+  // --remap-ids` (count lines, the format of node_ids.txt, storage/dataset/node_ids.h).
+  std::string node_ids;
   int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
 };
 

@@ -370,6 +370,23 @@ Status CheckNodeTypeFiles(const Dataset& ds, const DatasetNodeType& t, int64_t* 
   return Status::Ok();
 }
 
+// A type's node_ids file (`seer prep --remap-ids`): count lines, ascending, each id reads
+// back (CheckNodeIdsFile), and its checksum, which no scan above hashes.
+Status CheckTypeNodeIds(const Dataset& ds, const DatasetNodeType& t, DatasetCheckSummary* summary) {
+  const std::string path = ds.PathOf(t.node_ids);
+  const Status lines = CheckNodeIdsFile(path, t.count);
+  if (!lines.ok()) return Status(lines.code(), lines.message() + " (node type " + t.name + ")");
+  const DatasetFileEntry& entry = ds.manifest().files.at(t.node_ids);
+  if (entry.checksum_kind != "xxh64") return Status::Ok();
+  SEER_ASSIGN_OR_RETURN(std::string actual, FileXxh64(path));
+  if (actual != entry.checksum) {
+    return Corrupt(path + ": xxh64 " + actual + " does not match the manifest's " + entry.checksum);
+  }
+  summary->bytes_read += entry.bytes;
+  ++summary->checksums_verified;
+  return Status::Ok();
+}
+
 Result<DatasetCheckSummary> CheckTypedDataset(const Dataset& ds, const DatasetCheckOptions& options) {
   const DatasetManifest& m = ds.manifest();
   DatasetCheckSummary summary;
@@ -385,6 +402,7 @@ Result<DatasetCheckSummary> CheckTypedDataset(const Dataset& ds, const DatasetCh
   for (const DatasetNodeType& t : m.node_types) {
     summary.node_types.push_back(NodeTypeCheckSummary{t.name});
     SEER_RETURN_IF_ERROR(CheckNodeTypeFiles(ds, t, &summary.bytes_read, &summary.node_types.back()));
+    if (!t.node_ids.empty()) SEER_RETURN_IF_ERROR(CheckTypeNodeIds(ds, t, &summary));
   }
   for (const DatasetRelation& r : m.relations) {
     summary.relations.push_back(RelationCheckSummary{r.key()});
