@@ -41,17 +41,48 @@ Status NeighborIdOutOfRange(const std::string& path, int64_t id, int64_t byte_of
                              num_nodes));
 }
 
-Status ScanIndices(const Dataset& dataset, int64_t chunk_bytes_hint, const IndicesChunkFn& visit) {
+namespace {
+
+// One indices file of a dataset: a homogeneous dataset's indices.bin, or one relation's of
+// a typed dataset, whose source-type local ids become global ids by adding `offset`.
+struct IndicesFile {
+  std::string path;
+  int64_t index_bytes = 4;
+  int64_t num_edges = 0;
+  int64_t offset = 0;  // global id of local id 0
+  int64_t bound = 0;   // ids must be < bound (local)
+};
+
+std::vector<IndicesFile> IndicesFiles(const Dataset& dataset) {
   const DatasetManifest& m = dataset.manifest();
-  const std::string path = dataset.PathOf(dataset_files::kIndices);
-  const int64_t index_bytes = m.index_bytes();
-  const int64_t total_bytes = m.num_edges * index_bytes;
+  if (!m.typed()) {
+    return {IndicesFile{dataset.PathOf(dataset_files::kIndices), m.index_bytes(), m.num_edges, 0, m.num_nodes}};
+  }
+  std::vector<IndicesFile> files;
+  for (const DatasetRelation& r : m.relations) {
+    int64_t offset = 0, bound = 0;
+    for (const DatasetNodeType& t : m.node_types) {
+      if (t.name == r.src) {
+        bound = t.count;
+        break;
+      }
+      offset += t.count;
+    }
+    files.push_back(IndicesFile{dataset.PathOf(r.indices), IndexDtypeBytes(r.index_dtype), r.num_edges, offset, bound});
+  }
+  return files;
+}
+
+Status ScanIndicesFile(const IndicesFile& file, int64_t chunk_bytes_hint, const IndicesChunkFn& visit) {
+  const std::string& path = file.path;
+  const int64_t index_bytes = file.index_bytes;
+  const int64_t total_bytes = file.num_edges * index_bytes;
   if (total_bytes == 0) return Status::Ok();
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
   SEER_ASSIGN_OR_RETURN(int64_t file_bytes, FileSizeBytes(fd.get(), path));
   if (file_bytes < total_bytes) {
     return Status(StatusCode::kUnexpectedEof, fmt::format("{}: {} bytes, manifest needs {} (num_edges {})", path,
-                                                          file_bytes, total_bytes, m.num_edges));
+                                                          file_bytes, total_bytes, file.num_edges));
   }
   (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   // Chunks are a multiple of 8 bytes so an entry never straddles two chunks.
@@ -65,34 +96,44 @@ Status ScanIndices(const Dataset& dataset, int64_t chunk_bytes_hint, const Indic
   return Status::Ok();
 }
 
+}  // namespace
+
+Status ScanIndices(const Dataset& dataset, int64_t chunk_bytes_hint, const IndicesChunkFn& visit) {
+  if (dataset.manifest().typed()) throw std::logic_error("ScanIndices on the typed dataset " + dataset.dir());
+  return ScanIndicesFile(IndicesFiles(dataset).front(), chunk_bytes_hint, visit);
+}
+
 Status ScanOutDegreesByRange(const Dataset& dataset, const DegreeScanOptions& scan, const std::string& what,
                              const OutDegreeRangeFn& on_range) {
   const DatasetManifest& m = dataset.manifest();
   const int64_t n = m.num_nodes;
-  const std::string path = dataset.PathOf(dataset_files::kIndices);
-  const bool narrow = m.index_bytes() == 4;
+  const std::vector<IndicesFile> files = IndicesFiles(dataset);
   const int64_t range = std::max<int64_t>(1, std::min(n, std::max<int64_t>(4, scan.scan_memory_bytes) / 4));
   const int64_t passes = (n + range - 1) / range;
   std::vector<uint32_t> counts(static_cast<size_t>(range));
-  ProgressReporter progress(what + " " + path + (passes > 1 ? fmt::format(" ({} passes)", passes) : ""),
+  const std::string where = m.typed() ? dataset.dir() + " (" + m.TypedShape() + ")" : files.front().path;
+  ProgressReporter progress(what + " " + where + (passes > 1 ? fmt::format(" ({} passes)", passes) : ""),
                             passes * m.num_edges, "edges", scan.show_progress);
   for (int64_t lo = 0; lo < n; lo += range) {
     const uint64_t width = static_cast<uint64_t>(std::min(range, n - lo));
     std::fill(counts.begin(), counts.end(), 0u);
-    SEER_RETURN_IF_ERROR(ScanIndices(dataset, scan.chunk_bytes, [&](const void* entries, int64_t count,
-                                                                    int64_t first) -> Status {
-      for (int64_t i = 0; i < count; ++i) {
-        const uint64_t u = narrow ? static_cast<const uint32_t*>(entries)[i]
-                                  : static_cast<uint64_t>(static_cast<const int64_t*>(entries)[i]);
-        if (u >= static_cast<uint64_t>(n)) {
-          return NeighborIdOutOfRange(path, static_cast<int64_t>(u), (first + i) * m.index_bytes(), n);
+    for (const IndicesFile& file : files) {
+      const bool narrow = file.index_bytes == 4;
+      SEER_RETURN_IF_ERROR(ScanIndicesFile(file, scan.chunk_bytes, [&](const void* entries, int64_t count,
+                                                                       int64_t first) -> Status {
+        for (int64_t i = 0; i < count; ++i) {
+          const uint64_t u = narrow ? static_cast<const uint32_t*>(entries)[i]
+                                    : static_cast<uint64_t>(static_cast<const int64_t*>(entries)[i]);
+          if (u >= static_cast<uint64_t>(file.bound)) {
+            return NeighborIdOutOfRange(file.path, static_cast<int64_t>(u), (first + i) * file.index_bytes, file.bound);
+          }
+          const uint64_t k = u + static_cast<uint64_t>(file.offset) - static_cast<uint64_t>(lo);
+          if (k < width && counts[k] != UINT32_MAX) ++counts[k];
         }
-        const uint64_t k = u - static_cast<uint64_t>(lo);
-        if (k < width && counts[k] != UINT32_MAX) ++counts[k];
-      }
-      progress.Add(count);
-      return Status::Ok();
-    }));
+        progress.Add(count);
+        return Status::Ok();
+      }));
+    }
     SEER_RETURN_IF_ERROR(on_range(lo, lo + static_cast<int64_t>(width), counts.data()));
   }
   progress.Finish();

@@ -41,6 +41,7 @@ struct DegreeScanOptions {
 // `entries` are `count` values of the manifest's index dtype (uint32 or int64) from
 // element `first` on. A file shorter than the manifest's num_edges needs is
 // kUnexpectedEof; visit's error stops the scan. No edges: indices.bin is not opened.
+// Homogeneous datasets only (std::logic_error on a typed one).
 using IndicesChunkFn = std::function<Status(const void* entries, int64_t count, int64_t first)>;
 Status ScanIndices(const Dataset& dataset, int64_t chunk_bytes, const IndicesChunkFn& visit);
 
@@ -54,7 +55,9 @@ Status NeighborIdOutOfRange(const std::string& path, int64_t id, int64_t byte_of
 // then on_range(lo, hi, counts) runs (counts[k] = out-degree of node lo + k); on_range is
 // called for every range, in order, also when there are no edges. An id >= num_nodes is
 // NeighborIdOutOfRange. Progress (scan.show_progress): "WHAT PATH", "(N passes)" added
-// when there is more than one.
+// when there is more than one. A typed dataset counts every relation's indices file, its
+// source-type local ids as global ids (type offset + local id; storage/dataset/dataset.h),
+// so MakeBeladyNodeScores scores (type, row) pairs by their out-degree over all relations.
 using OutDegreeRangeFn = std::function<Status(int64_t lo, int64_t hi, const uint32_t* counts)>;
 Status ScanOutDegreesByRange(const Dataset& dataset, const DegreeScanOptions& scan, const std::string& what,
                              const OutDegreeRangeFn& on_range);

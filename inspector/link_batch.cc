@@ -223,6 +223,7 @@ Status CheckLinkOptions(const LinkSeedOptions& o) {
 
 Result<LinkBatcher> LinkBatcher::ForTopologyEdges(TopologyView topology, LinkSeedOptions options, uint64_t seed) {
   SEER_RETURN_IF_ERROR(CheckLinkOptions(options));
+  if (topology.typed != nullptr) return InvalidArgument("link prediction on typed datasets is not supported yet");
   if (topology.indptr == nullptr || topology.indptr->empty() || topology.indices == nullptr) {
     return InvalidArgument("link batches: topology has no indptr or indices reader");
   }

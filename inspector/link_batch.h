@@ -81,7 +81,8 @@ struct LinkBatch {
 
 class LinkBatcher {
  public:
-  // Training pairs: every stored edge of `topology`. k >= 1 (<= kMaxNegatives).
+  // Training pairs: every stored edge of `topology`. k >= 1 (<= kMaxNegatives). A typed
+  // view is kInvalidArgument (link prediction on typed datasets is not supported yet).
   static Result<LinkBatcher> ForTopologyEdges(TopologyView topology, LinkSeedOptions options, uint64_t seed);
   // Evaluation pairs from `pairs_path` (int64 (src, dst) pairs, the format of
   // storage/dataset/edge_splits.h) with `negatives_path`'s K = negatives_per_pair fixed

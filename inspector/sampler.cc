@@ -46,6 +46,66 @@ Result<std::vector<int>> ParseFanouts(const std::string& text) {
   return fanouts;
 }
 
+Result<std::vector<std::vector<int>>> ParseRelationFanouts(const std::string& text,
+                                                           const std::vector<std::string>& relation_keys,
+                                                           const std::vector<int>& default_fanouts) {
+  std::vector<std::vector<int>> out(relation_keys.size(), default_fanouts);
+  std::vector<bool> named(relation_keys.size(), false);
+  const auto bad = [&](const std::string& why) {
+    return InvalidArgument("bad per-relation fan-outs '" + text + "': " + why +
+                           " (expected RELATION=F1,F2,...;... with RELATION a relation's key src__name__dst "
+                           "or its unique name)");
+  };
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t semi = text.find(';', start);
+    if (semi == std::string::npos) semi = text.size();
+    const std::string item = text.substr(start, semi - start);
+    start = semi + 1;
+    if (item.empty()) {
+      if (semi == text.size()) break;  // a trailing ';'
+      return bad("an empty item");
+    }
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) return bad("'" + item + "' has no '='");
+    const std::string name = item.substr(0, eq);
+    int64_t found = -1;
+    for (size_t r = 0; r < relation_keys.size(); ++r) {  // the full key first
+      if (relation_keys[r] == name) found = static_cast<int64_t>(r);
+    }
+    if (found < 0) {  // else the middle part of exactly one key
+      for (size_t r = 0; r < relation_keys.size(); ++r) {
+        const std::string& key = relation_keys[r];
+        const size_t a = key.find("__");
+        const size_t b = a == std::string::npos ? std::string::npos : key.find("__", a + 2);
+        if (b == std::string::npos || key.substr(a + 2, b - a - 2) != name) continue;
+        if (found >= 0) {
+          return bad("'" + name + "' names both " + relation_keys[static_cast<size_t>(found)] + " and " + key +
+                     ": use the full key");
+        }
+        found = static_cast<int64_t>(r);
+      }
+    }
+    if (found < 0) {
+      std::string known;
+      for (const std::string& key : relation_keys) known += (known.empty() ? "" : ", ") + key;
+      return bad("no relation '" + name + "' (the relations: " + known + ")");
+    }
+    if (named[static_cast<size_t>(found)]) {
+      return bad("relation " + relation_keys[static_cast<size_t>(found)] + " is given twice");
+    }
+    named[static_cast<size_t>(found)] = true;
+    Result<std::vector<int>> list = ParseFanouts(item.substr(eq + 1));
+    if (!list.ok()) return bad("'" + item.substr(eq + 1) + "' is not a fan-out list like 10,10 (each > 0 or -1)");
+    if (list->size() != default_fanouts.size()) {
+      return bad(fmt::format("{} has {} fan-outs, the model has {} layers", relation_keys[static_cast<size_t>(found)],
+                             list->size(), default_fanouts.size()));
+    }
+    out[static_cast<size_t>(found)] = std::move(list).value();
+  }
+  return out;
+}
+
 // ---- Randomness --------------------------------------------------------------------
 
 namespace {
@@ -70,6 +130,16 @@ SamplerRng SamplerRng::ForNode(uint64_t seed, int64_t epoch, int64_t node, int h
   // stream word is (node << 8 | hop), distinct for every (node, hop). Streams never
   // collide with the epoch shuffle's (kShuffleStream = all ones needs node >= 2^56).
   return SamplerRng(seed, static_cast<uint64_t>(epoch),
+                    (static_cast<uint64_t>(node) << 8) | static_cast<uint64_t>(hop & 0xff));
+}
+
+SamplerRng SamplerRng::ForRelation(uint64_t seed, int64_t epoch, int64_t node, int hop, int relation) {
+  // ForNode's second word, and the epoch with (relation + 1) XORed into bits 48..56 as
+  // the first: for |epoch| < 2^48 ForNode's first word has bits 48..63 all clear (epoch
+  // >= 0) or all set (epoch < 0), this one never (relation + 1 is in [1, 256]); and
+  // (epoch, relation) -> first word is injective in that range.
+  const uint64_t tag = static_cast<uint64_t>((relation & 0xff) + 1) << 48;
+  return SamplerRng(seed, static_cast<uint64_t>(epoch) ^ tag,
                     (static_cast<uint64_t>(node) << 8) | static_cast<uint64_t>(hop & 0xff));
 }
 
@@ -136,19 +206,102 @@ void SamplePositions(SamplerRng& rng, int64_t degree, int64_t count, int64_t* ou
 
 // ---- Sampler --------------------------------------------------------------------------
 
+int32_t TypedTopologyView::TypeOf(int64_t global_id) const {
+  if (type_offsets.size() < 2 || global_id < 0 || global_id >= type_offsets.back()) {
+    throw std::out_of_range("TypedTopologyView::TypeOf: id " + std::to_string(global_id) + " outside the node types");
+  }
+  // The last type whose offset is <= id (empty types share their offset with the next).
+  const auto it = std::upper_bound(type_offsets.begin(), type_offsets.end(), global_id);
+  return static_cast<int32_t>(it - type_offsets.begin()) - 1;
+}
+
+Status CheckSamplerOptions(const TopologyView& topology, const SamplerOptions& options) {
+  for (int f : options.fanouts) {
+    if (f == 0 || f < -1) return InvalidArgument("fan-out must be > 0 or -1 (all), got " + std::to_string(f));
+  }
+  const TypedTopologyView* typed = topology.typed;
+  if (typed == nullptr) {
+    if (topology.indptr == nullptr || topology.indptr->empty() || topology.indices == nullptr) {
+      return InvalidArgument("topology has no indptr or indices reader");
+    }
+    if (!options.relation_fanouts.empty()) {
+      return InvalidArgument("per-relation fan-outs given for a dataset without relations (not typed)");
+    }
+    return Status::Ok();
+  }
+  const std::vector<int64_t>& offsets = typed->type_offsets;
+  if (offsets.size() < 2 || offsets.front() != 0) {
+    return InvalidArgument("typed topology: type offsets must be T + 1 >= 2 entries from 0");
+  }
+  for (size_t t = 0; t + 1 < offsets.size(); ++t) {
+    if (offsets[t] > offsets[t + 1]) return InvalidArgument("typed topology: type offsets decrease");
+  }
+  const int64_t num_types = static_cast<int64_t>(offsets.size()) - 1;
+  const size_t num_relations = typed->relations.size();
+  if (num_relations > 256) {
+    return InvalidArgument(fmt::format("typed topology: {} relations, at most 256 are supported", num_relations));
+  }
+  for (size_t r = 0; r < num_relations; ++r) {
+    const RelationView& rel = typed->relations[r];
+    if (rel.src_type < 0 || rel.src_type >= num_types || rel.dst_type < 0 || rel.dst_type >= num_types) {
+      return InvalidArgument(fmt::format("typed topology: relation {} joins types {} -> {} of {}", r, rel.src_type,
+                                         rel.dst_type, num_types));
+    }
+    const int64_t count_dst = offsets[static_cast<size_t>(rel.dst_type) + 1] - offsets[static_cast<size_t>(rel.dst_type)];
+    if (rel.indptr == nullptr || rel.indptr->size() != count_dst + 1 || rel.indices == nullptr) {
+      return InvalidArgument(fmt::format(
+          "typed topology: relation {} needs an indptr of {} entries (its destination type's count + 1) and an "
+          "indices reader",
+          r, count_dst + 1));
+    }
+    if (rel.ncache != nullptr && rel.ncache->enabled() && rel.ncache->stats().num_nodes < count_dst) {
+      return InvalidArgument(fmt::format("typed topology: relation {}'s neighbor cache covers {} nodes, its "
+                                         "destination type has {}",
+                                         r, rel.ncache->stats().num_nodes, count_dst));
+    }
+  }
+  if (!options.relation_fanouts.empty()) {
+    if (options.relation_fanouts.size() != num_relations) {
+      return InvalidArgument(fmt::format("per-relation fan-outs: {} lists for {} relations",
+                                         options.relation_fanouts.size(), num_relations));
+    }
+    for (size_t r = 0; r < num_relations; ++r) {
+      const std::vector<int>& list = options.relation_fanouts[r];
+      if (list.size() != options.fanouts.size()) {
+        return InvalidArgument(fmt::format("per-relation fan-outs: relation {} has {} hops, the fan-outs {}", r,
+                                           list.size(), options.fanouts.size()));
+      }
+      for (int f : list) {
+        if (f == 0 || f < -1) {
+          return InvalidArgument(fmt::format("per-relation fan-outs: relation {} has fan-out {} (must be > 0 or -1)",
+                                             r, f));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 NeighborSampler::NeighborSampler(TopologyView topology, SamplerOptions options)
     : topology_(topology), options_(std::move(options)) {
-  if (topology_.indptr == nullptr || topology_.indptr->empty() || topology_.indices == nullptr) {
-    throw std::invalid_argument("NeighborSampler: topology needs indptr and an indices reader");
-  }
-  for (int f : options_.fanouts) {
-    if (f == 0 || f < -1) throw std::invalid_argument("NeighborSampler: fan-out must be > 0 or -1");
+  const Status st = CheckSamplerOptions(topology_, options_);
+  if (!st.ok()) throw std::invalid_argument("NeighborSampler: " + st.message());
+  if (topology_.typed != nullptr) {
+    const TypedTopologyView& typed = *topology_.typed;
+    relations_into_.resize(typed.type_offsets.size() - 1);
+    for (size_t r = 0; r < typed.relations.size(); ++r) {
+      relations_into_[static_cast<size_t>(typed.relations[r].dst_type)].push_back(static_cast<int32_t>(r));
+    }
+    relation_fanouts_ = options_.relation_fanouts.empty()
+                            ? std::vector<std::vector<int>>(typed.relations.size(), options_.fanouts)
+                            : options_.relation_fanouts;
   }
 }
 
 Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
                                     int64_t batch_index, BatchTrace* trace,
                                     SampleStats* stats) const {
+  if (topology_.typed != nullptr) return SampleTypedBatch(seeds, num_seeds, epoch, batch_index, trace, stats);
   const CompactIndptr& indptr = *topology_.indptr;
   const int64_t num_nodes = topology_.num_nodes();
   const int64_t index_bytes = IndexDtypeBytes(topology_.index_dtype);

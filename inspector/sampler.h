@@ -24,6 +24,13 @@
 // backend. (Until the data-parallel change the generator was keyed by the batch index and
 // consumed in batch order: traces of the same seed differ from those older ones.)
 //
+// Typed datasets (TopologyView::typed, inspector/typed_topology.h): ids are global (type
+// offset + local id) and every destination is expanded through each relation into its
+// type, in relation order, exactly as above per relation (fan-out per relation:
+// SamplerOptions::relation_fanouts; generator SamplerRng::ForRelation; one ReadBatch per
+// relation and hop); a destination's edges are grouped by relation and tagged in
+// LayerBlock::edge_rel (inspector/typed_sampler.cc).
+//
 // Thread safety: SampleBatch is const and may run concurrently on many threads (the
 // BlockReader is thread-safe; the cache is immutable). The sampler borrows the indptr,
 // the reader and the cache: they must outlive it.
@@ -60,23 +67,67 @@ struct SampleStats {
 struct SamplerOptions {
   std::vector<int> fanouts = {10, 10, 10};  // hop 1 (output layer) first; -1 = all; empty = the seeds only
   uint64_t seed = 0;
+  // Typed datasets: per relation (manifest order), per hop like `fanouts` (same length);
+  // empty = `fanouts` for every relation.
+  std::vector<std::vector<int>> relation_fanouts = {};  // "= {}": no -Wmissing-field-initializers for SamplerOptions{fanouts, seed}
 };
 
 // Parses "10,10,10" (each > 0 or -1); errors are kInvalidArgument naming the text.
 Result<std::vector<int>> ParseFanouts(const std::string& text);
 
-// The topology the sampler reads: indptr in RAM, indices through `reader`.
+// Parses per-relation fan-outs for a typed dataset (SamplerOptions::relation_fanouts):
+// "paper__cites__paper=15,10;written_by=5,5" — ';'-separated items NAME=LIST, NAME a
+// relation's full key src__name__dst or its name alone when exactly one relation has it,
+// LIST as ParseFanouts with default_fanouts' length. Relations not named get
+// default_fanouts. Returns one list per relation_keys entry (manifest order). Empty text =
+// default_fanouts for every relation. Errors (unknown or ambiguous name, a relation named
+// twice, a bad or wrongly sized list) are kInvalidArgument naming the text.
+Result<std::vector<std::vector<int>>> ParseRelationFanouts(const std::string& text,
+                                                           const std::vector<std::string>& relation_keys,
+                                                           const std::vector<int>& default_fanouts);
+
+// A typed dataset's topology (inspector/typed_topology.h owns what it points to): one
+// CSC per relation over its destination type, in the source type's local ids. Global id
+// of local id l of type t = type_offsets[t] + l (storage/dataset/dataset.h).
+struct RelationView {
+  const CompactIndptr* indptr = nullptr;  // the destination type's count + 1
+  BlockReader* indices = nullptr;         // the relation's indices file
+  IndexDtype index_dtype = IndexDtype::kUint32;
+  const NeighborCache* ncache = nullptr;  // optional; keyed by destination local id
+  int32_t src_type = 0, dst_type = 0;
+};
+struct TypedTopologyView {
+  std::vector<int64_t> type_offsets;  // T + 1 entries: type t = [offsets[t], offsets[t + 1])
+  std::vector<RelationView> relations;
+  int32_t TypeOf(int64_t global_id) const;  // the type holding global_id (binary search)
+};
+
+// The topology the sampler reads: indptr in RAM, indices through `reader`. A typed
+// dataset's view has `typed` set (and indptr/indices null): the sampler then samples every
+// relation into the destination's type (LayerBlock::edge_rel) and ids are global.
 struct TopologyView {
   const CompactIndptr* indptr = nullptr;  // num_nodes + 1
   BlockReader* indices = nullptr;                // indices.bin
   IndexDtype index_dtype = IndexDtype::kUint32;
   const NeighborCache* ncache = nullptr;         // optional
-  int64_t num_nodes() const { return static_cast<int64_t>(indptr->size()) - 1; }
+  const TypedTopologyView* typed = nullptr;      // typed datasets: borrowed, outlives the view
+  int64_t num_nodes() const {
+    return typed != nullptr ? typed->type_offsets.back() : static_cast<int64_t>(indptr->size()) - 1;
+  }
 };
+
+// Checks that `options` fit `topology` (the NeighborSampler constructor's checks, as a
+// Status): fan-outs > 0 or -1; a homogeneous view has indptr and indices and no
+// relation_fanouts; a typed view has type offsets from 0, non-decreasing, at most 256
+// relations each with an indptr of count_dst + 1 entries and a reader, types in range,
+// a neighbor cache (if any) covering count_dst nodes, and relation_fanouts empty or one
+// list per relation of fanouts' length.
+// kInvalidArgument saying what is wrong.
+Status CheckSamplerOptions(const TopologyView& topology, const SamplerOptions& options);
 
 class NeighborSampler {
  public:
-  // Throws std::invalid_argument when a fan-out is 0 or < -1, or the view is incomplete.
+  // Throws std::invalid_argument when CheckSamplerOptions fails.
   NeighborSampler(TopologyView topology, SamplerOptions options);
 
   // Samples one batch: trace->node_ids starts with `seeds` (which must be distinct and
@@ -91,8 +142,15 @@ class NeighborSampler {
   const TopologyView& topology() const { return topology_; }
 
  private:
+  // The typed path (inspector/typed_sampler.cc), SampleBatch's when topology_.typed is set.
+  Status SampleTypedBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch, int64_t batch_index,
+                          BatchTrace* trace, SampleStats* stats) const;
   TopologyView topology_;
   SamplerOptions options_;
+  // Typed views: the relations into each node type (relation order), and each relation's
+  // fan-out per hop (relation_fanouts, or fanouts for every relation).
+  std::vector<std::vector<int32_t>> relations_into_;
+  std::vector<std::vector<int>> relation_fanouts_;
 };
 
 // ---- Randomness (exposed for tests) ---------------------------------------------------
@@ -104,6 +162,10 @@ class SamplerRng {
   // The generator the sampler uses for `node`'s neighbors at `hop` (0 = the seeds' own
   // neighbors) in `epoch`. node in [0, 2^56), hop in [0, 256).
   static SamplerRng ForNode(uint64_t seed, int64_t epoch, int64_t node, int hop);
+  // Typed datasets: the generator for global node `node`'s in-neighbors through relation
+  // `relation` (< 256) at `hop` in `epoch`. Its streams are distinct from every ForNode
+  // stream, from the epoch shuffle's and from each other for |epoch| < 2^48, node < 2^56.
+  static SamplerRng ForRelation(uint64_t seed, int64_t epoch, int64_t node, int hop, int relation);
   uint64_t Next();
   // Uniform integer in [0, bound) without modulo bias (Lemire 2019). bound > 0.
   uint64_t Below(uint64_t bound);

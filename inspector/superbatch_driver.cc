@@ -131,19 +131,12 @@ Status CheckSuperbatchOptions(const TopologyView& topology, const SuperbatchOpti
   if (options.num_threads < 0) {
     return InvalidArgument("thread count must be >= 0, got " + std::to_string(options.num_threads));
   }
-  for (int f : options.sampler.fanouts) {
-    if (f == 0 || f < -1) {
-      return InvalidArgument("fan-out must be > 0 or -1 (all), got " + std::to_string(f));
-    }
-  }
   if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
     return InvalidArgument("rank " + std::to_string(options.rank) + " of world size " +
                            std::to_string(options.world_size) + " is out of range");
   }
-  if (topology.indptr == nullptr || topology.indptr->empty() || topology.indices == nullptr) {
-    return InvalidArgument("topology has no indptr or indices reader");
-  }
-  return Status::Ok();
+  // Fan-outs, the view (homogeneous or typed) and the per-relation fan-outs.
+  return CheckSamplerOptions(topology, options.sampler);
 }
 }  // namespace
 
@@ -153,6 +146,7 @@ Result<SuperbatchSampler> SuperbatchSampler::CreateLink(TopologyView topology,
                                                         int64_t pair_end) {
   SEER_RETURN_IF_ERROR(CheckSuperbatchOptions(topology, options));
   if (batcher == nullptr) return InvalidArgument("link sampler without pairs");
+  if (topology.typed != nullptr) return InvalidArgument("link prediction on typed datasets is not supported yet");
   if (options.shuffle != batcher->shuffled()) {
     throw std::logic_error("CreateLink: training pairs are shuffled, a pair file's are not");
   }
@@ -209,6 +203,10 @@ int64_t SuperbatchSampler::num_batches_in(int64_t k) const {
   return std::max<int64_t>(0, std::min(s, num_batches() - k * s));
 }
 const SuperbatchOptions& SuperbatchSampler::options() const { return impl_->options; }
+int64_t SuperbatchSampler::num_relations() const {
+  const TypedTopologyView* typed = impl_->sampler.topology().typed;
+  return typed == nullptr ? 0 : static_cast<int64_t>(typed->relations.size());
+}
 
 std::vector<int64_t> SuperbatchSampler::EpochOrder(int64_t epoch) const {
   return impl_->MakeOrder(epoch);
@@ -345,6 +343,7 @@ Result<SuperbatchTrace> SuperbatchSampler::Sample(int64_t epoch, int64_t k, Supe
   SuperbatchTrace out;
   out.epoch = epoch;
   out.superbatch_index = k;
+  out.num_relations = num_relations();
   if (k >= 0 && k < num_superbatches()) out.batches.reserve(static_cast<size_t>(num_batches_in(k)));
   SEER_RETURN_IF_ERROR(SampleStreaming(
       epoch, k,
@@ -358,7 +357,7 @@ Result<SuperbatchTrace> SuperbatchSampler::Sample(int64_t epoch, int64_t k, Supe
 
 Result<TraceFile> SuperbatchSampler::SampleToFile(int64_t epoch, int64_t k, const std::string& path,
                                                   SuperbatchStats* stats, bool sync) {
-  SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k));
+  SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k, true, num_relations()));
   SEER_RETURN_IF_ERROR(
       SampleStreaming(epoch, k, [&writer](BatchTrace&& batch) { return writer.Append(batch); }, stats));
   return writer.Finish(sync);

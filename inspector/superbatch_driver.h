@@ -83,7 +83,8 @@ struct SuperbatchStats {
 class SuperbatchSampler {
  public:
   // seed_ids: distinct ids < num_nodes (checked: kInvalidArgument naming the first bad
-  // one). Options are checked too (batch_size, superbatch_size >= 1, fan-outs).
+  // one; a typed view's ids are global: type offset + local id). Options are checked too
+  // (batch_size, superbatch_size >= 1, fan-outs, CheckSamplerOptions).
   static Result<SuperbatchSampler> Create(TopologyView topology, std::vector<int64_t> seed_ids,
                                           SuperbatchOptions options);
   // Link prediction (inspector/link_batch.h): the items cut into batches are the
@@ -91,7 +92,8 @@ class SuperbatchSampler {
   // (BatchTrace::link says which). Shuffled training pairs follow the batcher's
   // per-epoch permutation (options.shuffle must be true, ranks take RankShare's
   // positions); pairs of a file are taken in order, [pair_begin, pair_end) only (an
-  // evaluation shard; pair_end -1 = all; options.shuffle must be false).
+  // evaluation shard; pair_end -1 = all; options.shuffle must be false). A typed view is
+  // kInvalidArgument (link prediction on typed datasets is not supported yet).
   static Result<SuperbatchSampler> CreateLink(TopologyView topology, std::shared_ptr<const LinkBatcher> batcher,
                                               SuperbatchOptions options, int64_t pair_begin = 0,
                                               int64_t pair_end = -1);
@@ -104,6 +106,10 @@ class SuperbatchSampler {
   int64_t num_superbatches() const;   // per epoch: ceil(num_batches / S)
   int64_t num_batches_in(int64_t k) const;  // S, or fewer for the last superbatch
   const SuperbatchOptions& options() const;
+  // 0 for a homogeneous topology, else the typed view's relation count: what the traces
+  // record (SuperbatchTrace::num_relations, the .sbt header; pass it to
+  // TraceFileWriter::Create when writing this sampler's batches yourself).
+  int64_t num_relations() const;
 
   // The seed order of an epoch (the shuffled ids); batch b is [b*batch_size, ...).
   // Link samplers: empty (their order is the batcher's).

@@ -12,7 +12,7 @@ bool BatchTrace::operator==(const BatchTrace& other) const {
     const LayerBlock& a = blocks[l];
     const LayerBlock& b = other.blocks[l];
     if (a.num_dst != b.num_dst || a.num_src != b.num_src || a.row_ptr != b.row_ptr ||
-        a.col_idx != b.col_idx) {
+        a.col_idx != b.col_idx || a.edge_rel != b.edge_rel) {
       return false;
     }
   }

@@ -24,6 +24,10 @@ struct LayerBlock {
   int64_t num_src = 0;
   std::vector<int64_t> row_ptr;   // num_dst + 1
   std::vector<int32_t> col_idx;   // row_ptr[num_dst] entries, local src ids
+  // Typed datasets only (inspector/typed_topology.h): the relation index of each edge,
+  // parallel to col_idx (into the dataset's manifest `relations`, < 256); empty for a
+  // homogeneous dataset. A destination's edges are grouped by relation, in relation order.
+  std::vector<uint8_t> edge_rel;
 };
 
 // Link prediction (seer train --task link, inspector/link_batch.h): the batch's scored
@@ -63,6 +67,9 @@ struct BatchTrace {
 struct SuperbatchTrace {
   int64_t epoch = 0;
   int64_t superbatch_index = 0;    // within the epoch
+  // Typed datasets: the dataset's relation count (every LayerBlock::edge_rel entry is below
+  // it, and every block with edges has edge_rel); 0 = homogeneous (no edge_rel anywhere).
+  int64_t num_relations = 0;
   std::vector<BatchTrace> batches;
 };
 

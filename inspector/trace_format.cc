@@ -1,5 +1,6 @@
 #include "inspector/trace_format.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -48,7 +49,7 @@ Status TraceCorrupt(const std::string& path, int64_t offset, const std::string& 
 
 std::array<int64_t, kTraceFileHeaderWords> EncodeTraceFileHeader(const TraceFileHeader& h) {
   return {static_cast<int64_t>(kTraceFileMagic), kTraceFileVersion, h.epoch, h.superbatch_index,
-          h.num_batches, h.file_bytes, 0, 0};
+          h.num_batches, h.file_bytes, h.num_relations, 0};
 }
 
 Result<TraceFileHeader> DecodeTraceFileHeader(const char* data, int64_t file_size, const std::string& path) {
@@ -70,6 +71,11 @@ Result<TraceFileHeader> DecodeTraceFileHeader(const char* data, int64_t file_siz
     return TraceCorrupt(path, 40, fmt::format("header says {} bytes, file has {}", h.file_bytes, file_size));
   }
   if (h.num_batches < 0 || h.num_batches > file_size / 8) return TraceCorrupt(path, 32, "bad batch count");
+  h.num_relations = WordAt(data, 48);
+  if (h.num_relations < 0 || h.num_relations > kTraceMaxRelations) {
+    return TraceCorrupt(path, 48, fmt::format("bad relation count {} (0 = homogeneous, at most {})", h.num_relations,
+                                              kTraceMaxRelations));
+  }
   return h;
 }
 
@@ -81,9 +87,35 @@ int64_t TraceRecordBytes(const BatchTrace& b) {
   for (const LayerBlock& l : b.blocks) {
     bytes += 8 * (l.num_dst + 1);
     bytes += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
+    bytes += AlignUp(static_cast<int64_t>(l.edge_rel.size()), 8);
   }
   if (!b.link.empty()) bytes += AlignUp(4 * (2 * b.link.num_pairs() + TraceLinkNegatives(b.link)), 8);
   return bytes;
+}
+
+void CheckTraceRecordKind(const BatchTrace& b, int64_t num_relations) {
+  if (num_relations < 0 || num_relations > kTraceMaxRelations) {
+    throw std::logic_error(fmt::format("trace record: {} relations (0 = homogeneous, at most {})", num_relations,
+                                       kTraceMaxRelations));
+  }
+  for (const LayerBlock& l : b.blocks) {
+    if (num_relations == 0) {
+      if (!l.edge_rel.empty()) {
+        throw std::logic_error("trace record: a typed batch (edge_rel) in a homogeneous trace: give the trace "
+                               "the dataset's relation count (SuperbatchTrace::num_relations, TraceFileWriter::Create)");
+      }
+      continue;
+    }
+    if (l.edge_rel.size() != l.col_idx.size()) {
+      throw std::logic_error(fmt::format("trace record: edge_rel has {} entries for {} edges in a typed trace",
+                                         l.edge_rel.size(), l.col_idx.size()));
+    }
+    uint8_t most = 0;
+    for (uint8_t r : l.edge_rel) most = std::max(most, r);
+    if (!l.edge_rel.empty() && most >= num_relations) {
+      throw std::logic_error(fmt::format("trace record: relation {} in a trace of {} relations", most, num_relations));
+    }
+  }
 }
 
 namespace {
@@ -130,7 +162,10 @@ Result<TraceRecordHeader> DecodeTraceRecordHeader(const char* data, int64_t avai
 }
 
 Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, const std::string& path,
-                        BatchTrace* out, int64_t* record_bytes_out) {
+                        BatchTrace* out, int64_t* record_bytes_out, int64_t num_relations) {
+  if (num_relations < 0 || num_relations > kTraceMaxRelations) {
+    throw std::logic_error(fmt::format("ParseTraceRecord: {} relations", num_relations));
+  }
   auto corrupt = [&](int64_t local, const std::string& what) {
     return TraceCorrupt(path, file_offset + local, what);
   };
@@ -152,6 +187,7 @@ Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, co
     }
     l.col_idx.resize(static_cast<size_t>(num_edges));
     need += 8 * (l.num_dst + 1) + AlignUp(4 * num_edges, 8);
+    if (num_relations > 0) need += AlignUp(num_edges, 8);
     pos += 24;
   }
   need += LinkSectionBytes(h);
@@ -175,6 +211,20 @@ Status ParseTraceRecord(const char* data, int64_t avail, int64_t file_offset, co
       if (c < 0 || c >= l.num_src) return corrupt(pos, "col_idx entry outside [0, num_src)");
     }
     pos += AlignUp(4 * static_cast<int64_t>(l.col_idx.size()), 8);
+    if (num_relations == 0) {
+      l.edge_rel.clear();
+      continue;
+    }
+    l.edge_rel.resize(l.col_idx.size());
+    if (!l.edge_rel.empty()) std::memcpy(l.edge_rel.data(), data + pos, l.edge_rel.size());
+    for (size_t j = 0; j < l.edge_rel.size(); ++j) {
+      if (l.edge_rel[j] >= num_relations) {
+        return corrupt(pos + static_cast<int64_t>(j),
+                       fmt::format("edge_rel entry {} is not one of the trace's {} relations", l.edge_rel[j],
+                                   num_relations));
+      }
+    }
+    pos += AlignUp(static_cast<int64_t>(l.edge_rel.size()), 8);
   }
   b.link = LinkPairs();
   if (h.num_pairs > 0) {
@@ -211,10 +261,10 @@ std::string SerializeTrace(const SuperbatchTrace& trace) {
   const int64_t bytes = SerializedTraceBytes(trace);
   std::string out(static_cast<size_t>(bytes), '\0');
   const auto header = EncodeTraceFileHeader(
-      {trace.epoch, trace.superbatch_index, static_cast<int64_t>(trace.batches.size()), bytes});
+      {trace.epoch, trace.superbatch_index, static_cast<int64_t>(trace.batches.size()), bytes, trace.num_relations});
   MemorySink w(out.data());
   w.Bytes(header.data(), kTraceFileHeaderBytes);
-  for (const BatchTrace& b : trace.batches) EncodeTraceRecord(w, b);
+  for (const BatchTrace& b : trace.batches) EncodeTraceRecord(w, b, trace.num_relations);
   if (w.pos() != bytes) throw std::logic_error("SerializeTrace: size mismatch");
   return out;
 }
@@ -224,11 +274,13 @@ Result<SuperbatchTrace> ParseTrace(const char* data, int64_t size_bytes, const s
   SuperbatchTrace trace;
   trace.epoch = header.epoch;
   trace.superbatch_index = header.superbatch_index;
+  trace.num_relations = header.num_relations;
   trace.batches.resize(static_cast<size_t>(header.num_batches));
   int64_t pos = kTraceFileHeaderBytes;
   for (BatchTrace& b : trace.batches) {
     int64_t record_bytes = 0;
-    SEER_RETURN_IF_ERROR(ParseTraceRecord(data + pos, size_bytes - pos, pos, path, &b, &record_bytes));
+    SEER_RETURN_IF_ERROR(
+        ParseTraceRecord(data + pos, size_bytes - pos, pos, path, &b, &record_bytes, header.num_relations));
     pos += record_bytes;
   }
   if (pos != size_bytes) return TraceCorrupt(path, pos, "trailing bytes after the last record");

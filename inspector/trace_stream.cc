@@ -48,6 +48,7 @@ TraceFile::TraceFile(TraceFile&& other) noexcept
     : path_(std::move(other.path_)),
       epoch_(other.epoch_),
       superbatch_index_(other.superbatch_index_),
+      num_relations_(other.num_relations_),
       offsets_(std::move(other.offsets_)),
       largest_record_(other.largest_record_),
       owned_(std::exchange(other.owned_, false)) {}
@@ -58,6 +59,7 @@ TraceFile& TraceFile::operator=(TraceFile&& other) noexcept {
     path_ = std::move(other.path_);
     epoch_ = other.epoch_;
     superbatch_index_ = other.superbatch_index_;
+    num_relations_ = other.num_relations_;
     offsets_ = std::move(other.offsets_);
     largest_record_ = other.largest_record_;
     owned_ = std::exchange(other.owned_, false);
@@ -87,6 +89,7 @@ Result<TraceFile> TraceFile::Open(const std::string& path) {
   file.path_ = path;
   file.epoch_ = header.epoch;
   file.superbatch_index_ = header.superbatch_index;
+  file.num_relations_ = header.num_relations;
   file.offsets_.reserve(static_cast<size_t>(header.num_batches) + 1);
   // The index: each record's size word (the records are checked as they are read).
   int64_t pos = kTraceFileHeaderBytes;
@@ -151,8 +154,13 @@ Status TraceFileWriter::WriteAt(const void* data, int64_t n, int64_t offset) {
 }
 
 Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, int64_t epoch, int64_t superbatch_index,
-                                                bool direct) {
+                                                bool direct, int64_t num_relations) {
+  if (num_relations < 0 || num_relations > kTraceMaxRelations) {
+    return InvalidArgument(path + ": a trace of " + std::to_string(num_relations) + " relations (0 = homogeneous, at most " +
+                           std::to_string(kTraceMaxRelations) + ")");
+  }
   TraceFileWriter w;
+  w.num_relations_ = num_relations;
   w.path_ = path;
   w.epoch_ = epoch;
   w.superbatch_index_ = superbatch_index;
@@ -172,7 +180,7 @@ Result<TraceFileWriter> TraceFileWriter::Create(const std::string& path, int64_t
   (void)::flock(fd, LOCK_EX | LOCK_NB);
   w.finished_ = false;
   w.buffer_ = AlignedBuffer(static_cast<size_t>(kTraceIoBufferBytes), kDirectAlignment);
-  const auto header = EncodeTraceFileHeader({epoch, superbatch_index, 0, 0});  // patched by Finish
+  const auto header = EncodeTraceFileHeader({epoch, superbatch_index, 0, 0, num_relations});  // patched by Finish
   std::memcpy(w.buffer_.data(), header.data(), kTraceFileHeaderBytes);
   w.used_ = kTraceFileHeaderBytes;
   w.size_ = kTraceFileHeaderBytes;
@@ -216,7 +224,7 @@ Status TraceFileWriter::Append(const BatchTrace& batch) {
   if (finished_) throw std::logic_error("TraceFileWriter::Append after Finish");
   const int64_t start = size_;
   WriterSink sink([this](const void* d, int64_t n) { return Put(d, n); });
-  EncodeTraceRecord(sink, batch);
+  EncodeTraceRecord(sink, batch, num_relations_);
   SEER_RETURN_IF_ERROR(sink.status());
   offsets_.push_back(start);
   largest_record_ = std::max(largest_record_, size_ - start);
@@ -226,7 +234,7 @@ Status TraceFileWriter::Append(const BatchTrace& batch) {
 Result<TraceFile> TraceFileWriter::Finish(bool sync) {
   if (finished_) throw std::logic_error("TraceFileWriter::Finish twice");
   const auto header =
-      EncodeTraceFileHeader({epoch_, superbatch_index_, static_cast<int64_t>(offsets_.size()), size_});
+      EncodeTraceFileHeader({epoch_, superbatch_index_, static_cast<int64_t>(offsets_.size()), size_, num_relations_});
   if (flushed_ == 0) std::memcpy(buffer_.data(), header.data(), kTraceFileHeaderBytes);
   // The tail: O_DIRECT writes whole aligned blocks (zero padding, truncated below).
   const int64_t tail = direct_ ? AlignUp(used_, kDirectAlignment) : used_;
@@ -250,6 +258,7 @@ Result<TraceFile> TraceFileWriter::Finish(bool sync) {
   file.path_ = path_;
   file.epoch_ = epoch_;
   file.superbatch_index_ = superbatch_index_;
+  file.num_relations_ = num_relations_;
   file.offsets_ = std::move(offsets_);
   file.offsets_.push_back(size_);
   file.largest_record_ = largest_record_;
@@ -292,7 +301,7 @@ Status TraceRecordReader::Next(BatchTrace* out) {
   const int64_t begin = file_->record_offset(next_);
   const int64_t expected = file_->record_offset(next_ + 1) - begin;
   int64_t bytes = 0;
-  SEER_RETURN_IF_ERROR(ParseTraceRecord(data, expected, begin, file_->path(), out, &bytes));
+  SEER_RETURN_IF_ERROR(ParseTraceRecord(data, expected, begin, file_->path(), out, &bytes, file_->num_relations()));
   if (bytes != expected) {
     return TraceCorrupt(file_->path(), begin, "record size differs from the index");
   }

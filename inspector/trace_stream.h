@@ -85,6 +85,8 @@ class TraceFile {
   const std::string& path() const { return path_; }
   int64_t epoch() const { return epoch_; }
   int64_t superbatch_index() const { return superbatch_index_; }
+  // The header's relation count: 0 = homogeneous, else a typed trace (LayerBlock::edge_rel).
+  int64_t num_relations() const { return num_relations_; }
   int64_t num_batches() const { return static_cast<int64_t>(offsets_.empty() ? 0 : offsets_.size() - 1); }
   int64_t file_bytes() const { return offsets_.empty() ? 0 : offsets_.back(); }
   // Byte offset of record i; record_offset(num_batches()) = file_bytes().
@@ -101,6 +103,7 @@ class TraceFile {
   std::string path_;
   int64_t epoch_ = 0;
   int64_t superbatch_index_ = 0;
+  int64_t num_relations_ = 0;
   std::vector<int64_t> offsets_;  // num_batches + 1
   int64_t largest_record_ = 0;
   bool owned_ = false;
@@ -108,9 +111,12 @@ class TraceFile {
 
 class TraceFileWriter {
  public:
-  // Creates (truncates) `path`. direct: try O_DIRECT first.
+  // Creates (truncates) `path`. direct: try O_DIRECT first. num_relations: 0 for a
+  // homogeneous dataset's batches; a typed dataset's relation count (1..256) for batches
+  // with LayerBlock::edge_rel (Append throws std::logic_error on a batch of the other
+  // kind: trace_format.h CheckTraceRecordKind); kInvalidArgument outside [0, 256].
   static Result<TraceFileWriter> Create(const std::string& path, int64_t epoch, int64_t superbatch_index,
-                                        bool direct = true);
+                                        bool direct = true, int64_t num_relations = 0);
   TraceFileWriter(TraceFileWriter&&) noexcept = default;
   TraceFileWriter& operator=(TraceFileWriter&&) noexcept = default;
   ~TraceFileWriter();  // an unfinished file is removed
@@ -133,6 +139,7 @@ class TraceFileWriter {
   bool direct_ = false;
   bool finished_ = true;
   int64_t epoch_ = 0, superbatch_index_ = 0;
+  int64_t num_relations_ = 0;
   AlignedBuffer buffer_;
   int64_t used_ = 0;          // bytes in buffer_
   int64_t flushed_ = 0;       // bytes already in the file
