@@ -26,11 +26,28 @@ int64_t CountDistinctBlocks(std::vector<int64_t> rows, int64_t row_bytes, int64_
   return count;
 }
 
+int32_t NodeTypeOfId(const std::vector<int64_t>& offsets, int64_t id) {
+  // The last offset <= id: types before an empty type share its offset.
+  const auto it = std::upper_bound(offsets.begin(), offsets.end(), id);
+  return static_cast<int32_t>(it - offsets.begin()) - 1;
+}
+
 Result<PolicyStats> SimulatePolicy(CachePolicy& policy,
                                    const std::vector<std::vector<IdSpan>>& superbatches,
                                    const SimulationOptions& options) {
   if (options.block_bytes <= 0) return InvalidArgument("simulator: block_bytes must be positive");
+  const std::vector<int64_t>& offsets = options.type_offsets;
+  const bool typed = !offsets.empty();
+  if (typed && (offsets.size() < 2 || offsets.front() != 0 || offsets.back() != options.num_nodes ||
+                !std::is_sorted(offsets.begin(), offsets.end()))) {
+    return InvalidArgument(fmt::format("simulator: {} type offsets do not cut [0, {}) into node types", offsets.size(),
+                                       options.num_nodes));
+  }
   PolicyStats stats;
+  if (typed) {
+    stats.type_accesses.assign(offsets.size() - 1, 0);
+    stats.type_misses.assign(offsets.size() - 1, 0);
+  }
   stats.policy = PolicyKindName(policy.kind());
   stats.capacity_rows = policy.capacity_rows();
   stats.capacity_bytes = policy.capacity_rows() * options.row_bytes;
@@ -93,6 +110,10 @@ Result<PolicyStats> SimulatePolicy(CachePolicy& policy,
       stats.misses += static_cast<int64_t>(miss_positions.size());
       miss_rows.clear();
       for (int32_t p : miss_positions) miss_rows.push_back(b.data[p]);
+      if (typed) {
+        for (int64_t p = 0; p < b.size; ++p) ++stats.type_accesses[static_cast<size_t>(NodeTypeOfId(offsets, b.data[p]))];
+        for (int64_t v : miss_rows) ++stats.type_misses[static_cast<size_t>(NodeTypeOfId(offsets, v))];
+      }
       stats.blocks_read += CountDistinctBlocks(miss_rows, options.row_bytes, options.block_bytes);
       stats.block_admits += static_cast<int64_t>(cs.block_ids.size());
       cache.Apply(cs, b.data, b.size, nullptr);

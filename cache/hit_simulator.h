@@ -11,6 +11,10 @@
 //
 // Each changeset is checked against the cache (a wrong changeset is a logic_error),
 // and the policy's miss count against the cache's own lookups. Single-threaded.
+//
+// Typed datasets (ids are global: a node type's offset + its local id): with type_offsets
+// set, every access and every miss is also counted by its node type (NodeTypeOfId, a
+// binary search over the T + 1 offsets) in PolicyStats::type_accesses / type_misses.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,9 @@ struct SimulationOptions {
   int64_t num_nodes = 0;
   int64_t row_bytes = 0;      // feature_row_bytes of the dataset
   int64_t block_bytes = 4096; // O_DIRECT alignment of features.bin
+  // Typed datasets: T + 1 node type offsets from 0 to num_nodes (type t = ids [offsets[t],
+  // offsets[t + 1])); empty = no per-type counts.
+  std::vector<int64_t> type_offsets;
 };
 
 struct PolicyStats {
@@ -41,6 +48,10 @@ struct PolicyStats {
   int64_t blocks_read = 0;
   int64_t bytes_read = 0;
   int64_t block_admits = 0;  // rows admitted from block reads (changesets' block_ids)
+  // Per node type (SimulationOptions::type_offsets given; else empty): T entries each,
+  // summing to accesses and misses.
+  std::vector<int64_t> type_accesses;
+  std::vector<int64_t> type_misses;
   double hit_ratio() const {
     return accesses == 0 ? 0.0 : 1.0 - static_cast<double>(misses) / static_cast<double>(accesses);
   }
@@ -53,6 +64,10 @@ struct PolicyStats {
 Result<PolicyStats> SimulatePolicy(CachePolicy& policy,
                                    const std::vector<std::vector<IdSpan>>& superbatches,
                                    const SimulationOptions& options);
+
+// The node type t with offsets[t] <= id < offsets[t + 1] (offsets: T + 1 entries from 0,
+// non-decreasing; an empty type is skipped); the id must be in [0, offsets.back()).
+int32_t NodeTypeOfId(const std::vector<int64_t>& offsets, int64_t id);
 
 // Distinct aligned blocks covering the given rows (ids need not be sorted or unique).
 int64_t CountDistinctBlocks(std::vector<int64_t> rows, int64_t row_bytes, int64_t block_bytes);

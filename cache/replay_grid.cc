@@ -37,9 +37,28 @@ bool AllDigits(const std::string& text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// The O_DIRECT alignment of features.bin, or of a typed dataset's first featured type's
+// features file (512 when no type has features).
 Result<int64_t> FeatureBlockBytes(const Dataset& dataset) {
-  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(dataset.PathOf(dataset_files::kFeatures), O_RDONLY));
+  std::string path = dataset.PathOf(dataset_files::kFeatures);
+  if (dataset.manifest().typed()) {
+    const auto& types = dataset.manifest().node_types;
+    const auto featured = std::find_if(types.begin(), types.end(), [](const DatasetNodeType& t) {
+      return t.feature_dim > 0 && !t.features.empty();
+    });
+    if (featured == types.end()) return int64_t{512};
+    path = dataset.PathOf(featured->features);
+  }
+  SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY));
   return DirectIoAlignment(fd.get());
+}
+
+// T + 1 global id offsets of a typed manifest's node types (empty for a homogeneous one).
+std::vector<int64_t> TypeOffsets(const DatasetManifest& m) {
+  if (!m.typed()) return {};
+  std::vector<int64_t> offsets(1, 0);
+  for (const DatasetNodeType& t : m.node_types) offsets.push_back(offsets.back() + t.count);
+  return offsets;
 }
 
 }  // namespace
@@ -107,11 +126,25 @@ Result<std::vector<PolicyKind>> ParsePolicyKinds(const std::string& comma_list) 
 
 Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, RecordedTrace trace,
                                       const ReplayGridOptions& options, const std::string& trace_name) {
+  return Create(dataset, dataset.manifest(), std::move(trace), options, trace_name);
+}
+
+Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, const DatasetManifest& view, RecordedTrace trace,
+                                      const ReplayGridOptions& options, const std::string& trace_name) {
   if (options.presc_epochs < 1) return InvalidArgument("presc epochs must be at least 1");
+  if (view.num_nodes != dataset.manifest().num_nodes) {
+    return InvalidArgument(fmt::format("{}: a view of {} nodes, the dataset has {}", dataset.dir(), view.num_nodes,
+                                       dataset.manifest().num_nodes));
+  }
+  if (dataset.manifest().typed() && options.read_block_bytes > 0) {
+    return InvalidArgument(dataset.dir() + ": --read-block is not supported on typed datasets yet (rows of several files)");
+  }
   ReplayGrid grid;
   grid.dataset_ = &dataset;
+  grid.view_ = view;
+  grid.type_offsets_ = TypeOffsets(dataset.manifest());
   grid.options_ = options;
-  const DatasetManifest& m = dataset.manifest();
+  const DatasetManifest& m = grid.view_;
   grid.row_bytes_ = m.feature_row_bytes();
   for (PolicyKind kind : options.policies) {
     if (std::find(grid.policies_.begin(), grid.policies_.end(), kind) == grid.policies_.end()) {
@@ -166,8 +199,11 @@ Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, RecordedTrace trac
 Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
   const int64_t max_capacity = capacity_rows_.back();
   if (kind == PolicyKind::kStaticDegree) {
-    SEER_ASSIGN_OR_RETURN(std::vector<int64_t> degrees, ComputeOutDegrees(*dataset_));
-    return RankNodesByScore(degrees, max_capacity);
+    // RankNodesByScore(ComputeOutDegrees(dataset), K), streamed, as training ranks it
+    // (and over every relation of a typed dataset, in global ids).
+    PolicyOptions degree_order;
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, max_capacity, &degree_order));
+    return std::move(degree_order.ranking);
   }
   if (kind != PolicyKind::kPresc) return std::vector<int64_t>{};
   const auto& epochs = trace_.epochs;
@@ -178,14 +214,21 @@ Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
       presc_batches.insert(presc_batches.end(), per_superbatch_[k].begin(), per_superbatch_[k].end());
     }
   }
-  return RankNodesByScore(CountVisits(presc_batches, dataset_->manifest().num_nodes), max_capacity);
+  return RankNodesByScore(CountVisits(presc_batches, view_.num_nodes), max_capacity);
+}
+
+std::vector<std::string> ReplayGrid::type_names() const {
+  std::vector<std::string> names;
+  for (const DatasetNodeType& t : dataset_->manifest().node_types) names.push_back(t.name);
+  return names;
 }
 
 Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
   SimulationOptions sim;
-  sim.num_nodes = dataset_->manifest().num_nodes;
+  sim.num_nodes = view_.num_nodes;
   sim.row_bytes = row_bytes_;
   sim.block_bytes = block_bytes_;
+  sim.type_offsets = type_offsets_;
   const std::vector<std::vector<IdSpan>> whole_trace = {whole_};
   std::vector<PolicyStats> results;
   ProgressReporter progress("stats", static_cast<int64_t>(policies_.size() * capacity_rows_.size()), "runs",

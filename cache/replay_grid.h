@@ -10,6 +10,14 @@
 // indices.bin); belady's tie rule and fill use out-degree scores (MakeBeladyNodeScores,
 // as training does). `none` has no capacity and is replayed once.
 //
+// Typed datasets (storage/dataset/typed_target.h): the grid is created with the manifest
+// the feature cache is of — TypedTrainingView, as training caches it: rows of the view's
+// row bytes over global ids, num_nodes of every type — and replays exactly as above:
+// belady's scores and static-degree's ranking are out-degrees over every relation
+// (MakeBeladyNodeScores), the block size is the first featured type's file alignment.
+// Every PolicyStats then also counts accesses and misses per node type (type_accesses,
+// type_misses, in manifest order: type_names()).
+//
 // Create() checks the options and every node id against the dataset; Run() blocks and
 // is single-threaded apart from the planner. The Dataset must outlive the grid.
 #pragma once
@@ -77,6 +85,10 @@ class ReplayGrid {
   // trace_name names the trace in errors (an id outside the dataset is kCorrupt).
   static Result<ReplayGrid> Create(const Dataset& dataset, RecordedTrace trace,
                                    const ReplayGridOptions& options, const std::string& trace_name);
+  // The cache rows are `view`'s (num_nodes rows of view.feature_row_bytes()): a typed
+  // dataset's TypedTrainingView; for a homogeneous dataset, its own manifest.
+  static Result<ReplayGrid> Create(const Dataset& dataset, const DatasetManifest& view, RecordedTrace trace,
+                                   const ReplayGridOptions& options, const std::string& trace_name);
 
   // Moves keep the grid's id spans valid (they point into the trace's own vectors).
   ReplayGrid(ReplayGrid&&) = default;
@@ -95,12 +107,19 @@ class ReplayGrid {
   int64_t num_accesses() const { return accesses_; }
   int64_t row_bytes() const { return row_bytes_; }
   int64_t block_bytes() const { return block_bytes_; }
+  int64_t num_nodes() const { return view_.num_nodes; }
+  // Typed datasets: the node types (manifest order) and their T + 1 global id offsets;
+  // empty for a homogeneous dataset.
+  std::vector<std::string> type_names() const;
+  const std::vector<int64_t>& type_offsets() const { return type_offsets_; }
 
  private:
   ReplayGrid() = default;
   Result<std::vector<int64_t>> Ranking(PolicyKind kind) const;
 
   const Dataset* dataset_ = nullptr;
+  DatasetManifest view_;               // the cache's rows (the dataset's manifest, or a typed view)
+  std::vector<int64_t> type_offsets_;  // typed: T + 1
   ReplayGridOptions options_;
   RecordedTrace trace_;
   std::vector<std::vector<IdSpan>> per_superbatch_;  // spans into trace_

@@ -1,6 +1,7 @@
 #include "executor/checkpoint_file.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <fstream>
 #include <optional>
 
@@ -94,6 +95,14 @@ Json ModelConfigToJson(const ModelConfig& c) {
     j["task"] = ModelTaskName(c.task);
     j["scorer"] = LinkScorerName(c.scorer);
   }
+  // The relational models' node types and relations (homogeneous configs keep their bytes).
+  if (c.relational()) {
+    j["node_type_offsets"] = c.node_type_offsets;
+    Json relations = Json::array();
+    for (const auto& [src, dst] : c.relation_types) relations.push_back({src, dst});
+    j["relation_types"] = relations;
+    j["target_type"] = c.target_type;
+  }
   return j;
 }
 
@@ -130,6 +139,28 @@ Result<ModelConfig> ModelConfigFromJson(const Json& j, const std::string& path) 
     auto scorer = ParseLinkScorer(text);
     if (!scorer.ok()) return Corrupt(path + ": field 'scorer': " + scorer.status().message());
     c.scorer = *scorer;
+  }
+  if (c.relational()) {
+    SEER_ASSIGN_OR_RETURN(c.node_type_offsets, JsonIntArray(j, "node_type_offsets", path));
+    SEER_ASSIGN_OR_RETURN(const Json* relations, JsonMember(j, "relation_types", path));
+    if (!relations->is_array()) return Corrupt(path + ": field 'relation_types' is not an array");
+    for (size_t r = 0; r < relations->size(); ++r) {
+      const Json& pair = (*relations)[r];
+      if (!pair.is_array() || pair.size() != 2 || !pair[0].is_number_integer() || !pair[1].is_number_integer() ||
+          pair[0].get<int64_t>() < INT32_MIN || pair[0].get<int64_t>() > INT32_MAX ||
+          pair[1].get<int64_t>() < INT32_MIN || pair[1].get<int64_t>() > INT32_MAX) {
+        return Corrupt(path + ": field 'relation_types' element " + std::to_string(r) +
+                       " must be [src type, dst type], found " + pair.dump());
+      }
+      c.relation_types.emplace_back(pair[0].get<int32_t>(), pair[1].get<int32_t>());
+    }
+    SEER_ASSIGN_OR_RETURN(int64_t target, JsonInt(j, "target_type", path));
+    if (target < INT32_MIN || target > INT32_MAX) {
+      return Corrupt(path + ": field 'target_type' out of range: " + std::to_string(target));
+    }
+    c.target_type = static_cast<int32_t>(target);
+    const Status types = c.CheckRelationalTypes();
+    if (!types.ok()) return Corrupt(path + ": " + types.message());
   }
   return c;
 }

@@ -74,6 +74,9 @@ std::map<std::string, std::string> TrainRunRecord(const TrainOptions& o, int64_t
           {"--model", ModelKindName(o.model)},
           // --batch-size is per rank: another rank count is another global batch.
           {"world size (ranks)", std::to_string(world_size)}};
+  // Typed datasets: the target and per-relation fan-outs (other runs keep their record).
+  if (!o.target_type.empty()) record["--target-type"] = o.target_type;
+  if (!o.relation_fanouts.empty()) record["--relation-fanouts"] = o.relation_fanouts;
   // Link prediction's batches also depend on their negatives (node runs keep their record).
   if (o.task == ModelTask::kLink) {
     record["--task"] = ModelTaskName(o.task);

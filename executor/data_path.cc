@@ -25,7 +25,7 @@ namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-Result<std::unique_ptr<BlockReader>> OpenBlockReader(const Dataset& ds, const char* name, const DataIoOptions& io) {
+Result<std::unique_ptr<BlockReader>> OpenBlockReader(const Dataset& ds, const std::string& name, const DataIoOptions& io) {
   if (io.mode == DataIoMode::kMmap) return OpenMmapReader(ds.PathOf(name));
   DirectReaderOptions reader;
   reader.mode = DirectReaderMode(io.mode);
@@ -110,15 +110,11 @@ PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_
   return pilot;
 }
 
-Status MeasurePilotBatches(const Dataset& ds, const CompactIndptr& indptr, BlockReader* indices,
-                           PilotSpec& pilot, MemoryBudgetRequest* request) {
+Status MeasurePilotBatches(const TopologyView& view, const SplitLoader& load_split, PilotSpec& pilot,
+                           MemoryBudgetRequest* request) {
   if (pilot.batches <= 0) return Status::Ok();
   if (pilot.link) {
     // Link batches: the first batches of epoch 0's edge order, negatives included.
-    TopologyView view;
-    view.indptr = &indptr;
-    view.indices = indices;
-    view.index_dtype = ds.manifest().index_dtype;
     SEER_ASSIGN_OR_RETURN(LinkBatcher batcher, LinkBatcher::ForTopologyEdges(view, *pilot.link, pilot.seed));
     CapSuperbatchToTheRun(pilot, batcher.num_pairs(), request);
     const SuperbatchOptions options = MakeSuperbatchOptions(pilot.batch_size, pilot.batches, pilot.num_threads,
@@ -130,7 +126,7 @@ Status MeasurePilotBatches(const Dataset& ds, const CompactIndptr& indptr, Block
     return Status::Ok();
   }
   if (!pilot.split.empty()) {
-    SEER_ASSIGN_OR_RETURN(pilot.loaded, ds.LoadSplit(pilot.split));
+    SEER_ASSIGN_OR_RETURN(pilot.loaded, load_split(pilot.split));
   }
   const std::vector<int64_t>& from = pilot.split.empty() ? pilot.ids : *pilot.loaded;
   const int64_t n = static_cast<int64_t>(from.size());
@@ -140,16 +136,13 @@ Status MeasurePilotBatches(const Dataset& ds, const CompactIndptr& indptr, Block
   std::vector<int64_t> seeds(static_cast<size_t>(want));
   for (int64_t i = 0; i < want; ++i) seeds[static_cast<size_t>(i)] = from[static_cast<size_t>(i * n / want)];
   // Bad ids are the caller's to report (with their position); the pilot just skips them.
-  const int64_t num_nodes = ds.manifest().num_nodes;
+  const int64_t num_nodes = view.num_nodes();
   seeds.erase(std::remove_if(seeds.begin(), seeds.end(), [&](int64_t v) { return v < 0 || v >= num_nodes; }),
               seeds.end());
   if (seeds.empty()) return Status::Ok();
-  TopologyView view;
-  view.indptr = &indptr;
-  view.indices = indices;
-  view.index_dtype = ds.manifest().index_dtype;
-  const SuperbatchOptions options = MakeSuperbatchOptions(pilot.batch_size, pilot.batches, pilot.num_threads,
-                                                         pilot.fanouts, pilot.seed, /*shuffle=*/false);
+  SuperbatchOptions options = MakeSuperbatchOptions(pilot.batch_size, pilot.batches, pilot.num_threads,
+                                                   pilot.fanouts, pilot.seed, /*shuffle=*/false);
+  options.sampler.relation_fanouts = pilot.relation_fanouts;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(view, std::move(seeds), options));
   SEER_ASSIGN_OR_RETURN(SuperbatchTrace trace, sampler.Sample(0, 0));
   RecordBatchShapes(trace, pilot.fanouts.size(), request);
@@ -163,8 +156,17 @@ Result<std::unique_ptr<DataPath>> DataPath::Open(const std::string& dataset_dir,
     return InvalidArgument("--read-block " + std::to_string(io.read_block_bytes) +
                            ": must be 0 (per-row reads) or a power of two bytes, e.g. 4K");
   }
-  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(dataset_dir));
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::OpenAnyKind(dataset_dir));
+  if (dataset.manifest().typed()) {
+    path->dataset_.emplace(std::move(dataset));
+    SEER_RETURN_IF_ERROR(path->OpenTypedReaders(io, request, pilot));
+    return path;
+  }
   const DatasetManifest& m = dataset.manifest();
+  if (!io.relation_fanouts.empty() || !io.target_type.empty()) {
+    return InvalidArgument(dataset_dir + ": " + (io.target_type.empty() ? "--relation-fanouts" : "--target-type") +
+                           " is for typed datasets; this one has one node type and one relation");
+  }
   if (m.feature_dim <= 0) {
     return InvalidArgument(dataset_dir + ": the dataset has no node features (feature_dim " +
                            std::to_string(m.feature_dim) +
@@ -190,10 +192,23 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
   request.topology_bytes = NeighborCacheFullBytes(m.num_nodes, m.num_edges, m.index_bytes());
   SEER_ASSIGN_OR_RETURN(CompactIndptr indptr, CompactIndptr::Load(ds));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<BlockReader> indices, OpenBlockReader(ds, dataset_files::kIndices, io));
-  if (pilot != nullptr) SEER_RETURN_IF_ERROR(MeasurePilotBatches(ds, indptr, indices.get(), *pilot, &request));
+  if (pilot != nullptr) {
+    TopologyView view;
+    view.indptr = &indptr;
+    view.indices = indices.get();
+    view.index_dtype = m.index_dtype;
+    SEER_RETURN_IF_ERROR(MeasurePilotBatches(view, [this](const std::string& name) { return LoadSplit(name); }, *pilot,
+                                             &request));
+  }
   SEER_ASSIGN_OR_RETURN(split_, SplitMemoryBudget(request));
   SEER_RETURN_IF_ERROR(OpenCaches(std::move(indptr), std::move(indices), request));
   SEER_ASSIGN_OR_RETURN(features_, OpenBlockReader(ds, dataset_files::kFeatures, io));
+  return OpenFeatureCache(io);
+}
+
+// The feature cache over features_ (the split's rows) and the gatherer over both.
+Status DataPath::OpenFeatureCache(const DataIoOptions& io) {
+  const DatasetManifest& m = manifest();
   FeatureCacheOptions cache_options;
   cache_options.num_nodes = m.num_nodes;
   cache_options.capacity_rows = split_.fcache_rows;
@@ -294,7 +309,82 @@ Result<std::vector<int64_t>> DataPath::TakeSplit(PilotSpec& pilot, const std::st
     pilot.loaded.reset();
     return ids;
   }
+  return LoadSplit(name);
+}
+
+Result<std::vector<int64_t>> DataPath::LoadSplit(const std::string& name) const {
+  if (target_) return LoadTargetSplit(*dataset_, *target_, name);
   return dataset_->LoadSplit(name);
+}
+
+Result<LabelTable> DataPath::LoadLabels(const std::vector<const std::vector<int64_t>*>& sets) const {
+  if (target_) return LoadTargetLabels(*dataset_, *target_, sets);
+  return LabelTable::LoadAll(*dataset_, sets);
+}
+
+// A typed dataset (executor/typed_data.h): the target and the training view; every
+// relation's indptr in RAM and its indices through a reader; the pilot; the split (no
+// neighbor cache yet: its share goes to the feature cache); the features of every type
+// behind one TypedFeatureReader; the feature cache over global ids.
+Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot) {
+  const Dataset& ds = *dataset_;
+  const DatasetManifest& m = ds.manifest();
+  if (io.read_block_bytes > 0) {
+    return InvalidArgument(ds.dir() + ": --read-block is not supported on typed datasets yet (rows of several files)");
+  }
+  if (pilot != nullptr && pilot->link) {
+    return InvalidArgument(ds.dir() + ": link prediction on typed datasets is not supported yet");
+  }
+  SEER_ASSIGN_OR_RETURN(target_, ResolveTarget(m, io.target_type));
+  SEER_ASSIGN_OR_RETURN(view_, TypedTrainingView(m, *target_));
+  SEER_ASSIGN_OR_RETURN(const auto types, RelationTypes(m));
+  std::vector<TypedRelationParts> parts;
+  for (size_t r = 0; r < m.relations.size(); ++r) {
+    const DatasetRelation& rel = m.relations[r];
+    TypedRelationParts part;
+    const int64_t count_dst = m.node_types[static_cast<size_t>(types[r].second)].count;
+    SEER_ASSIGN_OR_RETURN(part.indptr, CompactIndptr::LoadFile(ds.PathOf(rel.indptr), count_dst + 1, rel.num_edges));
+    SEER_ASSIGN_OR_RETURN(part.indices, OpenBlockReader(ds, rel.indices, io));
+    part.index_dtype = rel.index_dtype;
+    part.src_type = types[r].first;
+    part.dst_type = types[r].second;
+    parts.push_back(std::move(part));
+  }
+  try {
+    typed_topology_ = std::make_unique<TypedTopology>(NodeTypeOffsets(m), std::move(parts));
+  } catch (const std::invalid_argument& e) {
+    return Corrupt(ds.dir() + ": " + e.what());
+  }
+  const DatasetManifest& v = *view_;
+  request.num_nodes = v.num_nodes;
+  request.feature_dim = v.feature_dim;
+  request.feature_row_bytes = v.feature_row_bytes();
+  request.num_classes = v.num_classes;
+  request.indptr_entries = 0;
+  for (const auto& [src, dst] : types) request.indptr_entries += m.node_types[static_cast<size_t>(dst)].count + 1;
+  request.ncache_budget_bytes = 0;  // no per-relation neighbor cache yet
+  if (!io.relation_fanouts.empty()) {
+    const std::vector<int>& fanouts = pilot != nullptr ? pilot->fanouts : request.fanouts;
+    SEER_ASSIGN_OR_RETURN(relation_fanouts_, ParseRelationFanouts(io.relation_fanouts, RelationKeys(m), fanouts));
+  }
+  if (pilot != nullptr) {
+    pilot->relation_fanouts = relation_fanouts_;
+    SEER_RETURN_IF_ERROR(MeasurePilotBatches(typed_topology_->view(),
+                                             [this](const std::string& name) { return LoadSplit(name); }, *pilot,
+                                             &request));
+  }
+  SEER_ASSIGN_OR_RETURN(split_, SplitMemoryBudget(request));
+  std::vector<std::unique_ptr<BlockReader>> readers;
+  for (const DatasetNodeType& t : m.node_types) {
+    readers.emplace_back();
+    if (t.feature_dim > 0) {
+      SEER_ASSIGN_OR_RETURN(readers.back(), OpenBlockReader(ds, t.features, io));
+    }
+  }
+  SEER_ASSIGN_OR_RETURN(std::unique_ptr<TypedFeatureReader> features,
+                        TypedFeatureReader::Create(ds, std::move(readers), v.feature_row_bytes()));
+  features_ = std::move(features);
+  return OpenFeatureCache(io);
 }
 
 }  // namespace seer

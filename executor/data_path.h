@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +28,9 @@
 #include "executor/memory_budget.h"
 #include "inspector/superbatch_driver.h"
 #include "inspector/topology.h"
+#include "inspector/typed_topology.h"
+#include "executor/label_table.h"
+#include "executor/typed_data.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
 #include "storage/io/direct_reader.h"
@@ -44,6 +48,12 @@ struct DataIoOptions {
   // Block-granular feature reads (cache/read_blocks.h, FeatureGatherer): 0 = per row;
   // otherwise a power of two.
   int64_t read_block_bytes = 0;
+  // Typed datasets: the node type whose labels and splits the run uses ("" = the only
+  // labeled one; executor/typed_data.h) and the per-relation fan-outs
+  // (ParseRelationFanouts' text, "" = the pilot's fan-outs for every relation). A
+  // homogeneous dataset refuses relation fan-outs.
+  std::string target_type;
+  std::string relation_fanouts;
 };
 
 // Batches sampled before the budget is split, so staging and the model's working set are
@@ -53,6 +63,7 @@ struct PilotSpec {
   std::vector<int64_t> ids;     // these distinct ids when split is empty
   int64_t batch_size = 1000;
   std::vector<int> fanouts;
+  std::vector<std::vector<int>> relation_fanouts;  // typed datasets (SamplerOptions); filled by DataPath::Open
   uint64_t seed = 0;
   int num_threads = 0;
   int64_t batches = 2;          // pilot batches (0 = no pilot: the estimate is used)
@@ -68,11 +79,13 @@ struct PilotSpec {
 PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_t seed, int num_threads);
 
 // Samples `pilot.batches` batches of evenly spaced seeds (no shuffle, so no copy of a
-// large seed list) straight from indices.bin, and records the largest batch's rows and
-// per-block shapes in *request; also caps request->superbatch and traces_in_flight by
-// what the run has. Ids out of range are skipped (the caller reports them).
-Status MeasurePilotBatches(const Dataset& dataset, const CompactIndptr& indptr, BlockReader* indices,
-                           PilotSpec& pilot, MemoryBudgetRequest* request);
+// large seed list) straight from the topology's files, and records the largest batch's
+// rows and per-block shapes in *request; also caps request->superbatch and
+// traces_in_flight by what the run has. Ids out of range are skipped (the caller reports
+// them). `load_split` reads a split's seeds (a typed dataset's target type's, in global ids).
+using SplitLoader = std::function<Result<std::vector<int64_t>>(const std::string&)>;
+Status MeasurePilotBatches(const TopologyView& view, const SplitLoader& load_split, PilotSpec& pilot,
+                           MemoryBudgetRequest* request);
 
 // Records in *split the neighbor cache actually in use (`bytes`, 0 = none; where it came
 // from; the fraction of edges it holds, -1 unknown) in place of the split's share; a share
@@ -97,8 +110,18 @@ class DataPath {
   DataPath& operator=(const DataPath&) = delete;
 
   const Dataset& dataset() const { return *dataset_; }
-  const DatasetManifest& manifest() const { return dataset_->manifest(); }
-  const Topology& topology() const { return *topology_; }
+  // The manifest the run reads: the dataset's, or for a typed dataset its training view
+  // (executor/typed_data.h: every node type in one global id space, the target's classes).
+  const DatasetManifest& manifest() const { return view_ ? *view_ : dataset_->manifest(); }
+  // What the samplers read (typed or not).
+  TopologyView topology_view() const { return typed_topology_ ? typed_topology_->view() : topology_->view(); }
+  // The full graph's indptr (GCN's graph normalisation); null for a typed dataset.
+  const CompactIndptr* graph_indptr() const { return topology_ ? &topology_->indptr() : nullptr; }
+  // A typed dataset's target node type; null for a homogeneous dataset.
+  const TypedTarget* target() const { return target_ ? &*target_ : nullptr; }
+  const TypedTopology* typed_topology() const { return typed_topology_.get(); }
+  // A typed dataset's per-relation fan-outs (SamplerOptions::relation_fanouts); empty otherwise.
+  const std::vector<std::vector<int>>& relation_fanouts() const { return relation_fanouts_; }
   const BlockReader& features() const { return *features_; }
   FeatureGatherer& gatherer() { return *gatherer_; }
   const MemoryBudgetSplit& split() const { return split_; }
@@ -106,15 +129,25 @@ class DataPath {
   // `name`'s seed ids: the pilot's copy when it loaded that split (handed over once),
   // else read from disk.
   Result<std::vector<int64_t>> TakeSplit(PilotSpec& pilot, const std::string& name) const;
+  // A split's seed ids (a typed dataset: its target type's, in global ids).
+  Result<std::vector<int64_t>> LoadSplit(const std::string& name) const;
+  // The labels of the union of `sets` (a typed dataset: of its target type).
+  Result<LabelTable> LoadLabels(const std::vector<const std::vector<int64_t>*>& sets) const;
 
  private:
   DataPath() = default;
   Status OpenReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot);
   Status OpenCaches(CompactIndptr indptr, std::unique_ptr<BlockReader> indices,
                     const MemoryBudgetRequest& request);
+  Status OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot);
+  Status OpenFeatureCache(const DataIoOptions& io);
 
   std::optional<Dataset> dataset_;
-  std::unique_ptr<Topology> topology_;
+  std::optional<TypedTarget> target_;      // typed datasets
+  std::optional<DatasetManifest> view_;    // typed datasets: TypedTrainingView
+  std::unique_ptr<Topology> topology_;     // homogeneous datasets
+  std::unique_ptr<TypedTopology> typed_topology_;  // typed datasets
+  std::vector<std::vector<int>> relation_fanouts_;
   std::unique_ptr<BlockReader> features_;
   std::optional<FeatureCache> cache_;
   std::unique_ptr<FeatureGatherer> gatherer_;

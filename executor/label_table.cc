@@ -14,15 +14,19 @@
 namespace seer {
 
 Result<LabelTable> LabelTable::Load(const Dataset& dataset, std::vector<int64_t> nodes) {
+  return LoadFile(dataset.PathOf(dataset_files::kLabels), 0, dataset.manifest().num_nodes,
+                  dataset.manifest().num_classes, std::move(nodes));
+}
+
+Result<LabelTable> LabelTable::LoadFile(const std::string& path, int64_t first_id, int64_t count, int64_t num_classes,
+                                        std::vector<int64_t> nodes) {
   LabelTable table;
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  const std::string path = dataset.PathOf(dataset_files::kLabels);
-  const int64_t num_nodes = dataset.manifest().num_nodes;
-  const int64_t num_classes = dataset.manifest().num_classes;
-  if (!nodes.empty() && (nodes.front() < 0 || nodes.back() >= num_nodes)) {  // sorted: the extremes
-    const int64_t bad = nodes.front() < 0 ? nodes.front() : nodes.back();
-    return InvalidArgument(fmt::format("{}: node id {} is out of range [0, {})", path, bad, num_nodes));
+  const int64_t end_id = first_id + count;
+  if (!nodes.empty() && (nodes.front() < first_id || nodes.back() >= end_id)) {  // sorted: the extremes
+    const int64_t bad = nodes.front() < first_id ? nodes.front() : nodes.back();
+    return InvalidArgument(fmt::format("{}: node id {} is out of range [{}, {})", path, bad, first_id, end_id));
   }
   table.ids_ = std::move(nodes);
   table.labels_.resize(table.ids_.size(), -1);
@@ -31,17 +35,18 @@ Result<LabelTable> LabelTable::Load(const Dataset& dataset, std::vector<int64_t>
   std::vector<int32_t> chunk;
   size_t i = 0;
   while (i < table.ids_.size()) {
-    const int64_t begin = table.ids_[i] / kChunk * kChunk;
-    const int64_t end = std::min(num_nodes, begin + kChunk);
+    const int64_t begin = (table.ids_[i] - first_id) / kChunk * kChunk;  // in the file's rows
+    const int64_t end = std::min(count, begin + kChunk);
     chunk.resize(static_cast<size_t>(end - begin));
     SEER_RETURN_IF_ERROR(PreadFull(fd.get(), chunk.data(), (end - begin) * 4, begin * 4, path));
-    while (i < table.ids_.size() && table.ids_[i] < end) {
-      const int32_t label = chunk[static_cast<size_t>(table.ids_[i] - begin)];
+    while (i < table.ids_.size() && table.ids_[i] - first_id < end) {
+      const int64_t row = table.ids_[i] - first_id;
+      const int32_t label = chunk[static_cast<size_t>(row - begin)];
       // Nothing reaches the model with a label outside the manifest's classes.
       if (label < -1 || label >= num_classes) {
         return Corrupt(fmt::format("{}: node {} has label {} at byte offset {}, outside [-1, {}) (num_classes {} in "
                                    "the manifest; -1 = unlabeled)",
-                                   path, table.ids_[i], label, table.ids_[i] * 4, num_classes, num_classes));
+                                   path, row, label, row * 4, num_classes, num_classes));
       }
       table.labels_[i] = label;
       ++i;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "storage/base/status.h"
@@ -19,6 +20,10 @@ class LabelTable {
   // InvalidArgument error naming it (ids come from split files and user lists); a label
   // outside [-1, num_classes) is kCorrupt naming labels.bin, the node and the offset.
   static Result<LabelTable> Load(const Dataset& dataset, std::vector<int64_t> nodes);
+  // The same from a labels file that holds the labels of ids [first_id, first_id + count)
+  // (a typed dataset's node type: first_id = its global offset); ids outside are refused.
+  static Result<LabelTable> LoadFile(const std::string& path, int64_t first_id, int64_t count, int64_t num_classes,
+                                     std::vector<int64_t> nodes);
   // The labels of the union of several node sets (train, valid, test).
   static Result<LabelTable> LoadAll(const Dataset& dataset, const std::vector<const std::vector<int64_t>*>& sets);
 

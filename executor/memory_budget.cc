@@ -68,6 +68,90 @@ LayerDims DimsOf(const ModelConfig& c, int64_t l) {
   return d;
 }
 
+// One layer of a relational model (model_runner.cc's RelationalLayer) in the terms of
+// EstimateModelFootprint's timeline below. The block shape does not say how its edges
+// split over the relations, so every relation's own temporaries are taken at the whole
+// block's size (an upper bound; the relations' saved tensors are summed exactly):
+//   u = destinations summed over the relations, at most num_dst x the most relations
+//       into one node type, and at most one per edge;
+//   v = R-GAT's distinct sources summed over the relations, likewise from num_src.
+// Unlike the homogeneous models, layer 0's input needs a gradient (the type embedding is
+// added to the rows: a new [num_src, in] tensor).
+struct RelationalTally {
+  int64_t block_bytes = 0, saved = 0, fwd = 0, bwd = 0;
+};
+RelationalTally TallyRelationalLayer(const ModelConfig& c, const BlockShape& b, int64_t l) {
+  const LayerDims ld = DimsOf(c, l);
+  const int64_t d = b.num_dst, s = b.num_src, e = b.num_edges, i = ld.in, o = ld.out;
+  const int64_t rels = std::max(1, c.num_relations()), types = std::max(1, c.num_node_types());
+  std::vector<int64_t> into(static_cast<size_t>(types), 0), out_of(static_cast<size_t>(types), 0);
+  for (const auto& [src, dst] : c.relation_types) {
+    if (src >= 0 && src < types) ++out_of[static_cast<size_t>(src)];
+    if (dst >= 0 && dst < types) ++into[static_cast<size_t>(dst)];
+  }
+  const int64_t most_into = std::max<int64_t>(1, *std::max_element(into.begin(), into.end()));
+  const int64_t most_out_of = std::max<int64_t>(1, *std::max_element(out_of.begin(), out_of.end()));
+  const int64_t u = std::min(e, most_into * d), v = std::min(e, most_out_of * s), ud = std::min(u, d);
+  const bool rgat = c.kind == ModelKind::kRgat;
+  RelationalTally t;
+  // Per relation: src + edge position per edge (+ R-GAT's source position), dst id +
+  // degree per destination (+ R-GAT's source ids); per node type its dst ids; layer 0
+  // the rows' types.
+  t.block_bytes = 16 * e + 12 * u + 8 * d + (l == 0 ? 8 * s : 0) + (rgat ? 8 * (e + v) : 0);
+  // Hidden layers save the activation's result, the dropout noise and the dropout output
+  // (the next layer's input), all freed before the layer's own backward; the last keeps
+  // its logits.
+  const bool hidden = !ld.last;
+  const int64_t out_saved = hidden ? 12 * d * o : 4 * d * o;
+  const int64_t freed_by_backward = hidden ? out_saved : 0;
+  // Layer 0: rows + type embedding (the gathered embedding rows and their sum).
+  const int64_t input = l == 0 ? 4 * s * i : 0;
+  int64_t internal = 0, per_relation = 0, combine = 0;
+  switch (c.kind) {
+    case ModelKind::kRgcn:
+      // The input (root's h_dst is a view of it), each relation's neighbour mean and the
+      // scatter's index. Per relation: gathered rows, zeros + sum, the parts so far;
+      // then every part, their concatenation, zeros + scatter + root.
+      internal = input + 4 * u * i + 8 * u;
+      per_relation = 4 * (e * i + 2 * ud * i + u * o);
+      combine = 4 * (2 * u * o + 3 * d * o);
+      // output gradient chain, the parts' gradients, the input's gradient buffer, then per
+      // relation gathered-row gradients + their scatter, or mean gradients + the
+      // stacked weights' gradient
+      t.bwd = 4 * (2 * d * o + u * o + s * i + std::max(e * i + s * i, 2 * ud * i + rels * o * i));
+      break;
+    case ModelKind::kRsage:
+      // Neighbour means, the root rows per type and their summed weights, scatter index.
+      internal = 4 * (u * i + d * i + types * o * i) + 8 * (u + d);
+      per_relation = 4 * (e * i + 2 * ud * i + u * o);
+      combine = 4 * (2 * (u + d) * o + 2 * d * o);
+      t.bwd = 4 * (2 * d * o + (u + d) * o + s * i +
+                   std::max({e * i + s * i, 2 * ud * i + rels * o * i, d * i + s * i + 2 * rels * o * i}));
+      break;
+    case ModelKind::kRgat: {
+      const int64_t heads = std::max<int64_t>(1, c.heads);
+      const int64_t hf = heads * (ld.last ? o : o / heads);
+      // Per relation: its sources' rows and z, its destinations' rows, per-edge scores
+      // (leaky input, exp, denominators, alpha) and z per edge; the root rows.
+      internal = 4 * (v * i + v * hf + u * i + 4 * e * heads + e * hf + d * i) + 8 * (u + d);
+      per_relation = 4 * (e * hf + 2 * u * hf + 3 * e * heads + 2 * u * heads + u * o);
+      combine = 4 * (2 * (u + d) * o + 2 * d * o);
+      // per relation: the message product's gradients (3 per edge), or z's gradient and
+      // the sources' rows' gradient with its scatter; the stacked weights' gradients
+      t.bwd = 4 * (2 * d * o + (u + d) * o + s * i + std::max(3 * e * hf + e * heads, 3 * v * hf + v * i + s * i) +
+                   2 * rels * hf * i + 2 * types * o * i);
+      break;
+    }
+    default:
+      throw std::logic_error("TallyRelationalLayer of a homogeneous model kind");
+  }
+  t.saved = internal + out_saved;
+  // The input (not kept by R-SAGE / R-GAT) lives through the layer's forward.
+  t.fwd = std::max(2 * input, (c.kind == ModelKind::kRgcn ? 0 : input) + internal + std::max(per_relation, combine));
+  t.bwd -= freed_by_backward;
+  return t;
+}
+
 }  // namespace
 
 int64_t CountModelParameters(const ModelConfig& c) {
@@ -84,8 +168,19 @@ int64_t CountModelParameters(const ModelConfig& c) {
         n += d.in * hf + 2 * hf + (d.last ? per_head : hf);  // fc, attn_l, attn_r, bias
         break;
       }
+      // Relational models (model_runner.cc's RelationalLayer), R relations, T node types.
+      case ModelKind::kRgcn: n += (c.num_relations() + 1) * d.in * d.out + d.out; break;  // rel, root, bias
+      case ModelKind::kRsage: n += c.num_relations() * (2 * d.in * d.out + d.out); break;  // rel, root, bias per r
+      case ModelKind::kRgat: {
+        const int64_t per_head = d.last ? d.out : d.out / std::max<int64_t>(1, c.heads);
+        const int64_t hf = c.heads * per_head;
+        // per relation fc, attn_l, attn_r; per node type root weight and bias
+        n += c.num_relations() * (d.in * hf + 2 * hf) + c.num_node_types() * (d.in * d.out + d.out);
+        break;
+      }
     }
   }
+  if (c.relational()) n += c.num_node_types() * c.in_dim;  // type_embedding
   if (c.task == ModelTask::kLink && c.scorer == LinkScorer::kMlp) n += c.hidden * c.hidden + c.hidden + c.hidden + 1;
   return n;
 }
@@ -96,7 +191,8 @@ int64_t CountModelParameters(const ModelConfig& c) {
 // temporaries ("fwd") peak; backward walks the layers in reverse, each layer's gradient
 // temporaries ("bwd") on top of what is still saved, then frees the layer's saved
 // tensors. The input rows are a view of the gathered batch (staging, counted there) and
-// need no gradient, so layer 0 computes no message or input gradients.
+// need no gradient, so layer 0 computes no message or input gradients (not so for the
+// relational models: TallyRelationalLayer).
 ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<BlockShape>& blocks_in,
                                       int64_t num_seeds, bool on_host) {
   ModelFootprint f;
@@ -116,6 +212,12 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<Bl
     // block's index tensors between their construction and the copy.
     int64_t block_tensors = 0;
     for (const BlockShape& b : blocks) block_tensors = std::max(block_tensors, 16 * b.num_edges + 4 * b.num_dst);
+    if (c.relational()) {
+      block_tensors = 0;
+      for (size_t l = 0; l < blocks.size(); ++l) {
+        block_tensors = std::max(block_tensors, TallyRelationalLayer(c, blocks[l], static_cast<int64_t>(l)).block_bytes);
+      }
+    }
     f.activation_bytes = static_cast<int64_t>(kModelSafetyFactor *
                                               static_cast<double>(2 * 4 * rows * c.in_dim + block_tensors));
     return f;
@@ -130,6 +232,14 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<Bl
     const int64_t d = b.num_dst, s = b.num_src, e = b.num_edges, i = ld.in, o = ld.out;
     const bool hidden = !ld.last;
     const bool input_grad = l > 0;  // layer 0's input rows need no gradient
+    if (c.relational()) {
+      const RelationalTally t = TallyRelationalLayer(c, b, static_cast<int64_t>(l));
+      block_tensors += t.block_bytes;
+      saved[l] = t.saved;
+      fwd[l] = t.fwd;
+      bwd[l] = t.bwd;
+      continue;
+    }
     if (c.kind != ModelKind::kMlp) block_tensors += 16 * e + 4 * d;
     // Hidden layers save the activation's result, the dropout noise and the dropout
     // output (the next layer's input); the last layer keeps its logits.
@@ -165,6 +275,10 @@ ModelFootprint EstimateModelFootprint(const ModelConfig& c, const std::vector<Bl
         fwd[l] = 8 * d * o;
         bwd[l] = 4 * (d * i + 2 * d * o);
         break;
+      case ModelKind::kRgcn:
+      case ModelKind::kRsage:
+      case ModelKind::kRgat:
+        break;  // TallyRelationalLayer
     }
   }
   int64_t live = block_tensors, peak = live;
@@ -378,7 +492,7 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s;
   s.budget_bytes = r.budget_bytes;
   s.num_nodes = r.num_nodes;
-  s.indptr_bytes = CompactIndptr::EstimateBytes(r.num_nodes + 1);
+  s.indptr_bytes = CompactIndptr::EstimateBytes(r.indptr_entries > 0 ? r.indptr_entries : r.num_nodes + 1);
   s.node_score_bytes = r.node_score_bytes_per_node * r.num_nodes;
   s.table_bytes = s.indptr_bytes + s.node_score_bytes;
   const bool measured = HasMeasuredShapes(r);

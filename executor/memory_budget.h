@@ -122,6 +122,9 @@ struct MemoryBudgetRequest {
   // What a neighbor cache holding every adjacency list takes (NeighborCacheFullBytes);
   // 0 = unknown (no cap).
   int64_t topology_bytes = 0;
+  // Entries of the in-RAM indptr(s): 0 = num_nodes + 1 (one CSC); a typed dataset's
+  // relations hold one CSC each over their destination type (sum of count_dst + 1).
+  int64_t indptr_entries = 0;
   // false (--feature-cache none): the feature cache is never read, so it gets nothing
   // and an automatic neighbor cache may take its share.
   bool feature_cache_used = true;

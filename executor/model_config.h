@@ -7,16 +7,20 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "storage/base/name_table.h"
 #include "storage/base/status.h"
 
 namespace seer {
 
-enum class ModelKind { kSage, kGcn, kGat, kMlp };
+enum class ModelKind { kSage, kGcn, kGat, kMlp, kRgcn, kRsage, kRgat };
 inline constexpr NameValue<ModelKind> kModelKindNames[] = {
-    {"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn}, {"gat", ModelKind::kGat}, {"mlp", ModelKind::kMlp}};
-// "sage" | "gcn" | "gat" | "mlp" (features only: an MLP on each seed's own features).
+    {"sage", ModelKind::kSage}, {"gcn", ModelKind::kGcn},   {"gat", ModelKind::kGat},  {"mlp", ModelKind::kMlp},
+    {"rgcn", ModelKind::kRgcn}, {"rsage", ModelKind::kRsage}, {"rgat", ModelKind::kRgat}};
+// "sage" | "gcn" | "gat" | "mlp" (features only: an MLP on each seed's own features);
+// the relational models of typed datasets: "rgcn" | "rsage" | "rgat" (ModelConfig::relational()).
 Result<ModelKind> ParseModelKind(const std::string& text);
 const char* ModelKindName(ModelKind kind);
 
@@ -52,6 +56,9 @@ inline constexpr NameValue<LinkScorer> kLinkScorerNames[] = {{"dot", LinkScorer:
 Result<LinkScorer> ParseLinkScorer(const std::string& text);
 const char* LinkScorerName(LinkScorer scorer);
 
+// LayerBlock::edge_rel is a uint8: a relational model has at most this many relations.
+inline constexpr int64_t kMaxModelRelations = 256;
+
 struct ModelConfig {
   ModelKind kind = ModelKind::kSage;
   int64_t in_dim = 0;
@@ -66,6 +73,26 @@ struct ModelConfig {
   LinkScorer scorer = LinkScorer::kDot;
   // Width of the last layer's output: num_classes, or hidden for link prediction.
   int64_t output_dim() const { return task == ModelTask::kLink ? hidden : num_classes; }
+  // Relational models (rgcn, rsage, rgat) of a typed dataset, which a batch's global ids
+  // index (type offset + local id, storage/dataset/dataset.h): node type t holds the ids
+  // [node_type_offsets[t], node_type_offsets[t + 1]) (T + 1 entries, manifest order);
+  // relation r (LayerBlock::edge_rel, manifest order) joins relation_types[r] =
+  // (src type, dst type); the seeds are of type target_type. Empty / -1 otherwise.
+  std::vector<int64_t> node_type_offsets;
+  std::vector<std::pair<int32_t, int32_t>> relation_types;
+  int32_t target_type = -1;
+  bool relational() const {
+    return kind == ModelKind::kRgcn || kind == ModelKind::kRsage || kind == ModelKind::kRgat;
+  }
+  int32_t num_node_types() const {
+    return node_type_offsets.empty() ? 0 : static_cast<int32_t>(node_type_offsets.size()) - 1;
+  }
+  int32_t num_relations() const { return static_cast<int32_t>(relation_types.size()); }
+  // A relational config's types fit together: T + 1 >= 2 offsets from 0, never
+  // decreasing; 1 to kMaxModelRelations relations, each (src, dst) in [0, T); target_type in
+  // [0, T); node classification (link prediction is not supported yet). kInvalidArgument
+  // saying what is wrong, else Ok. Ok for every homogeneous kind.
+  Status CheckRelationalTypes() const;
   // DatasetManifest::Identity() of the data it is trained on ("" = not recorded: files
   // written before it was); seer predict refuses another dataset's.
   std::string dataset;

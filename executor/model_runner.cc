@@ -15,11 +15,23 @@
 //   gat:  layer{l}.fc.weight [H*F,in], layer{l}.attn_l [H,F], layer{l}.attn_r [H,F],
 //         layer{l}.bias [H*F] (hidden layers, heads concatenated) or [F] (last, mean)
 //   mlp:  layer{l}.lin.weight, layer{l}.lin.bias   (seed features only)
+//   Relational models (typed datasets; R relations, T node types, r's dst type t_r):
+//   type_embedding [T,in]: added to every input row of its node's type (zero-initialised)
+//   rgcn: layer{l}.root_weight [out,in], layer{l}.bias [out], layer{l}.rel_weight [R,out,in]
+//         h_d' = root_weight h_d + bias + sum_r rel_weight[r] mean_{s in S_r(d)} h_s
+//   rsage: layer{l}.rel_weight [R,out,in], layer{l}.root_weight [R,out,in], layer{l}.bias [R,out]
+//         h_d' = sum_{r: t_r = type(d)} rel_weight[r] mean_{S_r(d)} h_s + root_weight[r] h_d + bias[r]
+//   rgat: layer{l}.rel_weight [R,H*F,in], layer{l}.attn_l [R,H,F], layer{l}.attn_r [R,H,F],
+//         layer{l}.root_weight [T,out,in], layer{l}.bias [T,out]
+//         h_d' = sum_r GAT_r(d) (no self loop; heads concatenated, or averaged in the last
+//         layer) + root_weight[type(d)] h_d + bias[type(d)]
+//   (a relation with no sampled neighbour of d adds nothing; rsage still adds its root term)
 //   seer.config: str, the ModelConfig as JSON; seer.training: str, the TrainingRecord as
 //   JSON; seer.checksum: str, XXH64 of every other entry (ModelFileChecksum).
-// Hidden layers are followed by ReLU (ELU for GAT) and dropout. The user's version of all
-// this, exact enough to rebuild the model in PyTorch: docs/formats.md ("Model file"),
-// held to the code by ModelFileTest.ForwardPassIsTheDocumentedOne and
+// Hidden layers are followed by ReLU (ELU for GAT and R-GAT) and dropout. The user's
+// version of all this, exact enough to rebuild the model in PyTorch: docs/formats.md
+// ("Model file"), held to the code by ModelFileTest.ForwardPassIsTheDocumentedOne,
+// RelationalModelTest.ForwardPassMatchesPlainLoopsOnTheModelFile and
 // PredictCliTest.DocumentedPyTorchForwardPassEqualsPredict.
 #include "executor/model_runner.h"
 
@@ -51,6 +63,20 @@ using torch::Tensor;
 
 // ---- blocks as tensors --------------------------------------------------------------
 
+// One relation's edges in a block: the destinations that sampled at least one neighbour
+// through it (U of them) and its E edges as positions into those.
+struct RelationEdges {
+  int32_t relation = 0;
+  int64_t num_dst = 0;  // U
+  Tensor dst;           // int64 [U] local dst ids, ascending
+  Tensor src;           // int64 [E] local src ids
+  Tensor edge_pos;      // int64 [E] each edge's destination as a position in `dst`
+  Tensor degree;        // float [U, 1] the relation's sampled neighbours of each (>= 1)
+  // R-GAT: the relation's distinct sources (V) and each edge's source as a position in them.
+  Tensor src_unique;    // int64 [V]
+  Tensor src_pos;       // int64 [E]
+};
+
 struct BlockTensors {
   int64_t num_dst = 0;
   int64_t num_src = 0;
@@ -58,6 +84,10 @@ struct BlockTensors {
   Tensor edge_src;   // int64 [E]
   Tensor in_degree;  // float [num_dst], sampled in-neighbors per dst (k_d)
   Tensor graph_degree;  // float [num_src], full-graph in-degree (GCN graph norm only)
+  // Relational models only (edge_dst/edge_src/in_degree are then undefined):
+  std::vector<RelationEdges> relations;  // the relations with an edge in the block
+  std::vector<Tensor> dst_of_type;  // per node type: int64 local dst ids (undefined: none)
+  Tensor node_type;                 // int64 [num_src], blocks[0] only: the input rows' types
 };
 
 BlockTensors ToBlockTensors(const LayerBlock& block, const torch::Device& device) {
@@ -88,6 +118,154 @@ BlockTensors ToBlockTensors(const LayerBlock& block, const torch::Device& device
   t.edge_dst = dst.to(device);
   t.edge_src = src.to(device);
   t.in_degree = deg.to(device);
+  return t;
+}
+
+// The node type of each of node_ids[0 .. n) (global ids: type t holds
+// [offsets[t], offsets[t + 1])).
+std::vector<int32_t> NodeTypes(const BatchTrace& batch, int64_t n, const std::vector<int64_t>& offsets) {
+  if (static_cast<int64_t>(batch.node_ids.size()) < n) {
+    throw std::invalid_argument("batch has fewer node_ids than blocks[0].num_src");
+  }
+  std::vector<int32_t> types(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t id = batch.node_ids[static_cast<size_t>(i)];
+    if (id < 0 || id >= offsets.back()) {
+      throw std::invalid_argument("relational model: node id " + std::to_string(id) + " outside the typed dataset's " +
+                                  std::to_string(offsets.back()) + " nodes");
+    }
+    // The last type starting at or before id (empty types start where the next one does).
+    types[static_cast<size_t>(i)] =
+        static_cast<int32_t>(std::upper_bound(offsets.begin(), offsets.end(), id) - offsets.begin()) - 1;
+  }
+  return types;
+}
+
+// A typed batch's block as the relational layers read it, checked: every edge's relation
+// is one of the model's and joins the node types the relation joins. types: the node type
+// of each local id (at least num_src of them).
+BlockTensors ToRelationalBlock(const LayerBlock& block, size_t layer, const std::vector<int32_t>& types,
+                               const ModelConfig& c, const torch::Device& device) {
+  if (static_cast<int64_t>(block.row_ptr.size()) != block.num_dst + 1 || block.num_dst > block.num_src ||
+      block.num_src > static_cast<int64_t>(types.size()) || block.row_ptr.front() != 0 ||
+      block.row_ptr.back() != static_cast<int64_t>(block.col_idx.size())) {
+    throw std::invalid_argument("malformed LayerBlock (row_ptr size, num_dst > num_src or col_idx size)");
+  }
+  const int64_t num_edges = block.row_ptr.back();
+  if (static_cast<int64_t>(block.edge_rel.size()) != num_edges) {
+    throw std::invalid_argument(fmt::format(
+        "model {}: block {} has {} relation indices (edge_rel) for {} edges; a relational model needs the batches "
+        "of a typed dataset",
+        ModelKindName(c.kind), layer, block.edge_rel.size(), num_edges));
+  }
+  const int32_t num_relations = c.num_relations();
+  // Pass 1: check, and count each relation's edges and destinations.
+  std::vector<int64_t> edges(static_cast<size_t>(num_relations), 0), dsts(edges), last(edges.size(), -1);
+  for (int64_t d = 0; d < block.num_dst; ++d) {
+    if (block.row_ptr[d + 1] < block.row_ptr[d]) throw std::invalid_argument("malformed LayerBlock (row_ptr decreases)");
+    for (int64_t e = block.row_ptr[d]; e < block.row_ptr[d + 1]; ++e) {
+      const int32_t s = block.col_idx[static_cast<size_t>(e)];
+      if (s < 0 || s >= block.num_src) throw std::invalid_argument("LayerBlock col_idx out of range");
+      const int32_t r = block.edge_rel[static_cast<size_t>(e)];
+      if (r >= num_relations) {
+        throw std::invalid_argument(fmt::format("model {}: block {} edge {} has relation {}, the model has {} relations",
+                                                ModelKindName(c.kind), layer, e, r, num_relations));
+      }
+      const auto [src_type, dst_type] = c.relation_types[static_cast<size_t>(r)];
+      if (types[static_cast<size_t>(s)] != src_type || types[static_cast<size_t>(d)] != dst_type) {
+        throw std::invalid_argument(fmt::format(
+            "model {}: block {} edge {} of relation {} joins node types {} -> {}, the relation joins {} -> {}",
+            ModelKindName(c.kind), layer, e, r, types[static_cast<size_t>(s)], types[static_cast<size_t>(d)],
+            src_type, dst_type));
+      }
+      ++edges[static_cast<size_t>(r)];
+      if (last[static_cast<size_t>(r)] != d) {
+        last[static_cast<size_t>(r)] = d;
+        ++dsts[static_cast<size_t>(r)];
+      }
+    }
+  }
+  // Pass 2: fill each relation's index tensors (CPU), then move them to the device.
+  BlockTensors t;
+  t.num_dst = block.num_dst;
+  t.num_src = block.num_src;
+  const auto i64 = torch::TensorOptions().dtype(torch::kInt64);
+  struct Cursor {
+    int64_t *dst, *src, *pos;
+    float* degree;
+    int64_t edge = 0, dst_count = 0;
+  };
+  std::vector<Cursor> cursors(static_cast<size_t>(num_relations));
+  std::vector<RelationEdges> cpu;
+  std::vector<int32_t> slot(static_cast<size_t>(num_relations), -1);
+  for (int32_t r = 0; r < num_relations; ++r) {
+    if (edges[static_cast<size_t>(r)] == 0) continue;
+    RelationEdges rel;
+    rel.relation = r;
+    rel.num_dst = dsts[static_cast<size_t>(r)];
+    rel.dst = torch::empty({rel.num_dst}, i64);
+    rel.src = torch::empty({edges[static_cast<size_t>(r)]}, i64);
+    rel.edge_pos = torch::empty({edges[static_cast<size_t>(r)]}, i64);
+    rel.degree = torch::zeros({rel.num_dst, 1}, torch::kFloat32);
+    cursors[static_cast<size_t>(r)] = Cursor{rel.dst.data_ptr<int64_t>(), rel.src.data_ptr<int64_t>(),
+                                             rel.edge_pos.data_ptr<int64_t>(), rel.degree.data_ptr<float>()};
+    slot[static_cast<size_t>(r)] = static_cast<int32_t>(cpu.size());
+    cpu.push_back(std::move(rel));
+  }
+  std::fill(last.begin(), last.end(), -1);
+  for (int64_t d = 0; d < block.num_dst; ++d) {
+    for (int64_t e = block.row_ptr[d]; e < block.row_ptr[d + 1]; ++e) {
+      const size_t r = block.edge_rel[static_cast<size_t>(e)];
+      Cursor& cur = cursors[r];
+      if (last[r] != d) {
+        last[r] = d;
+        cur.dst[cur.dst_count++] = d;
+      }
+      cur.degree[cur.dst_count - 1] += 1;
+      cur.src[cur.edge] = block.col_idx[static_cast<size_t>(e)];
+      cur.pos[cur.edge] = cur.dst_count - 1;
+      ++cur.edge;
+    }
+  }
+  if (c.kind == ModelKind::kRgat) {
+    // Each relation's distinct sources, so fc_r runs once per source, not per edge.
+    std::vector<int32_t> stamp(static_cast<size_t>(block.num_src), -1);
+    std::vector<int64_t> position(static_cast<size_t>(block.num_src));
+    std::vector<int64_t> unique;
+    for (RelationEdges& rel : cpu) {
+      unique.clear();
+      rel.src_pos = torch::empty_like(rel.src);
+      const int64_t* src = rel.src.data_ptr<int64_t>();
+      int64_t* pos = rel.src_pos.data_ptr<int64_t>();
+      for (int64_t e = 0; e < rel.src.size(0); ++e) {
+        const size_t s = static_cast<size_t>(src[e]);
+        if (stamp[s] != rel.relation) {
+          stamp[s] = rel.relation;
+          position[s] = static_cast<int64_t>(unique.size());
+          unique.push_back(src[e]);
+        }
+        pos[e] = position[s];
+      }
+      rel.src_unique = torch::tensor(unique, i64);
+    }
+  }
+  for (RelationEdges& rel : cpu) {
+    rel.dst = rel.dst.to(device);
+    rel.src = rel.src.to(device);
+    rel.edge_pos = rel.edge_pos.to(device);
+    rel.degree = rel.degree.to(device);
+    if (rel.src_unique.defined()) {
+      rel.src_unique = rel.src_unique.to(device);
+      rel.src_pos = rel.src_pos.to(device);
+    }
+  }
+  t.relations = std::move(cpu);
+  std::vector<std::vector<int64_t>> of_type(static_cast<size_t>(c.num_node_types()));
+  for (int64_t d = 0; d < block.num_dst; ++d) of_type[static_cast<size_t>(types[static_cast<size_t>(d)])].push_back(d);
+  t.dst_of_type.resize(of_type.size());
+  for (size_t k = 0; k < of_type.size(); ++k) {
+    if (!of_type[k].empty()) t.dst_of_type[k] = torch::tensor(of_type[k], i64).to(device);
+  }
   return t;
 }
 
@@ -126,6 +304,10 @@ struct GnnLayerImpl : torch::nn::Module {
         attn_r_.uniform_(-bound, bound);
         break;
       }
+      case ModelKind::kRgcn:
+      case ModelKind::kRsage:
+      case ModelKind::kRgat:
+        throw std::logic_error("GnnLayer of a relational model kind (RelationalLayer builds those)");
     }
   }
 
@@ -183,6 +365,10 @@ struct GnnLayerImpl : torch::nn::Module {
       }
       case ModelKind::kMlp:
         return lin_(h_dst);
+      case ModelKind::kRgcn:
+      case ModelKind::kRsage:
+      case ModelKind::kRgat:
+        break;
     }
     throw std::logic_error("unknown model kind");
   }
@@ -196,14 +382,151 @@ struct GnnLayerImpl : torch::nn::Module {
 };
 TORCH_MODULE(GnnLayer);
 
+// The rows of parts[i] summed into rows index[i] of a [num_rows, width] result (zeros
+// when there are no parts): one scatter for every relation's and type's contribution.
+Tensor ScatterParts(const std::vector<Tensor>& parts, const std::vector<Tensor>& index, int64_t num_rows,
+                    int64_t width, const torch::TensorOptions& options) {
+  if (parts.empty()) return torch::zeros({num_rows, width}, options);
+  return ScatterSum(torch::cat(parts), torch::cat(index), num_rows);
+}
+
+// One layer of a relational model (R-GCN, R-SAGE, R-GAT) on a typed block
+// (ToRelationalBlock). Weights are stacked per relation (and per node type), model-file
+// names as in this file's opening comment. Every relation aggregates into its own
+// destinations only (RelationEdges::dst), so a relation costs its edges and destinations,
+// not the block's.
+struct RelationalLayerImpl : torch::nn::Module {
+  RelationalLayerImpl(const ModelConfig& c, int64_t in, int64_t out, bool last)
+      : kind_(c.kind), heads_(c.heads), out_(out), last_(last) {
+    const int64_t relations = c.num_relations(), types = c.num_node_types();
+    relations_into_.resize(static_cast<size_t>(types));
+    for (int32_t r = 0; r < relations; ++r) relations_into_[static_cast<size_t>(c.relation_types[r].second)].push_back(r);
+    // torch::nn::Linear's default: weights and biases uniform in +-1/sqrt(in).
+    const double bound = 1.0 / std::sqrt(static_cast<double>(in));
+    auto uniform = [](std::vector<int64_t> shape, double b) { return torch::empty(shape).uniform_(-b, b); };
+    switch (kind_) {
+      case ModelKind::kRgcn:
+        root_weight_ = register_parameter("root_weight", uniform({out, in}, bound));
+        bias_ = register_parameter("bias", uniform({out}, bound));
+        rel_weight_ = register_parameter("rel_weight", uniform({relations, out, in}, bound));
+        break;
+      case ModelKind::kRsage:
+        rel_weight_ = register_parameter("rel_weight", uniform({relations, out, in}, bound));
+        root_weight_ = register_parameter("root_weight", uniform({relations, out, in}, bound));
+        bias_ = register_parameter("bias", uniform({relations, out}, bound));
+        break;
+      case ModelKind::kRgat: {
+        per_head_ = last ? out : out / heads_;
+        const double attn_bound = std::sqrt(6.0 / static_cast<double>(1 + per_head_));
+        rel_weight_ = register_parameter("rel_weight", uniform({relations, heads_ * per_head_, in}, bound));
+        attn_l_ = register_parameter("attn_l", uniform({relations, heads_, per_head_}, attn_bound));
+        attn_r_ = register_parameter("attn_r", uniform({relations, heads_, per_head_}, attn_bound));
+        root_weight_ = register_parameter("root_weight", uniform({types, out, in}, bound));
+        bias_ = register_parameter("bias", uniform({types, out}, bound));
+        break;
+      }
+      default:
+        throw std::logic_error("RelationalLayer of a homogeneous model kind");
+    }
+  }
+
+  // h: [num_src, in] rows of the block's src nodes (dst = first num_dst rows).
+  Tensor Forward(const Tensor& h, const BlockTensors& b) {
+    const Tensor h_dst = h.narrow(0, 0, b.num_dst);
+    std::vector<Tensor> parts, index;
+    switch (kind_) {
+      case ModelKind::kRgcn:
+      case ModelKind::kRsage: {
+        // Per relation: the mean of the relation's neighbours (input width), then its weight.
+        for (const RelationEdges& rel : b.relations) {
+          Tensor mean = ScatterSum(h.index_select(0, rel.src), rel.edge_pos, rel.num_dst) / rel.degree;
+          parts.push_back(torch::matmul(mean, rel_weight_[rel.relation].t()));
+          index.push_back(rel.dst);
+        }
+        if (kind_ == ModelKind::kRgcn) {
+          Tensor root = torch::linear(h_dst, root_weight_, bias_);
+          return parts.empty() ? root : root + ScatterParts(parts, index, b.num_dst, out_, h.options());
+        }
+        // R-SAGE: every relation into a node's type adds its root term, neighbours or not
+        // (PyG's to_hetero): the sum of those relations' root weights and biases.
+        for (size_t t = 0; t < relations_into_.size(); ++t) {
+          if (!b.dst_of_type[t].defined() || relations_into_[t].empty()) continue;
+          Tensor weight = root_weight_[relations_into_[t][0]];
+          Tensor bias = bias_[relations_into_[t][0]];
+          for (size_t k = 1; k < relations_into_[t].size(); ++k) {
+            weight = weight + root_weight_[relations_into_[t][k]];
+            bias = bias + bias_[relations_into_[t][k]];
+          }
+          parts.push_back(torch::linear(h_dst.index_select(0, b.dst_of_type[t]), weight, bias));
+          index.push_back(b.dst_of_type[t]);
+        }
+        return ScatterParts(parts, index, b.num_dst, out_, h.options());
+      }
+      case ModelKind::kRgat: {
+        for (const RelationEdges& rel : b.relations) {
+          const Tensor weight = rel_weight_[rel.relation];  // [H*F, in]
+          const int64_t num_sources = rel.src_unique.size(0);
+          Tensor z = torch::matmul(h.index_select(0, rel.src_unique), weight.t()).view({num_sources, heads_, per_head_});
+          Tensor el = (z * attn_l_[rel.relation]).sum(-1);  // [V, H]
+          // attn_r . (W h_d) per head = h_d . (W^T attn_r): no z for the destinations.
+          Tensor right = (weight.view({heads_, per_head_, -1}) * attn_r_[rel.relation].unsqueeze(-1)).sum(1);  // [H, in]
+          Tensor er = torch::matmul(h_dst.index_select(0, rel.dst), right.t());  // [U, H]
+          Tensor e = torch::leaky_relu(el.index_select(0, rel.src_pos) + er.index_select(0, rel.edge_pos), 0.2);
+          Tensor e_max;
+          {
+            // Softmax is invariant to a per-destination shift; the max only keeps exp() finite.
+            torch::NoGradGuard no_grad;
+            Tensor idx = rel.edge_pos.unsqueeze(1).expand({rel.edge_pos.size(0), heads_});
+            e_max = torch::zeros({rel.num_dst, heads_}, e.options()).scatter_reduce(0, idx, e, "amax", false);
+          }
+          Tensor w = torch::exp(e - e_max.index_select(0, rel.edge_pos));
+          Tensor alpha = w / ScatterSum(w, rel.edge_pos, rel.num_dst).index_select(0, rel.edge_pos);
+          Tensor o = ScatterSum(z.index_select(0, rel.src_pos) * alpha.unsqueeze(-1), rel.edge_pos, rel.num_dst);
+          parts.push_back(last_ ? o.mean(1) : o.flatten(1));
+          index.push_back(rel.dst);
+        }
+        // Seer's addition to HeteroConv(GATConv): a root term per node type, so a node
+        // without sampled neighbours keeps its own signal.
+        for (size_t t = 0; t < b.dst_of_type.size(); ++t) {
+          if (!b.dst_of_type[t].defined()) continue;
+          const auto k = static_cast<int64_t>(t);
+          parts.push_back(torch::linear(h_dst.index_select(0, b.dst_of_type[t]), root_weight_[k], bias_[k]));
+          index.push_back(b.dst_of_type[t]);
+        }
+        return ScatterParts(parts, index, b.num_dst, out_, h.options());
+      }
+      default:
+        break;
+    }
+    throw std::logic_error("RelationalLayer of a homogeneous model kind");
+  }
+
+  ModelKind kind_;
+  int64_t heads_;
+  int64_t per_head_ = 0;
+  int64_t out_;
+  bool last_;
+  std::vector<std::vector<int64_t>> relations_into_;  // per node type: relations whose dst it is
+  Tensor rel_weight_, root_weight_, bias_, attn_l_, attn_r_;
+};
+TORCH_MODULE(RelationalLayer);
+
 struct GnnNetImpl : torch::nn::Module {
   explicit GnnNetImpl(const ModelConfig& c) : config_(c) {
+    if (c.relational()) {
+      // A learned input per node type, so featureless types (all-zero rows) are told apart.
+      type_embedding_ = register_parameter("type_embedding", torch::zeros({c.num_node_types(), c.in_dim}));
+    }
     for (int64_t l = 0; l < c.num_layers; ++l) {
       const bool last = l + 1 == c.num_layers;
       const int64_t in = l == 0 ? c.in_dim : c.hidden;
       const int64_t out = last ? c.output_dim() : c.hidden;
-      layers_.push_back(register_module("layer" + std::to_string(l),
-                                        GnnLayer(c.kind, in, out, c.heads, last)));
+      const std::string name = "layer" + std::to_string(l);
+      if (c.relational()) {
+        rel_layers_.push_back(register_module(name, RelationalLayer(c, in, out, last)));
+      } else {
+        layers_.push_back(register_module(name, GnnLayer(c.kind, in, out, c.heads, last)));
+      }
     }
     if (c.task == ModelTask::kLink && c.scorer == LinkScorer::kMlp) {
       score0_ = register_module("score0", torch::nn::Linear(c.hidden, c.hidden));
@@ -234,6 +557,18 @@ struct GnnNetImpl : torch::nn::Module {
       }
       return h;
     }
+    if (config_.relational()) {
+      Tensor h = x.narrow(0, 0, blocks[0].num_src) + type_embedding_.index_select(0, blocks[0].node_type);
+      for (size_t l = 0; l < rel_layers_.size(); ++l) {
+        if (l + 1 == rel_layers_.size() && embedding) *embedding = h.narrow(0, 0, num_seeds);
+        h = rel_layers_[l]->Forward(h, blocks[l]);
+        if (l + 1 < rel_layers_.size()) {
+          h = config_.kind == ModelKind::kRgat ? torch::elu(h) : torch::relu(h);
+          h = torch::dropout(h, config_.dropout, is_training());
+        }
+      }
+      return h;
+    }
     Tensor h = x.narrow(0, 0, blocks[0].num_src);
     for (size_t l = 0; l < layers_.size(); ++l) {
       if (l + 1 == layers_.size() && embedding) *embedding = h.narrow(0, 0, num_seeds);
@@ -248,6 +583,8 @@ struct GnnNetImpl : torch::nn::Module {
 
   ModelConfig config_;
   std::vector<GnnLayer> layers_;
+  std::vector<RelationalLayer> rel_layers_;  // relational models (layers_ is then empty)
+  Tensor type_embedding_;                    // relational models: [node types, in_dim]
   torch::nn::Linear score0_{nullptr}, score1_{nullptr};  // link prediction's MLP scorer
 };
 TORCH_MODULE(GnnNet);
@@ -364,6 +701,11 @@ class TorchModelRunner final : public ModelRunner {
     }
     if (config.kind == ModelKind::kGat && config.hidden % config.heads != 0) {
       throw std::invalid_argument("GAT: --hidden must be a multiple of --heads");
+    }
+    const Status relational = config.CheckRelationalTypes();
+    if (!relational.ok()) throw std::invalid_argument(relational.message());
+    if (config.kind == ModelKind::kRgat && (config.heads <= 0 || config.hidden % config.heads != 0)) {
+      throw std::invalid_argument("R-GAT: --hidden must be a multiple of --heads");
     }
     {
       // The generator is process-wide: runners built at the same time (data-parallel ranks
@@ -704,11 +1046,33 @@ class TorchModelRunner final : public ModelRunner {
   std::vector<BlockTensors> Blocks(const BatchTrace& batch) const {
     std::vector<BlockTensors> blocks;
     if (config_.kind == ModelKind::kMlp) return blocks;
+    if (config_.relational()) return RelationalBlocks(batch);
     for (const LayerBlock& b : batch.blocks) blocks.push_back(ToBlockTensors(b, device_));
     if (config_.kind == ModelKind::kGcn && config_.gcn_norm == GcnNorm::kGraph) {
       Tensor degree = GraphDegrees(batch).to(device_);
       for (BlockTensors& b : blocks) b.graph_degree = degree.narrow(0, 0, b.num_src);
     }
+    return blocks;
+  }
+
+  // A typed batch's blocks: the node types of its rows (from the global ids), each block's
+  // relations checked against the model's, the seeds of the target type.
+  std::vector<BlockTensors> RelationalBlocks(const BatchTrace& batch) const {
+    const std::vector<int32_t> types = NodeTypes(batch, batch.blocks[0].num_src, config_.node_type_offsets);
+    if (batch.num_seeds > static_cast<int64_t>(types.size())) throw std::invalid_argument("batch has more seeds than rows");
+    for (int64_t i = 0; i < batch.num_seeds; ++i) {
+      if (types[static_cast<size_t>(i)] != config_.target_type) {
+        throw std::invalid_argument(fmt::format("model {}: seed {} (node {}) is of node type {}, the model predicts type {}",
+                                                ModelKindName(config_.kind), i, batch.node_ids[static_cast<size_t>(i)],
+                                                types[static_cast<size_t>(i)], config_.target_type));
+      }
+    }
+    std::vector<BlockTensors> blocks;
+    for (size_t l = 0; l < batch.blocks.size(); ++l) {
+      blocks.push_back(ToRelationalBlock(batch.blocks[l], l, types, config_, device_));
+    }
+    blocks[0].node_type = torch::tensor(std::vector<int64_t>(types.begin(), types.end()),
+                                        torch::TensorOptions().dtype(torch::kInt64)).to(device_);
     return blocks;
   }
 

@@ -6,7 +6,12 @@
 // model files) lives in model_runner.cc.
 //
 // Rows: float32, row-major [trace.node_ids.size() x in_dim], row r = features of
-// node_ids[r] (only the first blocks[0].num_src rows are read). Labels: one int32 per
+// node_ids[r] (only the first blocks[0].num_src rows are read).
+// Relational models (rgcn, rsage, rgat; ModelConfig::relational()) read a typed dataset's
+// batches: global node ids (the node type of each from ModelConfig::node_type_offsets),
+// LayerBlock::edge_rel on every block, every edge joining its relation's types and every
+// seed of the target type; anything else throws std::invalid_argument naming the block
+// and edge. Rows of a featureless type are zeros (a learned per-type vector is added). Labels: one int32 per
 // seed, -1 = unlabeled (ignored by the loss and by accuracy).
 //
 // Determinism (CPU): parameters are initialised from `seed`; the dropout RNG is reseeded

@@ -48,9 +48,10 @@ Status CheckNodeRange(const std::vector<int64_t>& nodes, int64_t num_nodes) {
 
 // The model's dataset identity (when recorded) must be this dataset's, and its input and
 // output sizes must fit.
-Status CheckModelFitsDataset(const ModelRunner& model, const Dataset& dataset, const std::string& model_path,
+Status CheckModelFitsDataset(const ModelRunner& model, const DataPath& data, const std::string& model_path,
                              bool allow_other_dataset) {
-  const DatasetManifest& m = dataset.manifest();
+  const DatasetManifest& m = data.manifest();  // a typed dataset's training view
+  const Dataset& dataset = data.dataset();
   const ModelConfig& c = model.config();
   if (!c.dataset.empty() && c.dataset != m.Identity() && !allow_other_dataset) {
     return InvalidArgument(fmt::format("{}: the model was trained on dataset {}, {} is dataset {} (pass "
@@ -83,10 +84,10 @@ PilotSpec PredictionPilot(const PredictOptions& o, const std::vector<int>& fanou
 Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts, DataPath& data, ModelRunner& model,
                        const DistinctNodes& distinct, std::vector<int64_t>* classes, std::vector<float>* embeddings,
                        std::vector<float>* logits, EvalResult* result) {
-  SEER_ASSIGN_OR_RETURN(LabelTable labels, LabelTable::Load(data.dataset(), distinct.ids));
+  SEER_ASSIGN_OR_RETURN(LabelTable labels, data.LoadLabels({&distinct.ids}));
   const SuperbatchOptions sb =
       MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, fanouts, o.seed, /*shuffle=*/false);
-  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(data.topology().view(), distinct.ids, sb));
+  SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(data.topology_view(), distinct.ids, sb));
   const int64_t dim = model.embedding_dim();
   const int64_t num_classes = model.config().num_classes;
   classes->assign(distinct.ids.size(), -1);
@@ -186,6 +187,7 @@ Result<PredictResult> RunPrediction(const PredictOptions& options) {
   DataIoOptions io;
   io.mode = o.io;
   io.direct = o.direct_io;
+  io.target_type = o.target_type;
   if (o.task && *o.task != model->config().task) {
     return InvalidArgument(fmt::format("{}: a {} model (seer train --task {}), not the --task {} it was asked for",
                                        o.model_path,
@@ -205,11 +207,11 @@ Result<PredictResult> RunPrediction(const PredictOptions& options) {
   }
   PilotSpec pilot = PredictionPilot(o, fanouts);
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DataPath> data, DataPath::Open(o.dataset_dir, request, io, &pilot));
-  SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, data->dataset(), o.model_path, o.allow_other_dataset));
+  SEER_RETURN_IF_ERROR(CheckModelFitsDataset(*model, *data, o.model_path, o.allow_other_dataset));
   SEER_ASSIGN_OR_RETURN(const RankEnv env, ResolveRankEnv(o.dist));
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ProcessGroup> group, ConnectIfDistributed(env));
   if (group) SEER_RETURN_IF_ERROR(CheckRanksMatch(*group, *data, model.get()));
-  model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
+  model->SetGraphIndptr(data->graph_indptr());  // GCN's full-graph degrees (none: typed)
   PredictResult result;
   result.warning = load_warning;
   result.fanouts = fanouts;
@@ -222,6 +224,10 @@ Result<PredictResult> RunPrediction(const PredictOptions& options) {
     for (size_t v = 0; v < result.nodes.size(); ++v) result.nodes[v] = static_cast<int64_t>(v);
   } else if (result.nodes.empty()) {
     SEER_ASSIGN_OR_RETURN(result.nodes, data->TakeSplit(pilot, "test"));
+  } else if (const TypedTarget* target = data->target()) {
+    // A typed dataset: --nodes are the target type's local ids.
+    SEER_RETURN_IF_ERROR(CheckNodeRange(result.nodes, target->count));
+    for (int64_t& v : result.nodes) v += target->offset;
   }
   SEER_RETURN_IF_ERROR(CheckNodeRange(result.nodes, data->manifest().num_nodes));
   result.embedding_dim = model->embedding_dim();
@@ -260,6 +266,9 @@ Result<PredictResult> RunPrediction(const PredictOptions& options) {
                 logits.begin() + static_cast<int64_t>(idx + 1) * num_classes,
                 result.logits.begin() + static_cast<int64_t>(i) * num_classes);
     }
+  }
+  if (const TypedTarget* target = data->target()) {
+    for (int64_t& v : result.nodes) v -= target->offset;  // back to the target type's local ids
   }
   if (!o.pairs.empty()) {
     // Pair i's endpoints are rows 2i and 2i + 1: every second row is a source.

@@ -57,11 +57,21 @@ void WarmUpTrainingStep(ModelConfig config, const std::vector<int>& fanouts, boo
   config.num_layers = static_cast<int64_t>(fanouts.size());
   // Block normalisation needs no graph degrees; its kernels are the graph rule's.
   config.gcn_norm = GcnNorm::kBlock;
+  // A relational model warms up on one node type and one relation: the same kernels
+  // (gathers, per-relation means or attention, scatters) on the synthetic batch.
+  if (config.relational()) {
+    config.node_type_offsets = {0, int64_t{1} << 40};
+    config.relation_types = {{0, 0}};
+    config.target_type = 0;
+  }
   std::unique_ptr<ModelRunner> model = ModelRunner::Create(config, /*learning_rate=*/0.01, /*seed=*/0,
                                                            use_cuda);
   std::vector<int> small(fanouts.size());
   for (size_t l = 0; l < fanouts.size(); ++l) small[l] = std::clamp(fanouts[l], 1, 4);
   BatchTrace batch = SyntheticBatch(8, small);
+  if (config.relational()) {
+    for (LayerBlock& block : batch.blocks) block.edge_rel.assign(block.col_idx.size(), 0);
+  }
   if (config.task == ModelTask::kLink) {  // pairs (0, 1), (2, 3), ... each against one negative
     batch.link.negatives_per_pair = 1;
     for (int32_t i = 0; i + 1 < 8; i += 2) {

@@ -18,7 +18,7 @@ PipelineStages TrainingStages(SuperbatchSampler& sampler, SuperbatchCachePlanner
   // batch is written: a stopped pipeline does not wait for a whole superbatch's sampling.
   stages.sample = [&sampler](int64_t epoch, int64_t k, const std::string& path, SuperbatchStats* stats,
                              const std::atomic<bool>& cancel) -> Result<TraceFile> {
-    SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k));
+    SEER_ASSIGN_OR_RETURN(TraceFileWriter writer, TraceFileWriter::Create(path, epoch, k, true, sampler.num_relations()));
     auto sink = [&writer, &cancel](BatchTrace&& batch) {
       if (cancel.load(std::memory_order_relaxed)) return Status(StatusCode::kInternal, "sampling stopped");
       return writer.Append(batch);

@@ -25,6 +25,7 @@
 #include "executor/rank_env.h"
 #include "executor/superbatch_pipeline.h"
 #include "executor/training_executor.h"
+#include "executor/typed_data.h"
 #include "executor/runtime_footprint.h"
 #include "inspector/trace_stream.h"
 #include "kernels/device.h"
@@ -127,6 +128,8 @@ DataIoOptions TrainingIo(const TrainOptions& o) {
   io.quiet = o.quiet;
   io.pin_feature_cache = o.use_cuda && kernels::CudaDeviceCount() > 0;
   io.read_block_bytes = o.read_block_bytes;
+  io.target_type = o.target_type;
+  io.relation_fanouts = o.relation_fanouts;
   return io;
 }
 
@@ -145,6 +148,27 @@ RunDescription DescribeRun(const TrainOptions& o, const DataPath& data) {
   return run;
 }
 
+// "typed dataset: 4 node types, 8 relations; classifying paper (...)".
+std::string DescribeTypedRun(const DataPath& data, const TypedTarget& target) {
+  const DatasetManifest& m = data.dataset().manifest();
+  int64_t featured = 0;
+  for (const DatasetNodeType& t : m.node_types) featured += t.feature_dim > 0 ? 1 : 0;
+  return fmt::format("typed dataset: {}; classifying {} ({} nodes, {} classes); one feature cache over the {} types "
+                     "with features ({} {} columns per row{}){}",
+                     m.TypedShape(), target.name, target.count, data.manifest().num_classes, featured,
+                     data.manifest().feature_dim, FeatureDtypeName(data.manifest().feature_dtype),
+                     featured < static_cast<int64_t>(m.node_types.size()) ? "; featureless types read zeros" : "",
+                     data.relation_fanouts().empty() ? "" : "; per-relation fan-outs");
+}
+
+// The training split's file (a typed dataset's target type's), for messages.
+std::string TrainSplitPath(const DataPath& data) {
+  if (const TypedTarget* target = data.target()) {
+    return data.dataset().PathOf(data.dataset().manifest().node_types[static_cast<size_t>(target->type)].train);
+  }
+  return data.dataset().PathOf(dataset_files::kTrain);
+}
+
 // The run's seeds (train, valid, test) and the labels of all of them.
 struct SeedSplits {
   std::vector<int64_t> train, valid, test;
@@ -156,10 +180,10 @@ Result<SeedSplits> LoadSeedSplits(const TrainOptions& o, const DataPath& data, P
   const Dataset& dataset = data.dataset();
   if (o.task == ModelTask::kLink) return s;  // the edges are the seeds; no label is read
   SEER_ASSIGN_OR_RETURN(s.train, data.TakeSplit(pilot, "train"));
-  SEER_ASSIGN_OR_RETURN(s.valid, dataset.LoadSplit("valid"));
-  SEER_ASSIGN_OR_RETURN(s.test, dataset.LoadSplit("test"));
-  if (s.train.empty()) return InvalidArgument(dataset.PathOf(dataset_files::kTrain) + ": no training nodes");
-  SEER_ASSIGN_OR_RETURN(s.labels, LabelTable::LoadAll(dataset, {&s.train, &s.valid, &s.test}));
+  SEER_ASSIGN_OR_RETURN(s.valid, data.LoadSplit("valid"));
+  SEER_ASSIGN_OR_RETURN(s.test, data.LoadSplit("test"));
+  if (s.train.empty()) return InvalidArgument(TrainSplitPath(data) + ": no training nodes");
+  SEER_ASSIGN_OR_RETURN(s.labels, data.LoadLabels({&s.train, &s.valid, &s.test}));
   return s;
 }
 
@@ -170,7 +194,7 @@ Status CheckTrainingLabels(const TrainOptions& o, const DataPath& data, const Se
   if (o.task == ModelTask::kLink) return Status::Ok();
   int64_t unlabeled = 0;
   for (int64_t v : seeds.train) unlabeled += seeds.labels.Get(v) < 0 ? 1 : 0;
-  const std::string train_path = data.dataset().PathOf(dataset_files::kTrain);
+  const std::string train_path = TrainSplitPath(data);
   if (unlabeled == static_cast<int64_t>(seeds.train.size())) {
     return InvalidArgument(fmt::format("{}: none of its {} training nodes is labelled (labels.bin holds -1 for "
                                        "each): nothing to learn",
@@ -191,6 +215,7 @@ Status CheckTrainingLabels(const TrainOptions& o, const DataPath& data, const Se
 SuperbatchOptions TrainingSuperbatchOptions(const TrainOptions& o, const DataPath& data, const RankEnv& env) {
   SuperbatchOptions options = MakeSuperbatchOptions(o.batch_size, data.split().superbatch, o.num_threads,
                                                    SampledFanouts(o), o.seed, /*shuffle=*/true);
+  options.sampler.relation_fanouts = data.relation_fanouts();
   options.rank = env.rank;
   options.world_size = env.world_size;
   return options;
@@ -202,7 +227,7 @@ SuperbatchOptions TrainingSuperbatchOptions(const TrainOptions& o, const DataPat
 Result<TrainingSamplers> MakeLinkSamplers(const TrainOptions& o, const DataPath& data, const RankEnv& env,
                                           EpochReporter& reporter) {
   SuperbatchOptions options = TrainingSuperbatchOptions(o, data, env);
-  const TopologyView view = data.topology().view();
+  const TopologyView view = data.topology_view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(LinkBatcher edges, LinkBatcher::ForTopologyEdges(view, o.link, o.seed));
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train,
@@ -257,7 +282,7 @@ Result<TrainingSamplers> MakeLinkSamplers(const TrainOptions& o, const DataPath&
 Result<TrainingSamplers> MakeSamplers(const TrainOptions& o, const DataPath& data, const SeedSplits& seeds,
                                       const RankEnv& env) {
   SuperbatchOptions options = TrainingSuperbatchOptions(o, data, env);
-  const TopologyView view = data.topology().view();
+  const TopologyView view = data.topology_view();
   TrainingSamplers s;
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler train, SuperbatchSampler::Create(view, seeds.train, options));
   if (train.num_batches() == 0) {
@@ -309,6 +334,15 @@ ModelConfig RunModelConfig(const TrainOptions& o, const DatasetManifest& m) {
   config.dropout = o.dropout;
   config.heads = o.heads;
   config.gcn_norm = o.gcn_norm;
+  if (m.typed() && config.relational()) {  // the relational models' types (executor/typed_data.h)
+    auto target = ResolveTarget(m, o.target_type);
+    auto relation_types = RelationTypes(m);
+    if (target.ok() && relation_types.ok()) {
+      config.node_type_offsets = NodeTypeOffsets(m);
+      config.relation_types = std::move(relation_types).value();
+      config.target_type = target->type;
+    }
+  }
   return config;
 }
 
@@ -340,11 +374,27 @@ std::function<void()> CudaTrainingWarmUp(const TrainOptions& o) {
   };
 }
 
+// Relational models need a typed dataset; GCN's graph normalisation needs one graph's
+// degrees, which a typed dataset's relations do not give.
+Status CheckModelFitsDataset(const ModelConfig& config, const DatasetManifest& m) {
+  if (config.relational() && !m.typed()) {
+    return InvalidArgument(fmt::format("--model {}: a relational model needs a typed dataset (node types and "
+                                       "relations); on this one use sage, gcn, gat or mlp",
+                                       ModelKindName(config.kind)));
+  }
+  if (m.typed() && config.kind == ModelKind::kGcn && config.gcn_norm == GcnNorm::kGraph) {
+    return InvalidArgument("--model gcn --gcn-norm graph on a typed dataset: the relations give no one graph's degrees; "
+                           "use --gcn-norm block (relations merged) or --model rgcn");
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<ModelRunner>> CreateModel(const TrainOptions& o, const DatasetManifest& m,
                                                  const MemoryBudgetRequest& request, EpochReporter& reporter) {
   if (o.no_train) return std::unique_ptr<ModelRunner>();
   ModelConfig config = RunModelConfig(o, m);
   config.dataset = m.Identity();  // recorded in checkpoints and --save-model files
+  SEER_RETURN_IF_ERROR(CheckModelFitsDataset(config, m));
   std::unique_ptr<ModelRunner> model;
   try {
     model = ModelRunner::Create(config, o.learning_rate, o.seed, o.use_cuda);
@@ -509,6 +559,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
                                             DescribeRun(o, *data)));
   if (group) reporter->Say(DescribeDataParallel(env, o.batch_size));
   reporter->SaySplit(data->split());
+  if (const TypedTarget* target = data->target()) reporter->Say(DescribeTypedRun(*data, *target));
 
   // Seeds, labels, samplers, the runtime directory and the feature-cache policy.
   SEER_ASSIGN_OR_RETURN(SeedSplits seeds, LoadSeedSplits(o, *data, pilot));
@@ -545,7 +596,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
 
   // The model, resumed from the checkpoint when asked.
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, CreateModel(o, data->manifest(), request, *reporter));
-  if (model) model->SetGraphIndptr(&data->topology().indptr());  // GCN's full-graph degrees
+  if (model) model->SetGraphIndptr(data->graph_indptr());  // GCN's full-graph degrees (none: typed)
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<DeviceFeatureTier> device_tier, MakeTrainingDeviceTier(o, *data, request, *reporter));
   if (device_tier && o.read_block_bytes > 0) {
     return InvalidArgument("--read-block with --device-cache: the device tier plans per-row reads; use one or the other");

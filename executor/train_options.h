@@ -63,6 +63,11 @@ struct TrainOptions {
   double learning_rate = 0.003;
   // Sampling and schedule.
   std::vector<int> fanouts = {10, 10, 10};
+  // Typed datasets (executor/typed_data.h): the node type to classify ("" = the only one
+  // with labels) and per-relation fan-outs ("REL=10,5;REL2=..." by relation key or name,
+  // inspector ParseRelationFanouts; "" = `fanouts` for every relation).
+  std::string target_type;
+  std::string relation_fanouts;
   int64_t batch_size = 1000;
   int64_t superbatch = 0;            // batches per superbatch; 0 = auto (chosen from the budget)
   int64_t epochs = 10;
@@ -142,6 +147,9 @@ struct PredictOptions {
   // The task the model must have been trained for (nullopt = whichever it was): a model
   // of the other task is refused, naming both.
   std::optional<ModelTask> task;
+  // Typed datasets: the node type the model classifies ("" = the only one with labels);
+  // `nodes` are then that type's local ids, and so are PredictResult::nodes.
+  std::string target_type;
   std::vector<int> fanouts;          // empty = the model's training fan-outs (10 per layer if unrecorded)
   int64_t batch_size = 1000;
   int64_t superbatch = 100;

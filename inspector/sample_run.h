@@ -10,6 +10,13 @@
 // superbatch size; nothing spills (trace_budget_bytes and runtime_dir are accepted and
 // unused). Blocks until done; single-threaded apart from the sampler's workers. The
 // observer's callbacks run on the calling thread.
+//
+// Typed datasets (storage/dataset/typed_target.h) are sampled as `seer train` samples them:
+// TypedTopology over every relation, seeds = the target type's split in global ids,
+// per-relation fan-outs; the .sbt files carry the relation count, and trace.json records
+// the target type, every relation's fan-outs and the TypedTrainingView's identity (what
+// `seer train` records, what `seer stats` compares). No neighbor cache or link
+// prediction on typed datasets yet (refused with one line).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +43,11 @@ struct SampleRunOptions {
   uint64_t seed = 0;
   int num_threads = 0;                      // 0 = all cores
   std::string split = "train";              // train | valid | test
+  // Typed datasets only (refused on a homogeneous one), spelled as `seer train`'s flags:
+  // the node type whose split seeds the batches ("" = the only labeled type), and
+  // per-relation fan-outs (ParseRelationFanouts; "" = `fanouts` for every relation).
+  std::string target_type;
+  std::string relation_fanouts;
   // Link prediction (`--task link`): batches of batch_size training edges with their
   // negatives, as `seer train --task link` samples them (split is then unused).
   bool link = false;
@@ -63,6 +75,8 @@ struct SampleRunPlan {
   bool ncache_enabled = false;
   NeighborCacheStats ncache;
   std::string runtime_dir;
+  std::string target_type;     // typed datasets: the target node type; "" = homogeneous
+  int64_t num_relations = 0;   // typed datasets: relations sampled
 };
 
 // The trace files written. Nothing spills (traces stream straight into the output

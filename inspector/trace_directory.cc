@@ -43,6 +43,35 @@ Result<uint64_t> ParseSeed(const std::string& text, const std::string& path) {
   return *seed;
 }
 
+// A fan-out list of ints (field `field` of `object`; errors name it).
+Result<std::vector<int>> ReadFanouts(const Json& object, const std::string& field, const std::string& path) {
+  SEER_ASSIGN_OR_RETURN(const std::vector<int64_t> fanouts, JsonIntArray(object, field, path));
+  std::vector<int> out;
+  for (int64_t f : fanouts) {
+    if (f < std::numeric_limits<int>::min() || f > std::numeric_limits<int>::max()) {
+      return Corrupt(path + ": field '" + field + "' holds " + std::to_string(f) + ", outside the int range");
+    }
+    out.push_back(static_cast<int>(f));
+  }
+  return out;
+}
+
+// "target_type" and "relation_fanouts" of a typed dataset's trace (both absent otherwise).
+Status ReadTypedRunInfo(const Json& root, const std::string& path, TraceRunInfo* run) {
+  if (!root.contains("target_type")) return Status::Ok();
+  SEER_ASSIGN_OR_RETURN(run->target_type, JsonString(root, "target_type", path));
+  SEER_ASSIGN_OR_RETURN(const Json* fanouts, JsonMember(root, "relation_fanouts", path));
+  if (!fanouts->is_object()) {
+    return Corrupt(path + ": field 'relation_fanouts' must be an object, found " + fanouts->type_name());
+  }
+  for (const auto& [key, list] : fanouts->items()) {
+    (void)list;
+    SEER_ASSIGN_OR_RETURN(std::vector<int> lists, ReadFanouts(*fanouts, key, path + ": relation_fanouts"));
+    run->relation_fanouts.emplace_back(key, std::move(lists));
+  }
+  return Status::Ok();
+}
+
 Result<TraceRunInfo> ReadRunInfo(const Json& root, const std::string& path) {
   SEER_ASSIGN_OR_RETURN(const std::string format, JsonString(root, "format", path));
   if (format != "seer-trace") return Corrupt(path + ": format is not seer-trace");
@@ -50,14 +79,7 @@ Result<TraceRunInfo> ReadRunInfo(const Json& root, const std::string& path) {
   if (version != 1) return Corrupt(path + ": unsupported trace version " + std::to_string(version));
   TraceRunInfo run;
   SEER_ASSIGN_OR_RETURN(run.dataset_dir, JsonString(root, "dataset", path));
-  SEER_ASSIGN_OR_RETURN(const std::vector<int64_t> fanouts, JsonIntArray(root, "fanouts", path));
-  for (int64_t f : fanouts) {
-    if (f < std::numeric_limits<int>::min() || f > std::numeric_limits<int>::max()) {
-      return Corrupt(path + ": field 'fanouts' holds " + std::to_string(f) +
-                     ", outside the int range");
-    }
-    run.fanouts.push_back(static_cast<int>(f));
-  }
+  SEER_ASSIGN_OR_RETURN(run.fanouts, ReadFanouts(root, "fanouts", path));
   SEER_ASSIGN_OR_RETURN(run.batch_size, JsonInt(root, "batch_size", path));
   SEER_ASSIGN_OR_RETURN(run.superbatch, JsonInt(root, "superbatch", path));
   SEER_ASSIGN_OR_RETURN(run.epochs, JsonInt(root, "epochs", path));
@@ -74,6 +96,7 @@ Result<TraceRunInfo> ReadRunInfo(const Json& root, const std::string& path) {
     run.link_options.distribution = *parsed;
     SEER_ASSIGN_OR_RETURN(run.link_options.shared, JsonBool(*link, "shared", path));
   }
+  SEER_RETURN_IF_ERROR(ReadTypedRunInfo(root, path, &run));
   return run;
 }
 
@@ -152,6 +175,12 @@ Status TraceDirectoryWriter::Close() {
     root["link"] = {{"negatives", info_.link_options.negatives},
                     {"distribution", NegativeDistributionName(info_.link_options.distribution)},
                     {"shared", info_.link_options.shared}};
+  }
+  if (!info_.target_type.empty()) {
+    root["target_type"] = info_.target_type;
+    Json fanouts = Json::object();  // nlohmann orders keys; the reader keeps its order
+    for (const auto& [key, list] : info_.relation_fanouts) fanouts[key] = list;
+    root["relation_fanouts"] = std::move(fanouts);
   }
   Json files = Json::array();
   for (const TraceSuperbatchInfo& f : files_) files.push_back(SuperbatchEntry(f));

@@ -3,7 +3,9 @@
 // version 1, dataset path, fanouts, batch_size, superbatch, epochs, seed, "dataset_identity"
 // (the dataset's DatasetManifest::Identity(), so `seer stats` can refuse a trace recorded
 // on another dataset; absent in traces written before it existed) and the list of
-// superbatch files {epoch, superbatch_index, num_batches, file}) plus one .sbt file per
+// superbatch files {epoch, superbatch_index, num_batches, file}; a typed dataset's trace
+// adds "target_type" and "relation_fanouts" {relation key: fan-outs}, and its identity is
+// the TypedTrainingView's, storage/dataset/typed_target.h) plus one .sbt file per
 // superbatch (inspector/trace_format.h). trace.json is written last, so a directory
 // without it is not a trace. A trace.json member that is missing or of the wrong type is
 // kCorrupt naming the file and the field (never a default).
@@ -39,6 +41,12 @@ struct TraceRunInfo {
   // these negatives were drawn with them ("link" in trace.json; absent for node seeds).
   bool link = false;
   LinkSeedOptions link_options;
+  // Typed datasets: the target node type sampled ("" = a homogeneous dataset) and every
+  // relation's fan-outs (key src__name__dst; trace.json holds them as one object, so they
+  // read back in key order, not manifest order); dataset_identity is then
+  // the TypedTrainingView's Identity(), what `seer train` records.
+  std::string target_type;
+  std::vector<std::pair<std::string, std::vector<int>>> relation_fanouts;
 };
 
 // One superbatch file, as trace.json lists it.

@@ -8,7 +8,8 @@
 // and planned while this one is gathered, as in `seer train`. A fourth C++ thread, the
 // feeder, is the pipeline's executor side (SuperbatchPipeline::Next): it turns each
 // gathered batch into plain arrays (node ids, PyG-style edge_index per hop, float32 rows,
-// seed labels) and hands them to Python through a bounded queue of one batch. Python's
+// seed labels; on a typed dataset also each node's type and local id and each edge's
+// relation) and hands them to Python through a bounded queue of one batch. Python's
 // thread waits for that queue with the GIL released, waking every 0.1 s to let Python
 // see a pending signal (Ctrl-C raises KeyboardInterrupt there after the feeder and the
 // pipeline have stopped and joined). EpochRun is Python's view of one epoch.
@@ -56,12 +57,14 @@
 #include "executor/superbatch_cache_planner.h"
 #include "executor/superbatch_pipeline.h"
 #include "inspector/superbatch_driver.h"
+#include "inspector/typed_topology.h"
 #include "inspector/trace_stream.h"
 #include "storage/base/byte_size.h"
 #include "storage/base/file_io.h"
 #include "storage/base/scratch_dir.h"
 #include "storage/dataset/dataset.h"
 #include "storage/dataset/small_files.h"
+#include "storage/dataset/typed_target.h"
 
 namespace py = pybind11;
 
@@ -171,6 +174,10 @@ struct LoaderOptions {
   std::string negative_dist = "uniform";
   bool shared_negatives = false;
   int64_t eval_negatives = 100;
+  // Typed datasets: the node type whose split and labels are the seeds' ("" = the only
+  // labeled one; storage/dataset/typed_target.h).
+  std::string target_type;
+  std::string relation_fanouts;  // per-relation fan-outs (ParseRelationFanouts' text; "" = fanouts)
 };
 
 // One batch as plain arrays, built on the feeder thread.
@@ -185,6 +192,10 @@ struct ReadyBatch {
   std::vector<int64_t> num_sampled_nodes;    // per hop, the seeds first (PyG)
   std::vector<int64_t> num_sampled_edges;    // per hop, hop 1 first
   std::vector<int64_t> block_sizes;          // per hop, hop 1 first: (num_src, num_dst) pairs
+  // Typed datasets only (empty otherwise): per node its type index and its id within the
+  // type (node_ids are global ids); per edge of edge_index its relation index.
+  bool typed = false;
+  std::vector<int64_t> node_type, local_id, edge_type;
   // Link prediction: positions into node_ids (int64, for indexing in torch).
   bool link = false;
   bool shared_negatives = false;
@@ -207,8 +218,34 @@ struct LoaderStats {
   int64_t reopens = 0;
 };
 
-// Converts a gathered batch (moves its rows and trace out).
-ReadyBatch ToReadyBatch(GatheredBatch& g, int64_t feature_dim, const LabelTable& labels) {
+// A typed batch's per-node type and local id (global id = offsets[type] + local id) and
+// per-edge relation (LayerBlock::edge_rel, in edge_index order: hop 1 first; -1 where a
+// block carries none).
+void AddNodeAndEdgeTypes(const BatchTrace& t, const std::vector<int64_t>& offsets, ReadyBatch* b) {
+  b->typed = true;
+  b->node_type.resize(t.node_ids.size());
+  b->local_id.resize(t.node_ids.size());
+  for (size_t i = 0; i < t.node_ids.size(); ++i) {
+    const int64_t g = t.node_ids[i];
+    const auto type = std::upper_bound(offsets.begin(), offsets.end(), g) - offsets.begin() - 1;
+    b->node_type[i] = type;
+    b->local_id[i] = g - offsets[static_cast<size_t>(type)];
+  }
+  const size_t layers = t.blocks.size();
+  for (size_t hop = 1; hop <= layers; ++hop) {
+    const LayerBlock& block = t.blocks[layers - hop];
+    if (block.edge_rel.size() == block.col_idx.size()) {
+      b->edge_type.insert(b->edge_type.end(), block.edge_rel.begin(), block.edge_rel.end());
+    } else {
+      b->edge_type.insert(b->edge_type.end(), block.col_idx.size(), -1);
+    }
+  }
+}
+
+// Converts a gathered batch (moves its rows and trace out). `type_offsets`: a typed
+// dataset's NodeTypeOffsets, empty for a homogeneous one.
+ReadyBatch ToReadyBatch(GatheredBatch& g, int64_t feature_dim, const LabelTable& labels,
+                        const std::vector<int64_t>& type_offsets) {
   ReadyBatch b;
   BatchTrace& t = g.trace;
   b.epoch = t.epoch;
@@ -249,6 +286,7 @@ ReadyBatch ToReadyBatch(GatheredBatch& g, int64_t feature_dim, const LabelTable&
     b.block_sizes.push_back(block.num_src);
     b.block_sizes.push_back(block.num_dst);
   }
+  if (!type_offsets.empty()) AddNodeAndEdgeTypes(t, type_offsets, &b);
   // MLP-like runs (no fan-outs) have no blocks: the seeds are the nodes.
   b.node_ids = std::move(t.node_ids);
   return b;
@@ -269,6 +307,11 @@ py::dict ToPython(ReadyBatch b, int64_t feature_dim, const std::shared_ptr<RowPo
   d["num_sampled_nodes"] = std::move(b.num_sampled_nodes);
   d["num_sampled_edges"] = std::move(b.num_sampled_edges);
   d["block_sizes"] = OwnedArray(std::move(b.block_sizes), {hops, 2});
+  if (b.typed) {
+    d["node_type"] = OwnedArray(std::move(b.node_type), {n});
+    d["local_id"] = OwnedArray(std::move(b.local_id), {n});
+    d["edge_type"] = OwnedArray(std::move(b.edge_type), {e});
+  }
   if (b.link) {
     const auto p = static_cast<py::ssize_t>(b.link_src.size());
     const auto k = static_cast<py::ssize_t>(b.negatives_per_pair);
@@ -452,6 +495,11 @@ class Loader {
   int64_t num_seeds() const { return Sampler().num_seeds(); }
   int64_t feature_dim() const { return feature_dim_; }
   int64_t next_epoch() const { return next_epoch_; }
+  // A typed dataset's target node type (its name), "" for a homogeneous dataset.
+  std::string target_type() const {
+    if (data_ == nullptr) throw SeerError("the loader is closed");
+    return data_->target() != nullptr ? data_->target()->name : std::string();
+  }
 
  private:
   friend class EpochRun;
@@ -464,12 +512,17 @@ class Loader {
 
   Status OpenNodeSampler(const LoaderOptions& o, PilotSpec& pilot) {
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> seeds, data_->TakeSplit(pilot, o.split));
-    if (seeds.empty()) return InvalidArgument(data_->dataset().PathOf(o.split + ".bin") + ": no " + o.split + " nodes");
-    SEER_ASSIGN_OR_RETURN(labels_, LabelTable::Load(data_->dataset(), seeds));
+    if (seeds.empty()) {
+      const TypedTarget* target = data_->target();
+      const std::string file = target == nullptr ? o.split + ".bin" : NodeTypeFileName(target->name, o.split);
+      return InvalidArgument(data_->dataset().PathOf(file) + ": no " + o.split + " nodes");
+    }
+    SEER_ASSIGN_OR_RETURN(labels_, data_->LoadLabels({&seeds}));
     SuperbatchOptions sb = MakeSuperbatchOptions(o.batch_size, data_->split().superbatch, o.num_threads, o.fanouts,
                                                  o.seed, o.shuffle);
+    sb.sampler.relation_fanouts = data_->relation_fanouts();
     SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler,
-                          SuperbatchSampler::Create(data_->topology().view(), std::move(seeds), sb));
+                          SuperbatchSampler::Create(data_->topology_view(), std::move(seeds), sb));
     sampler_.emplace(std::move(sampler));
     return Status::Ok();
   }
@@ -480,7 +533,7 @@ class Loader {
     if (o.split != "train" && o.split != "valid" && o.split != "test") {
       return InvalidArgument("split '" + o.split + "': expected train, valid or test");
     }
-    const TopologyView view = data_->topology().view();
+    const TopologyView view = data_->topology_view();
     SuperbatchOptions sb = MakeSuperbatchOptions(o.batch_size, data_->split().superbatch, o.num_threads, o.fanouts,
                                                  o.seed, /*shuffle=*/o.split == "train");
     std::shared_ptr<LinkBatcher> batcher;
@@ -564,6 +617,8 @@ class Loader {
     io.mode = io_mode;
     io.direct = o.direct_io;
     io.quiet = o.quiet;
+    io.target_type = o.target_type;
+    io.relation_fanouts = o.relation_fanouts;
     PilotSpec pilot = MakePilot(o.batch_size, o.fanouts, o.seed, o.num_threads);
     pilot.split = o.split;
     pilot.epochs = int64_t{1} << 20;  // the epochs are the caller's: never a cap on the traces in flight
@@ -598,7 +653,8 @@ class Loader {
     SEER_ASSIGN_OR_RETURN(SuperbatchCachePlanner planner_object,
                           MakeSuperbatchCachePlanner(spec, data_->dataset(), *sampler_));
     policy_.emplace(std::move(planner_object));
-    feature_dim_ = data_->manifest().feature_dim;
+    feature_dim_ = data_->manifest().feature_dim;  // a typed dataset's: the widest type's
+    type_offsets_ = data_->target() != nullptr ? NodeTypeOffsets(data_->dataset().manifest()) : std::vector<int64_t>{};
     needs_reopen_ = false;
     return Status::Ok();
   }
@@ -621,6 +677,7 @@ class Loader {
   std::optional<SuperbatchCachePlanner> policy_;
   int64_t next_epoch_ = 0;
   int64_t feature_dim_ = 0;
+  std::vector<int64_t> type_offsets_;  // a typed dataset's NodeTypeOffsets; empty otherwise
   std::unique_ptr<Stream> stream_;  // the running pipeline (across epochs)
   EpochRun* current_ = nullptr;  // the running epoch (it outlives neither the loader nor its Close)
   bool running_ = false;
@@ -654,7 +711,7 @@ void Stream::Feed() {
   while (true) {
     std::optional<GatheredBatch> g = pipeline_->Next(&give_up_);
     if (!g) break;
-    ReadyBatch batch = ToReadyBatch(*g, dim, loader_->labels_);
+    ReadyBatch batch = ToReadyBatch(*g, dim, loader_->labels_, loader_->type_offsets_);
     pipeline_->Recycle(loader_->row_pool_->Take());  // the rows went to Python: a freed buffer, or a new one
     if (g->last) {
       std::lock_guard<std::mutex> lock(loader_->stats_mu_);
@@ -754,11 +811,12 @@ void EpochRun::Close() {
   loader_->current_ = nullptr;
 }
 
-// seer.Dataset's checks: the manifest and the small files, as every command opens them.
+// seer.Dataset's checks: the manifest and the small files, as every command opens them
+// (a typed dataset: its manifest; the loader's DataPath checks what it reads).
 std::string OpenDatasetManifest(const std::string& dir) {
   py::gil_scoped_release release;
-  Dataset dataset = ValueOrThrow(Dataset::Open(dir));
-  ThrowIfError(ValidateSmallFiles(dataset).status());
+  Dataset dataset = ValueOrThrow(Dataset::OpenAnyKind(dir));
+  if (!dataset.manifest().typed()) ThrowIfError(ValidateSmallFiles(dataset).status());
   return dataset.manifest().ToJson();
 }
 
@@ -809,7 +867,9 @@ PYBIND11_MODULE(_native, m) {
       .def_readwrite("negatives", &LoaderOptions::negatives)
       .def_readwrite("negative_dist", &LoaderOptions::negative_dist)
       .def_readwrite("shared_negatives", &LoaderOptions::shared_negatives)
-      .def_readwrite("eval_negatives", &LoaderOptions::eval_negatives);
+      .def_readwrite("eval_negatives", &LoaderOptions::eval_negatives)
+      .def_readwrite("target_type", &LoaderOptions::target_type)
+      .def_readwrite("relation_fanouts", &LoaderOptions::relation_fanouts);
 
   py::class_<EpochRun>(m, "EpochRun")
       .def("next", &EpochRun::Next)
@@ -833,5 +893,6 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("num_batches", &Loader::num_batches)
       .def_property_readonly("num_seeds", &Loader::num_seeds)
       .def_property_readonly("feature_dim", &Loader::feature_dim)
-      .def_property_readonly("next_epoch", &Loader::next_epoch);
+      .def_property_readonly("next_epoch", &Loader::next_epoch)
+      .def_property_readonly("target_type", &Loader::target_type);
 }

@@ -6,8 +6,9 @@
 // --nodes has one meaning in every form (.npy of integers or a text file, one id per
 // line): the nodes' original ids — node_ids.txt's ids for a dataset prepared with
 // --remap-ids, else the row numbers the input had at prep (through node_order.bin after a
-// `seer reorder`; the internal number otherwise). Outputs are written atomically (regular
-// files replaced by rename; devices and FIFOs written through), all or none.
+// `seer reorder`; the internal number otherwise); on a typed dataset, the target type's
+// original ids (its T.node_ids.txt, else its local ids). Outputs are written atomically
+// (regular files replaced by rename; devices and FIFOs written through), all or none.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -18,12 +19,15 @@
 
 #include <fmt/format.h>
 
+#include "executor/model_runner.h"
 #include "executor/prediction.h"
 #include "storage/base/atomic_file.h"
 #include "storage/base/name_table.h"
 #include "storage/base/stale_temp.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/node_ids.h"
 #include "storage/dataset/node_order.h"
+#include "storage/dataset/typed_target.h"
 #include "storage/prep/npy.h"
 #include "flag_binding.h"
 #include "train_flags.h"
@@ -37,18 +41,56 @@ enum class PredictOutput { kClass, kProbabilities, kLogits };
 inline constexpr NameValue<PredictOutput> kPredictOutputNames[] = {
     {"class", PredictOutput::kClass}, {"probabilities", PredictOutput::kProbabilities}, {"logits", PredictOutput::kLogits}};
 
+// The ids --nodes, --pairs and the CSV use: the dataset's original ids, or for a typed
+// dataset its target type's (the lines of the type's node_ids file, else its local ids).
+struct IdSpace {
+  OriginalIds ids;
+  std::string id_file = dataset_files::kNodeIds;  // named in messages when ids.has_id_file()
+  std::string type;                               // a typed dataset's target type, else ""
+};
+
+// The target type of a typed dataset: --target-type, else a relational model's own (set
+// into o->target_type, so the prediction classifies the type whose ids were read), else
+// the only labeled type (ResolveTarget).
+Result<IdSpace> LoadIdSpace(const Dataset& dataset, PredictOptions* o) {
+  IdSpace space;
+  const DatasetManifest& m = dataset.manifest();
+  if (!m.typed()) {
+    SEER_ASSIGN_OR_RETURN(space.ids, OriginalIds::Load(dataset));
+    return space;
+  }
+  if (o->target_type.empty()) {
+    SEER_ASSIGN_OR_RETURN(std::unique_ptr<ModelRunner> model, ModelRunner::LoadModel(o->model_path, false));
+    const ModelConfig& c = model->config();
+    if (c.relational() && c.target_type >= 0 && c.target_type < static_cast<int32_t>(m.node_types.size())) {
+      o->target_type = m.node_types[static_cast<size_t>(c.target_type)].name;
+    }
+  }
+  SEER_ASSIGN_OR_RETURN(const TypedTarget target, ResolveTarget(m, o->target_type));
+  const DatasetNodeType& type = m.node_types[static_cast<size_t>(target.type)];
+  SEER_ASSIGN_OR_RETURN(space.ids,
+                        OriginalIds::LoadNodeIdsFile(type.node_ids.empty() ? "" : dataset.PathOf(type.node_ids),
+                                                     type.count));
+  space.id_file = type.node_ids;
+  space.type = type.name;
+  return space;
+}
+
 // The node of one original id, or an error naming where it was read.
-Result<int64_t> NodeOfId(const OriginalIds& ids, std::string_view id, const std::string& where) {
-  const int64_t node = ids.NodeOf(id);
+Result<int64_t> NodeOfId(const IdSpace& space, std::string_view id, const std::string& where) {
+  const int64_t node = space.ids.NodeOf(id);
   if (node >= 0) return node;
   const std::string shown = id.size() > 64 ? std::string(id.substr(0, 64)) + "..." : std::string(id);
+  const std::string rows = space.type.empty() ? "a row number" : "a " + space.type + " row number";
   return InvalidArgument(fmt::format("{}: node id '{}' is not in the dataset ({})", where, shown,
-                                     ids.has_id_file() ? "not in its node_ids.txt" : "expected a row number below " +
-                                                                                        std::to_string(ids.num_nodes())));
+                                     space.ids.has_id_file()
+                                         ? "not in its " + space.id_file
+                                         : "expected " + rows + " below " + std::to_string(space.ids.num_nodes())));
 }
 
 // --nodes as a 1-D (or N x 1) integer .npy of original ids.
-Result<std::vector<int64_t>> ReadNodesNpy(const std::string& path, const OriginalIds& ids) {
+Result<std::vector<int64_t>> ReadNodesNpy(const std::string& path, const IdSpace& space) {
+  const OriginalIds& ids = space.ids;
   SEER_ASSIGN_OR_RETURN(NpyFile file, NpyFile::Open(path));
   const NpyHeader& h = file.header();
   const bool column = h.shape.size() == 1 || (h.shape.size() == 2 && h.shape[1] == 1);
@@ -62,19 +104,20 @@ Result<std::vector<int64_t>> ReadNodesNpy(const std::string& path, const Origina
     if (values[i] < 0) return InvalidArgument(fmt::format("{}: node id {} is negative", where, values[i]));
     if (ids.identity()) {
       if (values[i] >= ids.num_nodes()) {
-        return InvalidArgument(fmt::format("{}: node id {} is not in the dataset (expected a row number below {})",
-                                           where, values[i], ids.num_nodes()));
+        return InvalidArgument(fmt::format("{}: node id {} is not in the dataset (expected {} row number below {})",
+                                           where, values[i], space.type.empty() ? "a" : "a " + space.type,
+                                           ids.num_nodes()));
       }
       continue;
     }
-    SEER_ASSIGN_OR_RETURN(values[i], NodeOfId(ids, std::to_string(values[i]), where));
+    SEER_ASSIGN_OR_RETURN(values[i], NodeOfId(space, std::to_string(values[i]), where));
   }
   return values;
 }
 
 // --nodes as text: one original id per line (a trailing '\r' dropped; blank lines skipped;
 // an id not found as written is tried again without surrounding blanks).
-Result<std::vector<int64_t>> ReadNodesText(const std::string& path, const OriginalIds& ids) {
+Result<std::vector<int64_t>> ReadNodesText(const std::string& path, const IdSpace& space) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(StatusCode::kNotFound, path + ": cannot open");
   std::vector<int64_t> nodes;
@@ -84,10 +127,10 @@ Result<std::vector<int64_t>> ReadNodesText(const std::string& path, const Origin
     const size_t first = line.find_first_not_of(" \t");
     if (first == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(number);
-    int64_t node = ids.NodeOf(line);
+    int64_t node = space.ids.NodeOf(line);
     if (node < 0) {
       const size_t last = line.find_last_not_of(" \t");
-      SEER_ASSIGN_OR_RETURN(node, NodeOfId(ids, std::string_view(line).substr(first, last + 1 - first), where));
+      SEER_ASSIGN_OR_RETURN(node, NodeOfId(space, std::string_view(line).substr(first, last + 1 - first), where));
     }
     nodes.push_back(node);
   }
@@ -95,7 +138,7 @@ Result<std::vector<int64_t>> ReadNodesText(const std::string& path, const Origin
   return nodes;
 }
 
-Result<std::vector<int64_t>> ReadNodes(const std::string& path, const OriginalIds& ids) {
+Result<std::vector<int64_t>> ReadNodes(const std::string& path, const IdSpace& ids) {
   const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
   std::vector<int64_t> nodes;
   if (npy) {
@@ -112,7 +155,7 @@ Result<std::vector<int64_t>> ReadNodes(const std::string& path, const OriginalId
 // --pairs for a link prediction model: an (N, 2) integer .npy, or text with one pair of
 // original ids per line separated by a tab (ids may then hold commas and blanks), else a
 // comma, else blanks (blank lines skipped; a trailing '\r' dropped).
-Result<std::vector<std::pair<int64_t, int64_t>>> ReadPairs(const std::string& path, const OriginalIds& ids) {
+Result<std::vector<std::pair<int64_t, int64_t>>> ReadPairs(const std::string& path, const IdSpace& ids) {
   std::vector<std::pair<int64_t, int64_t>> pairs;
   const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
   if (npy) {
@@ -309,8 +352,10 @@ Status WriteLinkOutputs(const PredictOptions& o, PredictOutputs files, const Pre
 }
 
 Status Predict(PredictOptions o, PredictOutputs files) {
-  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(o.dataset_dir));
-  SEER_ASSIGN_OR_RETURN(OriginalIds ids, OriginalIds::Load(dataset));
+  // A typed dataset's nodes are its target type's rows, by that type's original ids.
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::OpenAnyKind(o.dataset_dir));
+  SEER_ASSIGN_OR_RETURN(IdSpace space, LoadIdSpace(dataset, &o));
+  const OriginalIds& ids = space.ids;
   if (files.ids_out_path.empty() && (!ids.identity() || files.output != PredictOutput::kClass)) {
     files.ids_out_path = CsvPathFor(files.out_path);
   }
@@ -319,10 +364,10 @@ Status Predict(PredictOptions o, PredictOutputs files) {
     return InvalidArgument("--pairs and --nodes: give one (a link prediction model scores pairs or embeds nodes)");
   }
   if (!files.nodes_path.empty()) {
-    SEER_ASSIGN_OR_RETURN(o.nodes, ReadNodes(files.nodes_path, ids));
+    SEER_ASSIGN_OR_RETURN(o.nodes, ReadNodes(files.nodes_path, space));
   }
   if (!files.pairs_path.empty()) {
-    SEER_ASSIGN_OR_RETURN(o.pairs, ReadPairs(files.pairs_path, ids));
+    SEER_ASSIGN_OR_RETURN(o.pairs, ReadPairs(files.pairs_path, space));
   }
   o.want_embeddings = !files.embeddings_path.empty();
   o.want_logits = files.output != PredictOutput::kClass;
@@ -370,9 +415,13 @@ CommandMain RegisterPredictCommand(CLI::App& root) {
   auto files = std::make_shared<PredictOutputs>();
   AddSharedDataPathFlags(cmd, o.get());
   cmd->add_option("--model", o->model_path, "Model file from seer train --save-model")->required();
+  cmd->add_option("--target-type", o->target_type,
+                  "Typed datasets: the node type the model classifies (default: the only one with labels); --nodes "
+                  "and the output rows are then that type's rows");
   cmd->add_option("--nodes", files->nodes_path,
                   "Nodes to predict, by original id: a text file (one id per line) or an integer .npy; the ids "
-                  "of node_ids.txt for a --remap-ids dataset, else the input's row numbers (default: the test split)")
+                  "of node_ids.txt for a --remap-ids dataset, else the input's row numbers; a typed dataset's: the target "
+                  "type's (its TYPE.node_ids.txt) (default: the test split)")
       ->capture_default_str();
   AddOptionalEnumOption(cmd, "--task", &o->task, kModelTaskNames, "task",
                         "The model's task (auto: the model file's; node or link: refuse a model of the other)");

@@ -32,6 +32,12 @@ void AddSampleFlags(CLI::App* cmd, SampleRunOptions* o) {
   cmd->add_option("--seed", o->seed, "Random seed (same seed, same traces)")->capture_default_str();
   cmd->add_option("--threads", o->num_threads, "Sampling threads (0 = all cores)")->capture_default_str();
   cmd->add_option("--split", o->split, "Seed nodes: train | valid | test")->capture_default_str();
+  cmd->add_option("--target-type", o->target_type,
+                  "Typed datasets: the node type whose split seeds the batches (default: the only node type with "
+                  "labels)");
+  cmd->add_option("--relation-fanouts", o->relation_fanouts,
+                  "Typed datasets: per-relation fan-outs, e.g. 'cites=15,10;paper__written_by__author=5,5' (a relation "
+                  "by its key SRC__NAME__DST or its unique NAME; others use --fanouts)");
   cmd->add_option("--ncache-budget", o->ncache_budget,
                   "Build an in-memory neighbor cache of this size first (0 = none; bytes like "
                   "512M or a percentage of the topology like 25%)")
@@ -73,6 +79,10 @@ void PrintPlan(const SampleRunOptions& o, const SampleRunPlan& plan) {
              plan.num_batches, o.batch_size, plan.num_superbatches,
              o.superbatch, fmt::join(o.fanouts, ","), o.epochs, o.seed, IoModeName(plan.io_mode),
              plan.direct_io ? " (O_DIRECT)" : " (buffered)", ncache);
+  if (!plan.target_type.empty()) {
+    fmt::print("seer sample: typed dataset: target type {}, {} relations{}\n", plan.target_type, plan.num_relations,
+               o.relation_fanouts.empty() ? "" : ", relation fanouts " + o.relation_fanouts);
+  }
 }
 
 void PrintSuperbatch(const SuperbatchStats& s, int64_t num_superbatches) {
@@ -106,9 +116,11 @@ CommandMain RegisterSampleCommand(CLI::App& root) {
   return [o] {
     SweepAtStart({o->dataset_dir, o->out_dir}, false);
     {  // the small files fully, with their checksums (one sequential pass), before sampling
-      auto dataset = Dataset::Open(o->dataset_dir);
+       // (a typed dataset's indptrs and split are checked as they are loaded)
+      auto dataset = Dataset::OpenAnyKind(o->dataset_dir);
       if (!dataset.ok()) return ReportError("sample", dataset.status());
-      if (Status st = ValidateSmallFiles(*dataset, o->show_progress).status(); !st.ok()) {
+      if (Status st = dataset->manifest().typed() ? Status::Ok() : ValidateSmallFiles(*dataset, o->show_progress).status();
+          !st.ok()) {
         return ReportError("sample", st);
       }
     }

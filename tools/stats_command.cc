@@ -1,7 +1,10 @@
 // `seer stats`: replays a trace recorded by `seer sample` under every cache policy and
 // capacity and prints misses, hit ratio, blocks and bytes read. The replay is
 // cache/replay_grid.h, the chart cache/hit_chart_svg.h; flags are bound to
-// ReplayGridOptions.
+// ReplayGridOptions. A typed dataset is replayed over its TypedTrainingView (the view
+// `seer sample` recorded, storage/dataset/typed_target.h) with a row per node type of the
+// belady runs' accesses and misses.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "storage/base/json_file.h"
 #include "storage/dataset/dataset.h"
 #include "storage/dataset/small_files.h"
+#include "storage/dataset/typed_target.h"
 #include "flag_binding.h"
 #include "stats_device_tier.h"
 #include "commands.h"
@@ -62,14 +66,26 @@ void AddStatsFlags(CLI::App* cmd, StatsFiles* files, ReplayGridOptions* o) {
   cmd->add_option("--svg", files->svg, "Also write a hit-ratio chart (SVG) to this file")->capture_default_str();
 }
 
-// The node ids of every batch of a trace directory (the blocks are not needed). A trace
-// recorded on another dataset (its trace.json names another identity) is refused.
-Result<RecordedTrace> LoadRecordedTrace(const std::string& trace_dir, const Dataset& dataset) {
+// The dataset the trace is replayed on: its manifest, or for a typed dataset the
+// TypedTrainingView of the target type trace.json records (what `seer sample` and
+// `seer train` record as the dataset's identity).
+Result<DatasetManifest> CacheView(const Dataset& dataset, const TraceRunInfo& run) {
+  const DatasetManifest& m = dataset.manifest();
+  if (!m.typed()) return m;
+  SEER_ASSIGN_OR_RETURN(const TypedTarget target, ResolveTarget(m, run.target_type));
+  return TypedTrainingView(m, target);
+}
+
+// The node ids of every batch of a trace directory (the blocks are not needed) and the
+// manifest the cache is of. A trace recorded on another dataset (its trace.json names
+// another identity) is refused.
+Result<RecordedTrace> LoadRecordedTrace(const std::string& trace_dir, const Dataset& dataset, DatasetManifest* view) {
   SEER_ASSIGN_OR_RETURN(TraceDirectoryReader reader, TraceDirectoryReader::Open(trace_dir));
+  SEER_ASSIGN_OR_RETURN(*view, CacheView(dataset, reader.run_info()));
   const std::string& recorded = reader.run_info().dataset_identity;
-  if (!recorded.empty() && recorded != dataset.manifest().Identity()) {
+  if (!recorded.empty() && recorded != view->Identity()) {
     return Corrupt(trace_dir + "/trace.json: recorded on dataset " + recorded + " (" + reader.dataset_dir() +
-                   "), but " + dataset.dir() + " is dataset " + dataset.manifest().Identity() +
+                   "), but " + dataset.dir() + " is dataset " + view->Identity() +
                    "; sample it again with seer sample");
   }
   RecordedTrace trace;
@@ -80,6 +96,39 @@ Result<RecordedTrace> LoadRecordedTrace(const std::string& trace_dir, const Data
     for (BatchTrace& b : sb.batches) batches.push_back(std::move(b.node_ids));
   }
   return trace;
+}
+
+// Typed datasets: the belady rows' accesses and misses per node type.
+void PrintTypeRows(const std::vector<PolicyStats>& results, const ReplayGrid& grid) {
+  const std::vector<std::string> names = grid.type_names();
+  const bool any = std::any_of(results.begin(), results.end(), [](const PolicyStats& s) {
+    return s.policy == PolicyKindName(PolicyKind::kBelady) && !s.type_accesses.empty();
+  });
+  if (names.empty() || !any) return;
+  fmt::print("belady per node type:\n{:<14} {:>12} {:<16} {:>13} {:>13} {:>9}\n", "policy", "capacity", "node type",
+             "accesses", "misses", "hit ratio");
+  for (const PolicyStats& s : results) {
+    if (s.policy != PolicyKindName(PolicyKind::kBelady) || s.type_accesses.size() != names.size()) continue;
+    for (size_t t = 0; t < names.size(); ++t) {
+      const int64_t accesses = s.type_accesses[t], misses = s.type_misses[t];
+      const double hit = accesses == 0 ? 0.0 : 1.0 - static_cast<double>(misses) / static_cast<double>(accesses);
+      fmt::print("{:<14} {:>12} {:<16} {:>13} {:>13} {:>9}\n", s.policy, s.capacity_rows, names[t], accesses, misses,
+                 fmt::format("{:.2f}%", 100.0 * hit));
+    }
+  }
+}
+
+// A result row's "by_type" (typed datasets): [{type, accesses, misses, hit_ratio}, ...].
+Json TypeRowsJson(const PolicyStats& s, const std::vector<std::string>& names) {
+  Json rows = Json::array();
+  for (size_t t = 0; t < names.size() && t < s.type_accesses.size(); ++t) {
+    const int64_t accesses = s.type_accesses[t], misses = s.type_misses[t];
+    rows.push_back({{"type", names[t]},
+                    {"accesses", accesses},
+                    {"misses", misses},
+                    {"hit_ratio", accesses == 0 ? 0.0 : 1.0 - static_cast<double>(misses) / static_cast<double>(accesses)}});
+  }
+  return rows;
 }
 
 void PrintResults(const std::vector<PolicyStats>& results, const ReplayGridOptions& o) {
@@ -112,7 +161,7 @@ void PrintResults(const std::vector<PolicyStats>& results, const ReplayGridOptio
 }
 
 Status WriteResultsJson(const std::string& path, const StatsFiles& files, const std::string& trace_dir,
-                        const ReplayGrid& grid, const ReplayGridOptions& o, const Dataset& dataset,
+                        const ReplayGrid& grid, const ReplayGridOptions& o,
                         const std::vector<PolicyStats>& results, const Json& device_tier) {
   Json rows = Json::array();
   for (const PolicyStats& s : results) {
@@ -122,10 +171,11 @@ Status WriteResultsJson(const std::string& path, const StatsFiles& files, const 
                     {"fill_rows", s.fill_rows},     {"fill_blocks", s.fill_blocks},
                     {"fill_bytes", s.fill_bytes},   {"blocks_read", s.blocks_read},
                     {"bytes_read", s.bytes_read},   {"block_admits", s.block_admits}});
+    if (!s.type_accesses.empty()) rows.back()["by_type"] = TypeRowsJson(s, grid.type_names());
   }
   const Json doc = {{"dataset", files.dataset},
                     {"trace", trace_dir},
-                    {"num_nodes", dataset.manifest().num_nodes},
+                    {"num_nodes", grid.num_nodes()},
                     {"row_bytes", grid.row_bytes()},
                     {"block_bytes", grid.block_bytes()},
                     {"read_block_bytes", o.read_block_bytes},
@@ -142,34 +192,42 @@ Status RunStats(const StatsFiles& files, const ReplayGridOptions& o, const Devic
   for (const std::string& out : {files.json, files.svg}) {
     if (!out.empty()) SEER_RETURN_IF_ERROR(CheckOutputPath(out));
   }
-  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::Open(files.dataset));
-  SEER_RETURN_IF_ERROR(ValidateSmallFiles(dataset, true).status());
+  SEER_ASSIGN_OR_RETURN(Dataset dataset, Dataset::OpenAnyKind(files.dataset));
+  const bool typed = dataset.manifest().typed();
+  if (typed && !device.capacities.empty()) {
+    return InvalidArgument(files.dataset + ": --device-capacity is not supported on typed datasets yet");
+  }
+  if (!typed) SEER_RETURN_IF_ERROR(ValidateSmallFiles(dataset, true).status());
   const std::string trace_dir = files.trace.empty() ? files.dataset + "/trace" : files.trace;
-  SEER_ASSIGN_OR_RETURN(RecordedTrace trace, LoadRecordedTrace(trace_dir, dataset));
+  DatasetManifest view;
+  SEER_ASSIGN_OR_RETURN(RecordedTrace trace, LoadRecordedTrace(trace_dir, dataset, &view));
   // The device-tier replay reads the trace before the policy grid takes it over.
   const DeviceTierGridOptions device_options = MakeDeviceTierGridOptions(device, o);
   DeviceTierGridResult device_result;
   if (!device.capacities.empty()) {
     SEER_ASSIGN_OR_RETURN(device_result, RunDeviceTierGrid(dataset, trace, device_options));
   }
-  SEER_ASSIGN_OR_RETURN(ReplayGrid grid, ReplayGrid::Create(dataset, std::move(trace), o, trace_dir));
+  SEER_ASSIGN_OR_RETURN(ReplayGrid grid, ReplayGrid::Create(dataset, view, std::move(trace), o, trace_dir));
+  if (typed) fmt::print("seer stats: typed dataset ({}), cache rows of its training view over global ids\n",
+                        dataset.manifest().TypedShape());
   fmt::print("seer stats: {}, trace {}: {} superbatches, {} batches, {} accesses; {} nodes x {} B rows, {} B blocks{}\n",
              files.dataset, trace_dir, grid.num_superbatches(), grid.num_batches(), grid.num_accesses(),
-             dataset.manifest().num_nodes, grid.row_bytes(), grid.block_bytes(),
+             grid.num_nodes(), grid.row_bytes(), grid.block_bytes(),
              o.read_block_bytes > 0 ? " (--read-block: one read per distinct block of a batch's misses; belady caches "
                                       "a block's other rows used before what they would evict)"
                                     : " (per-row reads, counted as the distinct aligned blocks of a batch's misses)");
   std::fflush(stdout);
   SEER_ASSIGN_OR_RETURN(std::vector<PolicyStats> results, grid.Run());
   PrintResults(results, o);
+  PrintTypeRows(results, grid);
   if (!device.capacities.empty()) PrintDeviceTierResults(device_result, device_options);
   if (!files.json.empty()) {
-    SEER_RETURN_IF_ERROR(WriteResultsJson(files.json, files, trace_dir, grid, o, dataset, results,
+    SEER_RETURN_IF_ERROR(WriteResultsJson(files.json, files, trace_dir, grid, o, results,
                                           device.capacities.empty() ? Json() : DeviceTierResultsJson(device_result)));
   }
   if (!files.svg.empty()) {
     SEER_RETURN_IF_ERROR(WriteFileAtomically(
-        files.svg, RenderHitRatioSvg(results, grid.capacity_rows(), dataset.manifest().num_nodes,
+        files.svg, RenderHitRatioSvg(results, grid.capacity_rows(), grid.num_nodes(),
                                      "Feature-cache hit ratio vs capacity")));
   }
   return Status::Ok();

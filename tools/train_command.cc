@@ -154,6 +154,8 @@ const RunSetting kRunSettings[] = {
     {"--heads", [](const TrainOptions& o) { return std::to_string(o.heads); }},
     {"--gcn-norm", [](const TrainOptions& o) -> std::string { return NameOf(kGcnNormNames, o.gcn_norm); }},
     {"--fanouts", [](const TrainOptions& o) { return fmt::format("{}", fmt::join(o.fanouts, ",")); }},
+    {"--target-type", [](const TrainOptions& o) { return o.target_type; }},
+    {"--relation-fanouts", [](const TrainOptions& o) { return o.relation_fanouts; }},
     {"--dropout", [](const TrainOptions& o) { return fmt::format("{}", o.dropout); }},
     {"--batch-size", [](const TrainOptions& o) { return std::to_string(o.batch_size); }},
     {"--seed", [](const TrainOptions& o) { return std::to_string(o.seed); }},
@@ -257,6 +259,11 @@ void AddModelFlags(CLI::App* cmd, TrainOptions* o) {
   AddEnumOption(cmd, "--gcn-norm", &o->gcn_norm, kGcnNormNames, "GCN normalisation",
                 "Degrees GCN normalises by (graph: the full graph, D^-1/2 (A+I) D^-1/2; block: the sampled block)");
   AddFanoutsOption(cmd, "--fanouts", &o->fanouts, "Fan-out per layer, hop 1 first; the number of layers");
+  cmd->add_option("--target-type", o->target_type,
+                  "Typed datasets: the node type to classify (default: the only node type with labels)");
+  cmd->add_option("--relation-fanouts", o->relation_fanouts,
+                  "Typed datasets: per-relation fan-outs, e.g. 'cites=15,10;paper__written_by__author=5,5' (a relation "
+                  "by its key SRC__NAME__DST or its unique NAME; others use --fanouts)");
   cmd->add_option("--dropout", o->dropout, "Dropout probability")->capture_default_str();
   cmd->add_option("--lr", o->learning_rate, "Adam learning rate")->capture_default_str();
   AddEnumOption(cmd, "--task", &o->task, kModelTaskNames, "task",

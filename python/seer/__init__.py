@@ -14,6 +14,12 @@ the GIL released; each batch carries what torch_geometric.loader.NeighborLoader 
 (n_id, x, y, edge_index, batch_size, num_sampled_nodes, num_sampled_edges) as torch
 tensors. `seer.pyg` turns batches into torch_geometric.data.Data when PyG is installed.
 
+On a typed (heterogeneous) dataset (`seer gen --hetero`, `seer prep --relation`) the
+loader classifies one target node type (`target_type=`, default: the only labeled one);
+n_id are global ids (type offset + local id) and batches also carry node_type, local_id
+and edge_type (the relation of each edge); loader.node_types and loader.relations name
+them.
+
 Errors from Seer are `seer.SeerError` (a RuntimeError) with Seer's one-line message.
 """
 import atexit
@@ -60,6 +66,14 @@ class Dataset:
         self.num_classes = int(m["num_classes"])
         self.feature_dtype = m["feature_dtype"]
         self.index_dtype = m["index_dtype"]
+        # A typed dataset (node types and relations; empty lists otherwise): global id of
+        # local id l of node type t = node_type_offsets[t] + l (manifest order).
+        self.node_types = [t["name"] for t in m.get("node_types", [])]
+        self.relations = [(r["src"], r["name"], r["dst"]) for r in m.get("relations", [])]
+        self.node_type_offsets = [0]
+        for t in m.get("node_types", []):
+            self.node_type_offsets.append(self.node_type_offsets[-1] + int(t["count"]))
+        self.typed = bool(self.node_types)
 
     def _file(self, name):
         return os.path.join(self.path, name)
@@ -123,6 +137,9 @@ class Dataset:
         return {name: int(self.split(name).shape[0]) for name in ("train", "valid", "test")}
 
     def __repr__(self):
+        if self.typed:
+            return (f"seer.Dataset({self.path!r}: typed, {len(self.node_types)} node types {self.node_types}, "
+                    f"{len(self.relations)} relations, {self.num_nodes} nodes, {self.num_edges} edges)")
         return (f"seer.Dataset({self.path!r}: {self.num_nodes} nodes, {self.num_edges} edges, "
                 f"{self.feature_dim} x {self.feature_dtype} features, {self.num_classes} classes, splits {self.splits})")
 
@@ -152,10 +169,18 @@ class Batch:
                        `seer train` computes). Seer samples every destination at every hop
                        (each hop's block covers all nodes within the hop before), so the
                        hops of edge_index may repeat an edge.
+    node_type, local_id, edge_type   typed datasets only, else None: int64 per node of
+                       n_id (its type's index in loader.node_types; n_id = the type's
+                       offset + local_id) and per edge of edge_index (its relation's index
+                       in loader.relations: an edge (row, col) of relation r joins
+                       n_id[row] of r's source type to n_id[col] of its destination type).
+                       x rows are zero-padded to the widest type (a featureless type: zeros)
+    layer_edge_types   typed datasets: edge_type per layer of `layers` (input layer first)
     """
 
     __slots__ = ("n_id", "x", "y", "edge_index", "batch_size", "num_sampled_nodes", "num_sampled_edges",
-                 "block_sizes", "epoch", "batch_index", "src_index", "dst_index", "neg_index", "shared_negatives")
+                 "block_sizes", "epoch", "batch_index", "src_index", "dst_index", "neg_index", "shared_negatives",
+                 "node_type", "local_id", "edge_type")
 
     @classmethod
     def _from_native(cls, d, pin):
@@ -177,8 +202,15 @@ class Batch:
             b.dst_index = torch.from_numpy(d["dst_index"])
             b.neg_index = torch.from_numpy(d["neg_index"])
             b.shared_negatives = bool(d["shared_negatives"])
+        b.node_type = b.local_id = b.edge_type = None
+        if "node_type" in d:
+            b.node_type = torch.from_numpy(d["node_type"])
+            b.local_id = torch.from_numpy(d["local_id"])
+            b.edge_type = torch.from_numpy(d["edge_type"])
         if pin:
             b.n_id, b.x, b.y, b.edge_index = (t.pin_memory() for t in (b.n_id, b.x, b.y, b.edge_index))
+            if b.node_type is not None:
+                b.node_type, b.local_id, b.edge_type = (t.pin_memory() for t in (b.node_type, b.local_id, b.edge_type))
         return b
 
     @property
@@ -218,6 +250,21 @@ class Batch:
             num_src, num_dst = self.block_sizes[hop - 1]
             out.append((self.hop_edge_index(hop), num_src, num_dst))
         return out
+
+    def hop_edge_type(self, hop):
+        """Typed datasets: hop `hop`'s edge types, parallel to hop_edge_index(hop)."""
+        if self.edge_type is None:
+            return None
+        start = sum(self.num_sampled_edges[: hop - 1])
+        return self.edge_type[start : start + self.num_sampled_edges[hop - 1]]
+
+    @property
+    def layer_edge_types(self):
+        """Typed datasets: edge_type per layer of `layers` (input layer first); else None."""
+        if self.edge_type is None:
+            return None
+        hops = len(self.num_sampled_edges)
+        return [self.hop_edge_type(hops - layer) for layer in range(hops)]
 
     def to(self, device, non_blocking=False):
         """A copy with the tensors on `device` (non_blocking from pinned batches)."""
@@ -276,6 +323,12 @@ class NeighborLoader:
                       drawn once from the seed), batch_size * (2 + negatives) // (2 + K)
                       edges per batch (no more seeds than a training batch). Batches then carry src_index,
                       dst_index, neg_index (and edge_label_index / edge_label)
+      target_type     typed datasets: the node type whose split and labels give the seeds
+                      (None = the only one with labels); batches then carry node_type,
+                      local_id and edge_type, named by loader.node_types / loader.relations
+      relation_fanouts  typed datasets: per-relation fan-outs, {"cites": [15, 10], ...} (a
+                      relation by its key "src__name__dst" or its unique name; others use
+                      fanouts) or `seer train --relation-fanouts`' text
     Each `for batch in loader` runs the next epoch (0, 1, ...). Leaving an epoch early
     (break, an exception, Ctrl-C) stops its threads; the next epoch then reopens the data
     path (a fresh cache; stats()["reopens"] counts it).
@@ -286,7 +339,7 @@ class NeighborLoader:
                  num_threads=0, fcache_budget=None, ncache_budget=None, ncache_share=None,
                  budget_scope="process", direct_io=True, io="auto", planner="auto", overlap=True,
                  runtime_dir=None, task="node", negatives=1, negative_dist="uniform", shared_negatives=False,
-                 eval_negatives=100):
+                 eval_negatives=100, target_type=None, relation_fanouts=None):
         if not isinstance(dataset, Dataset):
             dataset = Dataset(dataset)
         self.dataset = dataset
@@ -332,6 +385,15 @@ class NeighborLoader:
         o.negative_dist = negative_dist
         o.shared_negatives = bool(shared_negatives)
         o.eval_negatives = int(eval_negatives)
+        if target_type is not None:
+            if not dataset.typed:
+                raise ValueError(f"target_type {target_type!r}: {dataset.path} is not a typed dataset")
+            o.target_type = str(target_type)
+        if relation_fanouts is not None:
+            if isinstance(relation_fanouts, dict):
+                relation_fanouts = ";".join(f"{name}=" + ",".join(str(int(f)) for f in fan)
+                                            for name, fan in relation_fanouts.items())
+            o.relation_fanouts = str(relation_fanouts)
         self._pin = self.device.type == "cuda"
         self._native = _native.Loader(o)
         _open_loaders.add(self)
@@ -354,6 +416,27 @@ class NeighborLoader:
     @property
     def num_seeds(self):
         return self._native.num_seeds
+
+    @property
+    def target_type(self):
+        """A typed dataset's target node type (name); None for a homogeneous dataset."""
+        return self._native.target_type or None
+
+    @property
+    def node_types(self):
+        """A typed dataset's node type names (batch.node_type indexes them); [] otherwise."""
+        return list(self.dataset.node_types)
+
+    @property
+    def relations(self):
+        """A typed dataset's relations as (src type, name, dst type), manifest order
+        (batch.edge_type indexes them); [] otherwise."""
+        return list(self.dataset.relations)
+
+    @property
+    def node_type_offsets(self):
+        """Global id of local id 0 of each node type, plus the node count at the end."""
+        return list(self.dataset.node_type_offsets)
 
     @property
     def epoch(self):

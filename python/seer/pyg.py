@@ -13,7 +13,8 @@ Each Data has the attributes torch_geometric.loader.NeighborLoader gives: x, edg
 not loaded: only the seeds' labels are read), n_id, batch_size, input_id (the seeds'
 global ids), num_sampled_nodes and num_sampled_edges (per hop), so PyG's
 trim_to_layer works unchanged. Unlike PyG's loader, Seer samples every target at every
-hop (see seer.Batch), so edge_index may repeat an edge in two hops.
+hop (see seer.Batch), so edge_index may repeat an edge in two hops. A typed dataset's
+batches add node_type, local_id and edge_type (e.g. RGCNConv(x, edge_index, edge_type)).
 """
 import torch
 
@@ -42,9 +43,12 @@ def to_data(batch):
     _require()
     y = torch.full((batch.num_nodes,), -1, dtype=batch.y.dtype)
     y[: batch.batch_size] = batch.y
+    typed = {}
+    if batch.node_type is not None:
+        typed = dict(node_type=batch.node_type, local_id=batch.local_id, edge_type=batch.edge_type)
     return Data(x=batch.x, edge_index=batch.edge_index, y=y, n_id=batch.n_id, batch_size=batch.batch_size,
                 input_id=batch.n_id[: batch.batch_size], num_sampled_nodes=list(batch.num_sampled_nodes),
-                num_sampled_edges=list(batch.num_sampled_edges), num_nodes=batch.num_nodes)
+                num_sampled_edges=list(batch.num_sampled_edges), num_nodes=batch.num_nodes, **typed)
 
 
 class NeighborLoader(seer.NeighborLoader):

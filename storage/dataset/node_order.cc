@@ -66,6 +66,15 @@ Result<OriginalIds> OriginalIds::Load(const Dataset& dataset) {
   return out;
 }
 
+Result<OriginalIds> OriginalIds::LoadNodeIdsFile(const std::string& path, int64_t count) {
+  OriginalIds out;
+  out.num_nodes_ = count;
+  if (!path.empty()) {
+    SEER_ASSIGN_OR_RETURN(out.ids_, LoadNodeIds(path, count));
+  }
+  return out;
+}
+
 std::string OriginalIds::IdOf(int64_t node) const {
   const int64_t rank = order_.empty() ? node : order_[static_cast<size_t>(node)];
   return ids_.empty() ? std::to_string(rank) : ids_[static_cast<size_t>(rank)];

@@ -36,6 +36,10 @@ Result<std::vector<int64_t>> LoadNodeOrder(const Dataset& dataset);
 class OriginalIds {
  public:
   static Result<OriginalIds> Load(const Dataset& dataset);
+  // `count` nodes whose original ids are the lines of the mapping file `path` (checked as
+  // LoadNodeIds does), or "k" for node k when `path` is "": a typed dataset's node type
+  // (DatasetNodeType::node_ids, local ids). No node order.
+  static Result<OriginalIds> LoadNodeIdsFile(const std::string& path, int64_t count);
 
   int64_t num_nodes() const { return num_nodes_; }
   // True when node k's original id is "k" (no node_ids.txt, never reordered).

@@ -98,7 +98,7 @@ TEST(LinkModelTest, PairScoresAreTheScorerOfTheModelsEmbeddings) {
                                           data->manifest().num_nodes, 0);
   ASSERT_TRUE(batcher.ok()) << batcher.status().ToString();
   SuperbatchOptions options = MakeSuperbatchOptions(16, 2, 1, o.fanouts, 3, /*shuffle=*/false);
-  auto sampler = SuperbatchSampler::CreateLink(data->topology().view(),
+  auto sampler = SuperbatchSampler::CreateLink(data->topology_view(),
                                                std::make_shared<LinkBatcher>(std::move(*batcher)), options);
   ASSERT_TRUE(sampler.ok()) << sampler.status().ToString();
   auto trace = sampler->Sample(0, 0);

@@ -88,7 +88,7 @@ inline std::optional<SuperbatchSampler> MakeSampler(const DataPath& data, const 
                                                     const TrainOptions& o, bool shuffle) {
   const SuperbatchOptions options =
       MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, o.fanouts, o.seed, shuffle);
-  auto sampler = SuperbatchSampler::Create(data.topology().view(), seeds, options);
+  auto sampler = SuperbatchSampler::Create(data.topology_view(), seeds, options);
   EXPECT_TRUE(sampler.ok()) << sampler.status().ToString();
   if (!sampler.ok()) return std::nullopt;
   return std::move(sampler).value();
