@@ -298,23 +298,14 @@ NeighborSampler::NeighborSampler(TopologyView topology, SamplerOptions options)
   }
 }
 
-Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
-                                    int64_t batch_index, BatchTrace* trace,
-                                    SampleStats* stats) const {
-  if (topology_.typed != nullptr) return SampleTypedBatch(seeds, num_seeds, epoch, batch_index, trace, stats);
-  const CompactIndptr& indptr = *topology_.indptr;
-  const int64_t num_nodes = topology_.num_nodes();
-  const int64_t index_bytes = IndexDtypeBytes(topology_.index_dtype);
-  const NeighborCache* ncache =
-      (topology_.ncache != nullptr && topology_.ncache->enabled()) ? topology_.ncache : nullptr;
-  const int num_layers = static_cast<int>(options_.fanouts.size());
-
+std::unordered_map<int64_t, int32_t> NeighborSampler::BeginTrace(const int64_t* seeds, int64_t num_seeds,
+                                                                 int64_t epoch, int64_t batch_index, int num_layers,
+                                                                 int64_t num_nodes, BatchTrace* trace) {
   trace->epoch = epoch;
   trace->batch_index = batch_index;
   trace->num_seeds = num_seeds;
   trace->node_ids.assign(seeds, seeds + num_seeds);
   trace->blocks.assign(static_cast<size_t>(num_layers), LayerBlock{});
-
   std::unordered_map<int64_t, int32_t> local;
   local.reserve(static_cast<size_t>(num_seeds) * 16);
   for (int64_t i = 0; i < num_seeds; ++i) {
@@ -326,6 +317,22 @@ Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int
       throw std::invalid_argument("SampleBatch: duplicate seed " + std::to_string(v));
     }
   }
+  return local;
+}
+
+Status NeighborSampler::SampleBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
+                                    int64_t batch_index, BatchTrace* trace,
+                                    SampleStats* stats) const {
+  if (topology_.typed != nullptr) return SampleTypedBatch(seeds, num_seeds, epoch, batch_index, trace, stats);
+  const CompactIndptr& indptr = *topology_.indptr;
+  const int64_t num_nodes = topology_.num_nodes();
+  const int64_t index_bytes = IndexDtypeBytes(topology_.index_dtype);
+  const NeighborCache* ncache =
+      (topology_.ncache != nullptr && topology_.ncache->enabled()) ? topology_.ncache : nullptr;
+  const int num_layers = static_cast<int>(options_.fanouts.size());
+
+  std::unordered_map<int64_t, int32_t> local =
+      BeginTrace(seeds, num_seeds, epoch, batch_index, num_layers, num_nodes, trace);
 
   SampleStats batch_stats;
   batch_stats.batches = 1;

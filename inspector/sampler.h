@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cache/neighbor_cache.h"
@@ -143,6 +144,12 @@ class NeighborSampler {
 
  private:
   // The typed path (inspector/typed_sampler.cc), SampleBatch's when topology_.typed is set.
+  // Starts *trace (epoch, batch, the seeds, num_layers empty blocks) and returns the
+  // seeds' local ids; throws std::invalid_argument for a seed outside [0, num_nodes) or a
+  // repeated one.
+  static std::unordered_map<int64_t, int32_t> BeginTrace(const int64_t* seeds, int64_t num_seeds, int64_t epoch,
+                                                          int64_t batch_index, int num_layers, int64_t num_nodes,
+                                                          BatchTrace* trace);
   Status SampleTypedBatch(const int64_t* seeds, int64_t num_seeds, int64_t epoch, int64_t batch_index,
                           BatchTrace* trace, SampleStats* stats) const;
   TopologyView topology_;

@@ -31,23 +31,8 @@ Status NeighborSampler::SampleTypedBatch(const int64_t* seeds, int64_t num_seeds
   const size_t num_relations = typed.relations.size();
   const int num_layers = static_cast<int>(options_.fanouts.size());
 
-  trace->epoch = epoch;
-  trace->batch_index = batch_index;
-  trace->num_seeds = num_seeds;
-  trace->node_ids.assign(seeds, seeds + num_seeds);
-  trace->blocks.assign(static_cast<size_t>(num_layers), LayerBlock{});
-
-  std::unordered_map<int64_t, int32_t> local;
-  local.reserve(static_cast<size_t>(num_seeds) * 16);
-  for (int64_t i = 0; i < num_seeds; ++i) {
-    const int64_t v = seeds[i];
-    if (v < 0 || v >= num_nodes) {
-      throw std::invalid_argument("SampleBatch: seed " + std::to_string(v) + " out of range");
-    }
-    if (!local.emplace(v, static_cast<int32_t>(i)).second) {
-      throw std::invalid_argument("SampleBatch: duplicate seed " + std::to_string(v));
-    }
-  }
+  std::unordered_map<int64_t, int32_t> local =
+      BeginTrace(seeds, num_seeds, epoch, batch_index, num_layers, num_nodes, trace);
 
   // Per relation: its neighbor cache when enabled, and its element size.
   std::vector<const NeighborCache*> ncaches(num_relations, nullptr);
