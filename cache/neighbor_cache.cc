@@ -8,6 +8,8 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -35,13 +37,17 @@ Status CheckBudgetHoldsTable(int64_t budget_bytes, int64_t num_nodes) {
 }
 
 // The sizes of a built cache from its nodes_cached / edges_cached.
-void CompleteStats(NeighborCacheStats* s, int64_t budget_bytes, const DatasetManifest& m) {
+void CompleteStats(NeighborCacheStats* s, int64_t budget_bytes, int64_t num_nodes, int64_t num_edges,
+                   int64_t index_bytes) {
   s->budget_bytes = budget_bytes;
-  s->table_bytes = NeighborCache::TableBytes(m.num_nodes) + 8 * s->nodes_cached;
-  s->lists_bytes = s->edges_cached * m.index_bytes();
+  s->table_bytes = NeighborCache::TableBytes(num_nodes) + 8 * s->nodes_cached;
+  s->lists_bytes = s->edges_cached * index_bytes;
   s->bytes = s->table_bytes + s->lists_bytes;
-  s->num_nodes = m.num_nodes;
-  s->num_edges = m.num_edges;
+  s->num_nodes = num_nodes;
+  s->num_edges = num_edges;
+}
+void CompleteStats(NeighborCacheStats* s, int64_t budget_bytes, const DatasetManifest& m) {
+  CompleteStats(s, budget_bytes, m.num_nodes, m.num_edges, m.index_bytes());
 }
 
 // Ginex §3.2: node a (out-degree out_a, in-degree in_a) ranks before node b when
@@ -175,12 +181,38 @@ Result<std::vector<double>> ExpectedNeighborLookups(const Dataset& dataset, cons
 
 // ---- Build ------------------------------------------------------------------------------
 
+// What a build reads: one CSC adjacency (a homogeneous dataset's indices.bin, or one
+// relation's indices file of a typed dataset), its lists keyed by num_nodes nodes and
+// holding ids < num_sources.
+struct NeighborCache::ListFile {
+  std::string indices_path;
+  IndexDtype index_dtype = IndexDtype::kUint32;
+  int64_t num_nodes = 0, num_edges = 0, num_sources = 0;
+  std::string identity;  // dataset_identity of the cache
+  int64_t index_bytes() const { return index_dtype == IndexDtype::kUint32 ? 4 : 8; }
+};
+
+NeighborCache::ListFile NeighborCache::ListFileOf(const Dataset& dataset) {
+  const DatasetManifest& m = dataset.manifest();
+  return ListFile{dataset.PathOf(dataset_files::kIndices), m.index_dtype, m.num_nodes, m.num_edges, m.num_nodes,
+                  m.Identity()};
+}
+
 NeighborCache NeighborCache::Disabled(const DatasetManifest& m) {
   NeighborCache cache;
   cache.index_dtype_ = m.index_dtype;
   cache.dataset_identity_ = m.Identity();
   cache.stats_.num_nodes = m.num_nodes;
   cache.stats_.num_edges = m.num_edges;
+  return cache;
+}
+
+NeighborCache NeighborCache::Disabled(const ListFile& file) {
+  NeighborCache cache;
+  cache.index_dtype_ = file.index_dtype;
+  cache.dataset_identity_ = file.identity;
+  cache.stats_.num_nodes = file.num_nodes;
+  cache.stats_.num_edges = file.num_edges;
   return cache;
 }
 
@@ -219,7 +251,7 @@ Result<NeighborCache> NeighborCache::BuildWithOutDegrees(const Dataset& dataset,
   }
   if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
   if (budget_bytes == 0) return Disabled(m);
-  return BuildRanked(dataset, indptr, RankByScore(out_degrees, InDegreesFromIndptr(indptr)),
+  return BuildRanked(ListFileOf(dataset), indptr, RankByScore(out_degrees, InDegreesFromIndptr(indptr)),
                      NeighborCacheScore::kOutInDegree, budget_bytes, options);
 }
 
@@ -233,21 +265,20 @@ Result<NeighborCache> NeighborCache::BuildWithScores(const Dataset& dataset, con
   }
   if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
   if (budget_bytes == 0) return Disabled(m);
-  return BuildRanked(dataset, indptr, RankByDoubleScore(scores, InDegreesFromIndptr(indptr)), rule, budget_bytes,
-                     options);
+  return BuildRanked(ListFileOf(dataset), indptr, RankByDoubleScore(scores, InDegreesFromIndptr(indptr)), rule,
+                     budget_bytes, options);
 }
 
-Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const CompactIndptr& indptr,
+Result<NeighborCache> NeighborCache::BuildRanked(const ListFile& file, const CompactIndptr& indptr,
                                                  const std::vector<int64_t>& ranked, NeighborCacheScore rule,
                                                  int64_t budget_bytes, const NeighborCacheBuildOptions& options) {
-  const DatasetManifest& m = dataset.manifest();
-  const int64_t num_nodes = m.num_nodes;
-  const int64_t index_bytes = m.index_bytes();
+  const int64_t num_nodes = file.num_nodes;
+  const int64_t index_bytes = file.index_bytes();
   const int64_t table_bytes = TableBytes(num_nodes);
   SEER_RETURN_IF_ERROR(CheckBudgetHoldsTable(budget_bytes, num_nodes));
   const std::vector<int64_t> in_degrees = InDegreesFromIndptr(indptr);
 
-  NeighborCache cache = Disabled(m);
+  NeighborCache cache = Disabled(file);
   cache.score_rule_ = NeighborCacheScoreRule(rule);
   if (rule == NeighborCacheScore::kExpectedLookups) {
     cache.ranked_fanouts_ = options.fanouts;
@@ -257,16 +288,99 @@ Result<NeighborCache> NeighborCache::BuildRanked(const Dataset& dataset, const C
                      budget_bytes - table_bytes, index_bytes);
   cache.BuildRanks();
   cache.LayOutLists(in_degrees);
-  if (cache.stats_.edges_cached > 0) SEER_RETURN_IF_ERROR(cache.FillLists(dataset, indptr, options));
-  // Neighbor ids are checked once here, so lookups never hand out an id >= num_nodes.
-  const int64_t bad = cache.FirstNeighborOutsideGraph(num_nodes);
+  if (cache.stats_.edges_cached > 0) SEER_RETURN_IF_ERROR(cache.FillLists(file, indptr, options));
+  // Neighbor ids are checked once here, so lookups never hand out an id >= num_sources.
+  const int64_t bad = cache.FirstNeighborOutsideGraph(file.num_sources);
   if (bad >= 0) {
-    return Corrupt(fmt::format(
-        "{}: neighbor id {} >= num_nodes {} (found while filling the neighbor cache)",
-        dataset.PathOf(dataset_files::kIndices), cache.NeighborAt(0, bad), num_nodes));
+    return Corrupt(fmt::format("{}: neighbor id {} >= {} {} (found while filling the neighbor cache)",
+                               file.indices_path, cache.NeighborAt(0, bad),
+                               file.num_sources == num_nodes ? "num_nodes" : "the source type's count",
+                               file.num_sources));
   }
-  CompleteStats(&cache.stats_, budget_bytes, m);
+  CompleteStats(&cache.stats_, budget_bytes, num_nodes, file.num_edges, index_bytes);
   return cache;
+}
+
+// ---- One relation of a typed dataset --------------------------------------------------
+
+namespace {
+
+// The nodes with a list, shortest first (ties: lower id): the most lists per byte.
+std::vector<int64_t> RankShortestFirst(const std::vector<int64_t>& in_degrees) {
+  std::vector<int64_t> ranked;
+  ranked.reserve(in_degrees.size());
+  for (int64_t v = 0; v < static_cast<int64_t>(in_degrees.size()); ++v) {
+    if (in_degrees[v] > 0) ranked.push_back(v);
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](int64_t a, int64_t b) {
+    if (in_degrees[a] != in_degrees[b]) return in_degrees[a] < in_degrees[b];
+    return a < b;
+  });
+  return ranked;
+}
+
+// The first global id of node type `name` and its count; -1 count when no type has it.
+std::pair<int64_t, int64_t> NodeTypeRange(const DatasetManifest& m, const std::string& name) {
+  int64_t offset = 0;
+  for (const DatasetNodeType& t : m.node_types) {
+    if (t.name == name) return {offset, t.count};
+    offset += t.count;
+  }
+  return {offset, -1};
+}
+
+}  // namespace
+
+Result<NeighborCache> NeighborCache::BuildForRelation(const Dataset& dataset, size_t relation,
+                                                      const CompactIndptr& indptr,
+                                                      const std::vector<int64_t>& out_degrees, int64_t budget_bytes,
+                                                      const NeighborCacheBuildOptions& options) {
+  const DatasetManifest& m = dataset.manifest();
+  if (!m.typed() || relation >= m.relations.size()) {
+    throw std::invalid_argument("NeighborCache::BuildForRelation: no relation " + std::to_string(relation) + " in " +
+                                dataset.dir());
+  }
+  const DatasetRelation& rel = m.relations[relation];
+  const auto [src_offset, src_count] = NodeTypeRange(m, rel.src);
+  const auto [dst_offset, dst_count] = NodeTypeRange(m, rel.dst);
+  if (src_count < 0 || dst_count < 0) {
+    return Corrupt(fmt::format("{}: relation {} names a node type the manifest does not have", dataset.dir(), rel.key()));
+  }
+  if (static_cast<int64_t>(indptr.size()) != dst_count + 1 ||
+      (!out_degrees.empty() && static_cast<int64_t>(out_degrees.size()) != m.num_nodes)) {
+    throw std::invalid_argument("NeighborCache::BuildForRelation: indptr/out_degrees do not fit relation " + rel.key());
+  }
+  if (budget_bytes < 0) return InvalidArgument("neighbor cache budget must be >= 0");
+  const ListFile file{dataset.PathOf(rel.indices), rel.index_dtype, dst_count, rel.num_edges, src_count,
+                      m.Identity() + " relation " + rel.key()};
+  if (budget_bytes == 0) return Disabled(file);
+  const std::vector<int64_t> in_degrees = InDegreesFromIndptr(indptr);
+  if (out_degrees.empty()) {
+    SEER_ASSIGN_OR_RETURN(NeighborCache cache, BuildRanked(file, indptr, RankShortestFirst(in_degrees),
+                                                          NeighborCacheScore::kOutInDegree, budget_bytes, options));
+    cache.score_rule_ = "in_degree";
+    return cache;
+  }
+  const std::vector<int64_t> dst_out(out_degrees.begin() + dst_offset, out_degrees.begin() + dst_offset + dst_count);
+  return BuildRanked(file, indptr, RankByScore(dst_out, in_degrees), NeighborCacheScore::kOutInDegree, budget_bytes,
+                     options);
+}
+
+Result<std::vector<int64_t>> TypedOutDegrees(const Dataset& dataset, const NeighborCacheBuildOptions& options) {
+  const DatasetManifest& m = dataset.manifest();
+  std::vector<int64_t> degrees(static_cast<size_t>(m.num_nodes), 0);
+  DegreeScanOptions scan;
+  scan.chunk_bytes = options.chunk_bytes;
+  scan.show_progress = options.show_progress;
+  scan.scan_memory_bytes = 4 * std::max<int64_t>(1, m.num_nodes);  // one range: one pass
+  SEER_RETURN_IF_ERROR(ScanOutDegreesByRange(dataset, scan, "ncache out-degrees",
+                                             [&](int64_t lo, int64_t hi, const uint32_t* counts) -> Status {
+                                               for (int64_t v = lo; v < hi; ++v) {
+                                                 degrees[static_cast<size_t>(v)] = counts[v - lo];
+                                               }
+                                               return Status::Ok();
+                                             }));
+  return degrees;
 }
 
 // ---- Streaming out/in build ------------------------------------------------------------
@@ -468,27 +582,26 @@ void NeighborCache::LayOutLists(const std::vector<int64_t>& in_degrees) {
 }
 
 // One sequential scan of indices.bin; chunks holding no cached list are skipped.
-Status NeighborCache::FillLists(const Dataset& dataset, const CompactIndptr& indptr,
+Status NeighborCache::FillLists(const ListFile& file, const CompactIndptr& indptr,
                                 const NeighborCacheBuildOptions& options) {
-  const DatasetManifest& m = dataset.manifest();
-  const int64_t index_bytes = m.index_bytes();
+  const int64_t index_bytes = file.index_bytes();
   char* lists = index_dtype_ == IndexDtype::kUint32 ? reinterpret_cast<char*>(lists32_.data())
                                                     : reinterpret_cast<char*>(lists64_.data());
-  const std::string path = dataset.PathOf(dataset_files::kIndices);
+  const std::string& path = file.indices_path;
   SEER_ASSIGN_OR_RETURN(UniqueFd fd, UniqueFd::Open(path, O_RDONLY | O_CLOEXEC));
   (void)posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
   const int64_t chunk_elements = std::max<int64_t>(1, options.chunk_bytes / index_bytes);
   std::unique_ptr<char[]> buffer(new char[static_cast<size_t>(chunk_elements * index_bytes)]);
-  ProgressReporter progress("ncache fill " + path, m.num_edges, "edges", options.show_progress);
+  ProgressReporter progress("ncache fill " + path, file.num_edges, "edges", options.show_progress);
   auto selected = [this](int64_t u) { return BitSet(u); };
   int64_t v = 0;  // the first node whose list ends after e0
-  for (int64_t e0 = 0; e0 < m.num_edges; e0 += chunk_elements) {
-    const int64_t e1 = std::min(m.num_edges, e0 + chunk_elements);
-    while (v < m.num_nodes && indptr[v + 1] <= e0) ++v;
+  for (int64_t e0 = 0; e0 < file.num_edges; e0 += chunk_elements) {
+    const int64_t e1 = std::min(file.num_edges, e0 + chunk_elements);
+    while (v < file.num_nodes && indptr[v + 1] <= e0) ++v;
     if (AnySelectedListIn(indptr, v, e1, selected)) {
       SEER_RETURN_IF_ERROR(PreadFull(fd.get(), buffer.get(), (e1 - e0) * index_bytes,
                                      e0 * index_bytes, path));
-      for (int64_t u = v; u < m.num_nodes && indptr[u] < e1; ++u) {
+      for (int64_t u = v; u < file.num_nodes && indptr[u] < e1; ++u) {
         if (!BitSet(u)) continue;
         const int64_t lo = std::max(indptr[u], e0);
         const int64_t hi = std::min(indptr[u + 1], e1);

@@ -145,6 +145,24 @@ class NeighborCache {
   static Result<NeighborCache> BuildOutInStreaming(const Dataset& dataset, int64_t budget_bytes,
                                                    const NeighborCacheBuildOptions& options = {});
 
+  // The cache of relation `relation` (manifest order) of a typed dataset
+  // (storage/dataset/dataset.h), what inspector/typed_topology.h's parts hold: keyed by
+  // destination local id (`indptr` = the relation's, count_dst + 1 entries), lists of
+  // source local ids, filled by one sequential pass over the relation's indices file (an
+  // id >= the source type's count is kCorrupt naming the file). Ranked by Ginex's out/in:
+  // out = out_degrees[offset of the destination type + v] (TypedOutDegrees: the edges of
+  // every relation that leave v), in = v's list length in this relation; `out_degrees`
+  // empty ranks the shortest lists first (the most lists per byte; score_rule
+  // "in_degree"). Ties: lower id. Budget rules as Build (a prefix of the ranking, 0 =
+  // disabled, a non-zero budget below TableBytes(count_dst) is kResourceExhausted); the
+  // same layout, stats over the relation (num_nodes = count_dst, num_edges = its edges).
+  // In memory only (Load checks a cache against a homogeneous dataset). A homogeneous
+  // dataset, a relation out of range, or indptr / out_degrees of the wrong size throw
+  // std::invalid_argument.
+  static Result<NeighborCache> BuildForRelation(const Dataset& dataset, size_t relation, const CompactIndptr& indptr,
+                                                const std::vector<int64_t>& out_degrees, int64_t budget_bytes,
+                                                const NeighborCacheBuildOptions& options = {});
+
   // Writes dir/ (created if missing) atomically, manifest last. With force=false an
   // existing manifest is kAlreadyExists.
   Status Save(const std::string& dir, bool force) const;
@@ -189,6 +207,10 @@ class NeighborCache {
 
  private:
   static NeighborCache Disabled(const DatasetManifest& manifest);
+  // The adjacency a build reads (a dataset's indices.bin or one relation's; the .cc).
+  struct ListFile;
+  static ListFile ListFileOf(const Dataset& dataset);  // a homogeneous dataset's
+  static NeighborCache Disabled(const ListFile& file);
   // Words of the rank bitmap for num_nodes nodes.
   static size_t Words(int64_t num_nodes) { return static_cast<size_t>((num_nodes + 63) / 64); }
   bool BitSet(int64_t node) const {
@@ -199,7 +221,7 @@ class NeighborCache {
   void SelectPrefix(const std::vector<int64_t>& ranked, const std::vector<int64_t>& in_degrees,
                     int64_t bytes_left, int64_t index_bytes);
   void LayOutLists(const std::vector<int64_t>& in_degrees);
-  Status FillLists(const Dataset& dataset, const CompactIndptr& indptr,
+  Status FillLists(const ListFile& file, const CompactIndptr& indptr,
                    const NeighborCacheBuildOptions& options);
   // Load: the manifest (returns its version), the table (version 2 or 1), the lists.
   Result<int64_t> ReadManifest(const std::string& path);
@@ -212,7 +234,7 @@ class NeighborCache {
   // Index in the packed array of the first neighbor id outside [0, num_nodes), or -1.
   int64_t FirstNeighborOutsideGraph(int64_t num_nodes) const;
   // The rest of a build once the ranking is known.
-  static Result<NeighborCache> BuildRanked(const Dataset& dataset, const CompactIndptr& indptr,
+  static Result<NeighborCache> BuildRanked(const ListFile& file, const CompactIndptr& indptr,
                                            const std::vector<int64_t>& ranked, NeighborCacheScore rule,
                                            int64_t budget_bytes, const NeighborCacheBuildOptions& options);
   NeighborCacheStats stats_;
@@ -228,6 +250,13 @@ class NeighborCache {
   std::vector<uint32_t> lists32_;
   std::vector<int64_t> lists64_;
 };
+
+// A typed dataset's out-degrees over all its relations, indexed by global id (type offset
+// + local id, node types in manifest order; storage/dataset/dataset.h): one pass over every
+// relation's indices file (cache/degrees.h ScanOutDegreesByRange, one node range: 4 B of
+// counters per node besides the 8 B result), counts saturating at 2^32 - 1. What
+// BuildForRelation ranks by. Errors name the file (an id >= the source type's count).
+Result<std::vector<int64_t>> TypedOutDegrees(const Dataset& dataset, const NeighborCacheBuildOptions& options = {});
 
 // Parses a neighbor-cache budget: bytes ("0", "4096", "512M", "2G") or a percentage of
 // the topology ("25%" = the fixed table + 25% of (indices.bin + 8 B per node), rounded

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -33,6 +34,77 @@ Result<std::unique_ptr<BlockReader>> OpenBlockReader(const Dataset& ds, const st
   reader.direct = io.direct;
   reader.quiet = io.quiet;
   return OpenDirectReader(ds.PathOf(name), reader);
+}
+
+// A typed dataset's topology: every relation's indptr in RAM (checked) and its indices
+// through a reader, with `ncaches[r]` as relation r's neighbor cache (none when empty).
+Result<std::unique_ptr<TypedTopology>> OpenTypedTopology(const Dataset& ds, const DataIoOptions& io,
+                                                         std::vector<NeighborCache> ncaches) {
+  const DatasetManifest& m = ds.manifest();
+  SEER_ASSIGN_OR_RETURN(const auto types, RelationTypes(m));
+  std::vector<TypedRelationParts> parts;
+  for (size_t r = 0; r < m.relations.size(); ++r) {
+    const DatasetRelation& rel = m.relations[r];
+    TypedRelationParts part;
+    const int64_t count_dst = m.node_types[static_cast<size_t>(types[r].second)].count;
+    SEER_ASSIGN_OR_RETURN(part.indptr, CompactIndptr::LoadFile(ds.PathOf(rel.indptr), count_dst + 1, rel.num_edges));
+    SEER_ASSIGN_OR_RETURN(part.indices, OpenBlockReader(ds, rel.indices, io));
+    part.index_dtype = rel.index_dtype;
+    part.src_type = types[r].first;
+    part.dst_type = types[r].second;
+    if (r < ncaches.size()) part.ncache = std::move(ncaches[r]);
+    parts.push_back(std::move(part));
+  }
+  try {
+    return std::make_unique<TypedTopology>(NodeTypeOffsets(m), std::move(parts));
+  } catch (const std::invalid_argument& e) {
+    return Corrupt(ds.dir() + ": " + e.what());
+  }
+}
+
+// The neighbor cache's share split across a typed dataset's relations in proportion to
+// what caching each one's lists whole takes (NeighborCacheFullBytes). Without a sampling
+// model per relation (how often the frontier holds each destination type) that is the
+// neutral choice: every relation caches about the same fraction of its lists, a share of
+// the whole topology caches all of them, and no relation starves because its lists are
+// few. A part that cannot hold its relation's table (TableBytes) is 0.
+std::vector<int64_t> SplitShareByRelation(const TypedTopology& topology, const DatasetManifest& m, int64_t share) {
+  std::vector<int64_t> full(m.relations.size()), parts(m.relations.size(), 0);
+  __int128 total = 0;
+  for (size_t r = 0; r < full.size(); ++r) {
+    const int64_t count_dst = static_cast<int64_t>(topology.relation(static_cast<int32_t>(r)).indptr.size()) - 1;
+    full[r] = NeighborCacheFullBytes(count_dst, m.relations[r].num_edges, IndexDtypeBytes(m.relations[r].index_dtype));
+    total += full[r];
+  }
+  for (size_t r = 0; r < full.size() && total > 0; ++r) {
+    const int64_t part = share >= total ? full[r] : static_cast<int64_t>(static_cast<__int128>(share) * full[r] / total);
+    const int64_t count_dst = static_cast<int64_t>(topology.relation(static_cast<int32_t>(r)).indptr.size()) - 1;
+    parts[r] = part >= NeighborCache::TableBytes(count_dst) ? part : 0;
+  }
+  return parts;
+}
+
+// One neighbor cache per relation of `topology` (its indptrs) for the share, ranked by
+// out/in over all relations (TypedOutDegrees: 12 B per node while it counts, then 8 B per
+// node plus 24 B per destination node of the relation being ranked) when `idle_bytes`
+// holds that, else by list length (shortest first, no scan).
+Result<std::vector<NeighborCache>> BuildRelationNeighborCaches(const Dataset& ds, const TypedTopology& topology,
+                                                               int64_t share, int64_t idle_bytes) {
+  const DatasetManifest& m = ds.manifest();
+  constexpr int64_t kRankingBytesPerNode = 32;
+  std::vector<int64_t> out_degrees;
+  if (kRankingBytesPerNode * m.num_nodes <= idle_bytes) {
+    SEER_ASSIGN_OR_RETURN(out_degrees, TypedOutDegrees(ds));
+  }
+  const std::vector<int64_t> parts = SplitShareByRelation(topology, m, share);
+  std::vector<NeighborCache> ncaches;
+  for (size_t r = 0; r < parts.size(); ++r) {
+    SEER_ASSIGN_OR_RETURN(NeighborCache ncache,
+                          NeighborCache::BuildForRelation(ds, r, topology.relation(static_cast<int32_t>(r)).indptr,
+                                                          out_degrees, parts[r]));
+    ncaches.push_back(std::move(ncache));
+  }
+  return ncaches;
 }
 
 // A superbatch has at most the epoch's batches, and the run has at most
@@ -100,6 +172,25 @@ void RecordNeighborCacheInUse(int64_t bytes, const std::string& source, double e
     }
   }
 }
+
+namespace {
+
+// The per-relation caches in use, recorded in the split like the homogeneous cache.
+void RecordTypedNeighborCaches(const TypedTopology& topology, const DatasetManifest& m,
+                               const MemoryBudgetRequest& request, MemoryBudgetSplit* split) {
+  int64_t edges = 0, edges_cached = 0;
+  for (int32_t r = 0; r < topology.num_relations(); ++r) {
+    const NeighborCache& ncache = topology.relation(r).ncache;
+    edges += m.relations[static_cast<size_t>(r)].num_edges;
+    edges_cached += ncache.enabled() ? ncache.stats().edges_cached : 0;
+  }
+  const int64_t bytes = topology.ncache_bytes();
+  const double edge_fraction =
+      bytes > 0 && edges > 0 ? static_cast<double>(edges_cached) / static_cast<double>(edges) : -1;
+  RecordNeighborCacheInUse(bytes, "built in memory, per relation", edge_fraction, request, split);
+}
+
+}  // namespace
 
 PilotSpec MakePilot(int64_t batch_size, const std::vector<int>& fanouts, uint64_t seed, int num_threads) {
   PilotSpec pilot;
@@ -323,9 +414,10 @@ Result<LabelTable> DataPath::LoadLabels(const std::vector<const std::vector<int6
 }
 
 // A typed dataset (executor/typed_data.h): the target and the training view; every
-// relation's indptr in RAM and its indices through a reader; the pilot; the split (no
-// neighbor cache yet: its share goes to the feature cache); the features of every type
-// behind one TypedFeatureReader; the feature cache over global ids.
+// relation's indptr in RAM and its indices through a reader; the pilot; the split (the
+// neighbor cache's share capped at every relation's lists); the per-relation neighbor
+// caches; the features of every type behind one TypedFeatureReader; the feature cache
+// over global ids.
 Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest request, PilotSpec* pilot) {
   const Dataset& ds = *dataset_;
   const DatasetManifest& m = ds.manifest();
@@ -338,23 +430,7 @@ Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest r
   SEER_ASSIGN_OR_RETURN(target_, ResolveTarget(m, io.target_type));
   SEER_ASSIGN_OR_RETURN(view_, TypedTrainingView(m, *target_));
   SEER_ASSIGN_OR_RETURN(const auto types, RelationTypes(m));
-  std::vector<TypedRelationParts> parts;
-  for (size_t r = 0; r < m.relations.size(); ++r) {
-    const DatasetRelation& rel = m.relations[r];
-    TypedRelationParts part;
-    const int64_t count_dst = m.node_types[static_cast<size_t>(types[r].second)].count;
-    SEER_ASSIGN_OR_RETURN(part.indptr, CompactIndptr::LoadFile(ds.PathOf(rel.indptr), count_dst + 1, rel.num_edges));
-    SEER_ASSIGN_OR_RETURN(part.indices, OpenBlockReader(ds, rel.indices, io));
-    part.index_dtype = rel.index_dtype;
-    part.src_type = types[r].first;
-    part.dst_type = types[r].second;
-    parts.push_back(std::move(part));
-  }
-  try {
-    typed_topology_ = std::make_unique<TypedTopology>(NodeTypeOffsets(m), std::move(parts));
-  } catch (const std::invalid_argument& e) {
-    return Corrupt(ds.dir() + ": " + e.what());
-  }
+  SEER_ASSIGN_OR_RETURN(typed_topology_, OpenTypedTopology(ds, io, {}));
   const DatasetManifest& v = *view_;
   request.num_nodes = v.num_nodes;
   request.feature_dim = v.feature_dim;
@@ -362,7 +438,11 @@ Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest r
   request.num_classes = v.num_classes;
   request.indptr_entries = 0;
   for (const auto& [src, dst] : types) request.indptr_entries += m.node_types[static_cast<size_t>(dst)].count + 1;
-  request.ncache_budget_bytes = 0;  // no per-relation neighbor cache yet
+  request.topology_bytes = 0;  // every relation's lists cached
+  for (size_t r = 0; r < m.relations.size(); ++r) {
+    request.topology_bytes += NeighborCacheFullBytes(m.node_types[static_cast<size_t>(types[r].second)].count,
+                                                     m.relations[r].num_edges, IndexDtypeBytes(m.relations[r].index_dtype));
+  }
   if (!io.relation_fanouts.empty()) {
     const std::vector<int>& fanouts = pilot != nullptr ? pilot->fanouts : request.fanouts;
     SEER_ASSIGN_OR_RETURN(relation_fanouts_, ParseRelationFanouts(io.relation_fanouts, RelationKeys(m), fanouts));
@@ -374,6 +454,15 @@ Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest r
                                              &request));
   }
   SEER_ASSIGN_OR_RETURN(split_, SplitMemoryBudget(request));
+  if (split_.ncache_bytes > 0) {
+    const int64_t idle = request.budget_bytes > 0
+                             ? request.budget_bytes - split_.runtime_bytes - split_.table_bytes - split_.ncache_bytes
+                             : std::numeric_limits<int64_t>::max();
+    SEER_ASSIGN_OR_RETURN(auto ncaches, BuildRelationNeighborCaches(ds, *typed_topology_, split_.ncache_bytes, idle));
+    typed_topology_.reset();  // its indptrs go before the cached topology loads them again
+    SEER_ASSIGN_OR_RETURN(typed_topology_, OpenTypedTopology(ds, io, std::move(ncaches)));
+  }
+  RecordTypedNeighborCaches(*typed_topology_, m, request, &split_);
   std::vector<std::unique_ptr<BlockReader>> readers;
   for (const DatasetNodeType& t : m.node_types) {
     readers.emplace_back();
