@@ -633,6 +633,7 @@ constexpr const char* kChecksumKey = "seer.checksum";
 
 std::string TrainingRecordJson(const TrainingRecord& r) {
   Json j = {{"fanouts", r.fanouts}, {"batch_size", r.batch_size}};
+  if (!r.relation_fanouts.empty()) j["relation_fanouts"] = r.relation_fanouts;  // typed runs only
   return j.dump();
 }
 
@@ -642,6 +643,7 @@ Result<TrainingRecord> TrainingRecordFromJson(const std::string& text, const std
     const Json j = Json::parse(text);
     r.fanouts = j.at("fanouts").get<std::vector<int>>();
     r.batch_size = j.at("batch_size").get<int64_t>();
+    if (j.contains("relation_fanouts")) r.relation_fanouts = j.at("relation_fanouts").get<std::string>();
   } catch (const Json::exception& e) {
     return Corrupt(path + ": model file's 'seer.training' is malformed: " + std::string(e.what()));
   }

@@ -46,6 +46,8 @@ class ProcessGroup;  // executor/process_group.h
 struct TrainingRecord {
   std::vector<int> fanouts;  // per layer, input layer first; -1 = all neighbours
   int64_t batch_size = 0;    // 0 = not recorded (files written before it was)
+  // Typed datasets: --relation-fanouts as given ("" = `fanouts` for every relation).
+  std::string relation_fanouts;
 };
 
 struct StepResult {

@@ -85,8 +85,9 @@ Status PredictDistinct(const PredictOptions& o, const std::vector<int>& fanouts,
                        const DistinctNodes& distinct, std::vector<int64_t>* classes, std::vector<float>* embeddings,
                        std::vector<float>* logits, EvalResult* result) {
   SEER_ASSIGN_OR_RETURN(LabelTable labels, data.LoadLabels({&distinct.ids}));
-  const SuperbatchOptions sb =
+  SuperbatchOptions sb =
       MakeSuperbatchOptions(o.batch_size, o.superbatch, o.num_threads, fanouts, o.seed, /*shuffle=*/false);
+  sb.sampler.relation_fanouts = data.relation_fanouts();
   SEER_ASSIGN_OR_RETURN(SuperbatchSampler sampler, SuperbatchSampler::Create(data.topology_view(), distinct.ids, sb));
   const int64_t dim = model.embedding_dim();
   const int64_t num_classes = model.config().num_classes;
@@ -188,6 +189,8 @@ Result<PredictResult> RunPrediction(const PredictOptions& options) {
   io.mode = o.io;
   io.direct = o.direct_io;
   io.target_type = o.target_type;
+  // A typed model samples each relation as it was trained (unless --fanouts changes the layers).
+  if (o.fanouts.empty()) io.relation_fanouts = model->training_record().relation_fanouts;
   if (o.task && *o.task != model->config().task) {
     return InvalidArgument(fmt::format("{}: a {} model (seer train --task {}), not the --task {} it was asked for",
                                        o.model_path,

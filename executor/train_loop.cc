@@ -472,7 +472,8 @@ Status FinishModel(const TrainContext& ctx, const TrainPosition& position, Train
     summary->test_accuracy = test.accuracy;
     summary->test_link = test.link;
   }
-  ctx.model->SetTrainingRecord(TrainingRecord{ctx.options.fanouts, ctx.options.batch_size});
+  ctx.model->SetTrainingRecord(
+      TrainingRecord{ctx.options.fanouts, ctx.options.batch_size, ctx.options.relation_fanouts});
   if (ctx.options.save_model_path.empty()) return Status::Ok();
   if (ctx.group != nullptr) {
     SEER_RETURN_IF_ERROR(ctx.group->Barrier("barrier before --save-model"));
