@@ -103,7 +103,9 @@ TypedNodeTypeInput& TypeInput(TypedPrepInputs* typed, const std::string& name) {
   for (TypedNodeTypeInput& t : typed->node_types) {
     if (t.name == name) return t;
   }
-  typed->node_types.push_back(TypedNodeTypeInput{name});
+  TypedNodeTypeInput input;
+  input.name = name;
+  typed->node_types.push_back(std::move(input));
   return typed->node_types.back();
 }
 
