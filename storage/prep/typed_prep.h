@@ -69,11 +69,12 @@ struct TypedRelationInput {
 struct TypedNodeTypeInput {
   std::string name;
   int64_t count = -1;  // -1: from the inputs (above)
-  std::string features, labels, train, valid, test;
+  // (Each with an initializer, so TypedNodeTypeInput{name, count} names what it sets.)
+  std::string features{}, labels{}, train{}, valid{}, test{};
   // With remap_ids (--type-node-ids): line r+1 is the original id of row r of `features`
   // and of a labels .npy (node_rows.h's file rule: one id per line, blanks trimmed, each
   // once; every id is a node, every node of the type needs a line).
-  std::string node_ids;
+  std::string node_ids{};
 };
 
 struct TypedPrepInputs {
