@@ -122,7 +122,8 @@ struct DatasetNodeType {
   std::string train, valid, test;  // int64 local ids, each "" when absent
   // "" when local id k is the input's id k; else the type's mapping file of `seer prep
   // --remap-ids` (count lines, the format of node_ids.txt, storage/dataset/node_ids.h).
-  std::string node_ids;
+  // (Initialized so brace inits that stop before it name what they set.)
+  std::string node_ids{};
   int64_t feature_row_bytes() const { return FeatureRowBytes(feature_dtype, feature_dim); }
 };
 
