@@ -1,5 +1,7 @@
 #include "cache/replay_grid.h"
 
+#include "cache/feature_unit_ids.h"
+
 #include <fcntl.h>
 
 #include <algorithm>
@@ -124,6 +126,22 @@ Result<std::vector<PolicyKind>> ParsePolicyKinds(const std::string& comma_list) 
   return out;
 }
 
+namespace {
+Status CheckTraceIds(const RecordedTrace& trace, int64_t num_nodes, const std::string& trace_name) {
+  for (const auto& batches : trace.superbatches) {
+    for (const std::vector<int64_t>& batch : batches) {
+      for (int64_t v : batch) {
+        if (v < 0 || v >= num_nodes) {
+          return Corrupt(fmt::format("{}: node id {} outside the dataset's {} nodes (trace of another dataset?)",
+                                     trace_name, v, num_nodes));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, RecordedTrace trace,
                                       const ReplayGridOptions& options, const std::string& trace_name) {
   return Create(dataset, dataset.manifest(), std::move(trace), options, trace_name);
@@ -143,6 +161,27 @@ Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, const DatasetManif
   grid.dataset_ = &dataset;
   grid.view_ = view;
   grid.type_offsets_ = TypeOffsets(dataset.manifest());
+  if (dataset.manifest().typed()) {
+    // The feature cache's layout, as training lays it out (DataPath::OpenTypedReaders).
+    Result<FeatureUnits> units = options.typed_rows_padded ? FeatureUnits::Padded(dataset.manifest(), view.feature_row_bytes())
+                                                           : FeatureUnits::ByBytes(dataset.manifest());
+    if (!units.ok()) units = FeatureUnits::Padded(dataset.manifest(), view.feature_row_bytes());
+    SEER_RETURN_IF_ERROR(units.status());
+    grid.units_ = std::move(units).value();
+    if (!grid.units_.identity()) {
+      // Node ids are checked against the nodes, then replaced by their units.
+      SEER_RETURN_IF_ERROR(CheckTraceIds(trace, view.num_nodes, trace_name));
+      for (auto& batches : trace.superbatches) {
+        for (std::vector<int64_t>& batch : batches) {
+          std::vector<int64_t> units_of_batch;
+          grid.units_.Expand(batch.data(), static_cast<int64_t>(batch.size()), &units_of_batch);
+          batch = std::move(units_of_batch);
+        }
+      }
+      grid.view_ = grid.units_.CacheRows(view);
+      grid.type_offsets_ = grid.units_.unit_offsets();
+    }
+  }
   grid.options_ = options;
   const DatasetManifest& m = grid.view_;
   grid.row_bytes_ = m.feature_row_bytes();
@@ -182,15 +221,8 @@ Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, const DatasetManif
     grid.per_superbatch_.push_back(MakeIdSpans(batches));
     grid.whole_.insert(grid.whole_.end(), grid.per_superbatch_.back().begin(), grid.per_superbatch_.back().end());
   }
-  for (const IdSpan& b : grid.whole_) {
-    grid.accesses_ += b.size;
-    for (int64_t p = 0; p < b.size; ++p) {
-      if (b.data[p] < 0 || b.data[p] >= m.num_nodes) {
-        return Corrupt(fmt::format("{}: node id {} outside the dataset's {} nodes (trace of another dataset?)",
-                                   trace_name, b.data[p], m.num_nodes));
-      }
-    }
-  }
+  for (const IdSpan& b : grid.whole_) grid.accesses_ += b.size;
+  SEER_RETURN_IF_ERROR(CheckTraceIds(grid.trace_, m.num_nodes, trace_name));
   return grid;
 }
 
@@ -203,6 +235,7 @@ Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
     // (and over every relation of a typed dataset, in global ids).
     PolicyOptions degree_order;
     SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, max_capacity, &degree_order));
+    if (!units_.identity()) return units_.ExpandRanking(degree_order.ranking, max_capacity);
     return std::move(degree_order.ranking);
   }
   if (kind != PolicyKind::kPresc) return std::vector<int64_t>{};
@@ -239,6 +272,7 @@ Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
     if (kind == PolicyKind::kBelady) {
       // The tie rule's scores and fill ranking, exactly as training sets them.
       SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, capacity_rows_.back(), &policy_options));
+      MapPolicyOptionsToUnits(units_, capacity_rows_.back(), &policy_options);
     }
     policy_options.planner.device = options_.planner;
     if (kind == PolicyKind::kBelady && options_.read_block_bytes > 0) {

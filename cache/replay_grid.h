@@ -16,7 +16,10 @@
 // belady's scores and static-degree's ranking are out-degrees over every relation
 // (MakeBeladyNodeScores), the block size is the first featured type's file alignment.
 // Every PolicyStats then also counts accesses and misses per node type (type_accesses,
-// type_misses, in manifest order: type_names()).
+// type_misses, in manifest order: type_names()). By default the cache is replayed by bytes
+// (storage/dataset/feature_units.h, as training caches it): the trace's nodes become their
+// units, capacities and every count are in units (a featureless type: none);
+// options.typed_rows_padded replays one padded row per node instead.
 //
 // Create() checks the options and every node id against the dataset; Run() blocks and
 // is single-threaded apart from the planner. The Dataset must outlive the grid.
@@ -32,6 +35,7 @@
 #include "storage/base/name_table.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/feature_units.h"
 
 namespace seer {
 
@@ -71,6 +75,9 @@ struct ReplayGridOptions {
   // blocks of this size (block_bytes must be 0 or equal) and belady plans the block rule.
   int64_t read_block_bytes = 0;
   bool show_progress = true;      // one progress line per run on stderr
+  // Typed datasets: replay the cache with rows padded to the widest type's (--typed-cache
+  // padded) instead of by bytes (storage/dataset/feature_units.h), as training would.
+  bool typed_rows_padded = false;
 };
 
 // The node ids of a recorded trace: superbatches[k][b] = batch b of superbatch k, and
@@ -107,7 +114,9 @@ class ReplayGrid {
   int64_t num_accesses() const { return accesses_; }
   int64_t row_bytes() const { return row_bytes_; }
   int64_t block_bytes() const { return block_bytes_; }
-  int64_t num_nodes() const { return view_.num_nodes; }
+  int64_t num_nodes() const { return view_.num_nodes; }  // the cache's rows (typed by bytes: units)
+  // A typed dataset's cache layout (identity for homogeneous datasets and padded rows).
+  const FeatureUnits& units() const { return units_; }
   // Typed datasets: the node types (manifest order) and their T + 1 global id offsets;
   // empty for a homogeneous dataset.
   std::vector<std::string> type_names() const;
@@ -118,8 +127,9 @@ class ReplayGrid {
   Result<std::vector<int64_t>> Ranking(PolicyKind kind) const;
 
   const Dataset* dataset_ = nullptr;
-  DatasetManifest view_;               // the cache's rows (the dataset's manifest, or a typed view)
-  std::vector<int64_t> type_offsets_;  // typed: T + 1
+  DatasetManifest view_;               // the cache's rows (the dataset's manifest, a typed view, or its units)
+  std::vector<int64_t> type_offsets_;  // typed: T + 1, of the cache's rows
+  FeatureUnits units_;                 // typed: the cache's layout (identity otherwise)
   ReplayGridOptions options_;
   RecordedTrace trace_;
   std::vector<std::vector<IdSpan>> per_superbatch_;  // spans into trace_

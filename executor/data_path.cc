@@ -299,7 +299,7 @@ Status DataPath::OpenReaders(const DataIoOptions& io, MemoryBudgetRequest reques
 
 // The feature cache over features_ (the split's rows) and the gatherer over both.
 Status DataPath::OpenFeatureCache(const DataIoOptions& io) {
-  const DatasetManifest& m = manifest();
+  const DatasetManifest m = cache_rows();
   FeatureCacheOptions cache_options;
   cache_options.num_nodes = m.num_nodes;
   cache_options.capacity_rows = split_.fcache_rows;
@@ -324,7 +324,11 @@ Status DataPath::OpenFeatureCache(const DataIoOptions& io) {
   }
   SEER_ASSIGN_OR_RETURN(FeatureCache cache, FeatureCache::Create(cache_options));
   cache_.emplace(std::move(cache));
-  gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_, io.read_block_bytes);
+  if (units_) {
+    gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_, *units_, manifest().feature_dim);
+  } else {
+    gatherer_ = std::make_unique<FeatureGatherer>(features_.get(), m, &*cache_, io.read_block_bytes);
+  }
   return Status::Ok();
 }
 
@@ -432,9 +436,19 @@ Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest r
   SEER_ASSIGN_OR_RETURN(const auto types, RelationTypes(m));
   SEER_ASSIGN_OR_RETURN(typed_topology_, OpenTypedTopology(ds, io, {}));
   const DatasetManifest& v = *view_;
+  // The cache's rows: by bytes unless padded rows are asked for (or nothing has features).
+  Result<FeatureUnits> units =
+      io.pad_typed_rows ? FeatureUnits::Padded(m, v.feature_row_bytes()) : FeatureUnits::ByBytes(m);
+  if (!units.ok()) units = FeatureUnits::Padded(m, v.feature_row_bytes());
+  SEER_RETURN_IF_ERROR(units.status());
+  units_.emplace(std::move(units).value());
   request.num_nodes = v.num_nodes;
   request.feature_dim = v.feature_dim;
   request.feature_row_bytes = v.feature_row_bytes();
+  if (!units_->identity()) {
+    request.feature_row_bytes = units_->unit_bytes();
+    request.feature_cache_rows_max = units_->num_units();
+  }
   request.num_classes = v.num_classes;
   request.indptr_entries = 0;
   for (const auto& [src, dst] : types) request.indptr_entries += m.node_types[static_cast<size_t>(dst)].count + 1;
@@ -471,7 +485,7 @@ Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest r
     }
   }
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<TypedFeatureReader> features,
-                        TypedFeatureReader::Create(ds, std::move(readers), v.feature_row_bytes()));
+                        TypedFeatureReader::Create(ds, std::move(readers), *units_));
   features_ = std::move(features);
   return OpenFeatureCache(io);
 }

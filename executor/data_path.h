@@ -33,6 +33,7 @@
 #include "executor/typed_data.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/feature_units.h"
 #include "storage/io/direct_reader.h"
 
 namespace seer {
@@ -54,6 +55,10 @@ struct DataIoOptions {
   // homogeneous dataset refuses relation fan-outs.
   std::string target_type;
   std::string relation_fanouts;
+  // Typed datasets: the feature cache's rows (storage/dataset/feature_units.h). false = by
+  // bytes (the default: units, featureless nodes never cached); true = one row per node
+  // padded to the widest type's (what the device tier, --device-cache, caches).
+  bool pad_typed_rows = false;
 };
 
 // Batches sampled before the budget is split, so staging and the model's working set are
@@ -123,6 +128,11 @@ class DataPath {
   // A typed dataset's per-relation fan-outs (SamplerOptions::relation_fanouts); empty otherwise.
   const std::vector<std::vector<int>>& relation_fanouts() const { return relation_fanouts_; }
   const BlockReader& features() const { return *features_; }
+  // A typed dataset's feature cache layout; null for a homogeneous dataset.
+  const FeatureUnits* feature_units() const { return units_ ? &*units_ : nullptr; }
+  // The feature cache's rows: manifest(), or for a typed dataset its layout's cache rows
+  // (FeatureUnits::CacheRows: units when cached by bytes).
+  DatasetManifest cache_rows() const { return units_ ? units_->CacheRows(manifest()) : manifest(); }
   FeatureGatherer& gatherer() { return *gatherer_; }
   const MemoryBudgetSplit& split() const { return split_; }
 
@@ -145,6 +155,7 @@ class DataPath {
   std::optional<Dataset> dataset_;
   std::optional<TypedTarget> target_;      // typed datasets
   std::optional<DatasetManifest> view_;    // typed datasets: TypedTrainingView
+  std::optional<FeatureUnits> units_;      // typed datasets: the feature cache's layout
   std::unique_ptr<Topology> topology_;     // homogeneous datasets
   std::unique_ptr<TypedTopology> typed_topology_;  // typed datasets
   std::vector<std::vector<int>> relation_fanouts_;

@@ -104,6 +104,13 @@ FeatureGatherer::FeatureGatherer(BlockReader* features, const DatasetManifest& m
       num_rows_(manifest.num_nodes),
       read_block_bytes_(read_block_bytes) {}
 
+FeatureGatherer::FeatureGatherer(BlockReader* features, const DatasetManifest& cache_rows, FeatureCache* cache,
+                                 const FeatureUnits& units, int64_t row_dim)
+    : FeatureGatherer(features, cache_rows, cache, 0) {
+  if (!units.identity()) units_.emplace(units);
+  row_dim_ = row_dim;
+}
+
 const char* FeatureGatherer::RowInBlocks(int64_t node) const {
   const int64_t offset = node * row_bytes_;
   const int64_t first = offset / read_block_bytes_, last = (offset + row_bytes_ - 1) / read_block_bytes_;
@@ -144,12 +151,39 @@ Status FeatureGatherer::ReadMissBlocks(const BatchTrace& batch, char* buffer, Ga
 
 Status FeatureGatherer::Gather(const BatchTrace& batch, const Changeset* changeset,
                                std::vector<float>* rows_out, GatherStats* stats) {
+  if (units_) return GatherUnits(batch, changeset, rows_out, stats);
   return GatherImpl(batch, changeset, rows_out, stats);
 }
 
 Status FeatureGatherer::GatherReadOnly(const BatchTrace& batch, std::vector<float>* rows_out,
                                        GatherStats* stats) {
+  if (units_) return GatherUnits(batch, nullptr, rows_out, stats);
   return GatherImpl(batch, nullptr, rows_out, stats);
+}
+
+Status FeatureGatherer::GatherUnits(const BatchTrace& batch, const Changeset* changeset,
+                                    std::vector<float>* rows_out, GatherStats* stats) {
+  unit_batch_.node_ids.clear();
+  units_->Expand(batch.node_ids.data(), static_cast<int64_t>(batch.node_ids.size()), &unit_batch_.node_ids);
+  SEER_RETURN_IF_ERROR(GatherImpl(unit_batch_, changeset, &unit_rows_, stats));
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t n = static_cast<int64_t>(batch.node_ids.size());
+  ResizeExact(rows_out, static_cast<size_t>(n * row_dim_));
+  const float* unit = unit_rows_.data();  // the batch's units, node by node
+  for (int64_t p = 0; p < n; ++p) {
+    float* row = rows_out->data() + p * row_dim_;
+    const int64_t floats = units_->UnitsOf(batch.node_ids[static_cast<size_t>(p)]) * feature_dim_;
+    const int64_t have = std::min(row_dim_, floats);  // the rest of the last unit is zeros
+    std::memcpy(row, unit, static_cast<size_t>(have) * sizeof(float));
+    std::fill(row + have, row + row_dim_, 0.0f);
+    unit += floats;
+  }
+  if (stats) {
+    const double seconds = Since(start);
+    stats->convert_seconds += seconds;
+    stats->gather_seconds += seconds;
+  }
+  return Status::Ok();
 }
 
 Status FeatureGatherer::GatherImpl(const BatchTrace& batch, const Changeset* changeset,

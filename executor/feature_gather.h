@@ -11,6 +11,12 @@
 //      into their slots, evictions),
 //   4. the buffer is converted to float32 rows (float16 features are widened).
 // Also: Fill() installs a policy's initial cache content with one sorted bulk read.
+// Typed datasets cached by bytes (storage/dataset/feature_units.h): the gatherer is built
+// over the cache rows' manifest (FeatureUnits::CacheRows) with the layout; Gather expands
+// the batch's nodes into their units, gathers the units as above (hits, misses, changeset,
+// stats all count units) and lays each node's units out as its row of `row_dim` floats
+// (zeros past the type's own columns, a featureless node all zeros): the same rows the
+// padded layout gives.
 // Every row read from features.bin (misses and fills) is checked for NaN/Inf before it
 // is used or cached: a non-finite value is kCorrupt naming features.bin, the node and
 // the byte offsets. Cached rows were checked when read, so hits cost nothing.
@@ -21,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "cache/belady_planner.h"
@@ -28,6 +35,7 @@
 #include "inspector/trace.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/feature_units.h"
 #include "storage/io/block_reader.h"
 
 namespace seer {
@@ -64,20 +72,28 @@ class FeatureGatherer {
   // reads; > 0 = block reads of that size.
   FeatureGatherer(BlockReader* features, const DatasetManifest& manifest, FeatureCache* cache,
                   int64_t read_block_bytes = 0);
+  // A typed dataset's cache rows: `cache_rows` = units.CacheRows(view), rows_out of
+  // row_dim (the view's feature_dim) floats per node. Identity layouts gather directly.
+  FeatureGatherer(BlockReader* features, const DatasetManifest& cache_rows, FeatureCache* cache,
+                  const FeatureUnits& units, int64_t row_dim);
 
-  // rows_out: resized to node_ids.size() * feature_dim floats. changeset may be null.
+  // rows_out: resized to node_ids.size() * row_dim() floats. changeset may be null.
   Status Gather(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
                 GatherStats* stats);
   Status GatherReadOnly(const BatchTrace& batch, std::vector<float>* rows_out, GatherStats* stats);
   // Installs slot -> node (kFreeSlot entries skipped) with one sorted bulk read.
   Status Fill(const std::vector<int64_t>& slot_nodes, GatherStats* stats);
 
-  int64_t feature_dim() const { return feature_dim_; }
+  int64_t feature_dim() const { return feature_dim_; }  // of a cache row
+  int64_t row_dim() const { return units_ ? row_dim_ : feature_dim_; }  // of a node's row
   int64_t read_block_bytes() const { return read_block_bytes_; }
 
  private:
   Status GatherImpl(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
                     GatherStats* stats);
+  // By bytes: batch's nodes -> unit_batch_, GatherImpl over it into unit_rows_, rows laid out.
+  Status GatherUnits(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
+                     GatherStats* stats);
   Status CheckFinite(const char* row, int64_t node) const;
   // Block reads of the misses at miss_positions_ into block_buffer_ (blocks_ ascending),
   // then the missed rows copied into `buffer`.
@@ -98,6 +114,10 @@ class FeatureGatherer {
   std::vector<char> raw_;                 // batch buffer (disk dtype)
   std::vector<int32_t> miss_positions_;
   std::vector<ReadRequest> requests_;
+  std::optional<FeatureUnits> units_;     // set for non-identity layouts only
+  int64_t row_dim_ = 0;
+  BatchTrace unit_batch_;
+  std::vector<float> unit_rows_;
 };
 
 // Widens `num_rows` stored rows of `dtype` at src into float32 at dst (int8: dequantized

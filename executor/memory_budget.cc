@@ -301,6 +301,11 @@ int64_t NeighborCacheFullBytes(int64_t num_nodes, int64_t num_edges, int64_t ind
 
 namespace {
 // The slot index plus the policy's bookkeeping for `rows` cached rows.
+// The feature cache's row space: every node, or a typed dataset's units (by bytes).
+int64_t FeatureRows(const MemoryBudgetRequest& r) {
+  return r.feature_cache_rows_max > 0 ? r.feature_cache_rows_max : r.num_nodes;
+}
+
 int64_t SlotIndexBytes(const MemoryBudgetRequest& r, int64_t rows) {
   return rows > 0 ? FeatureCache::IndexBytes(rows) + rows * r.policy_bytes_per_row : 0;
 }
@@ -366,7 +371,8 @@ std::string MemoryBudgetSplit::ToString() const {
   }
   row("neighbor cache", ncache_bytes, ncache);
   row("feature cache", fcache_bytes + fcache_index_bytes,
-      std::to_string(fcache_rows) + " rows (" + FormatBytes(fcache_bytes) + ") + slot index and policy state " +
+      std::to_string(fcache_rows) + (cache_units ? " units (" : " rows (") + FormatBytes(fcache_bytes) +
+          ") + slot index and policy state " +
           FormatBytes(fcache_index_bytes));
   const double budget = static_cast<double>(std::max<int64_t>(1, budget_bytes));
   const std::string head =
@@ -492,6 +498,7 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s;
   s.budget_bytes = r.budget_bytes;
   s.num_nodes = r.num_nodes;
+  s.cache_units = r.feature_cache_rows_max > 0;
   s.indptr_bytes = CompactIndptr::EstimateBytes(r.indptr_entries > 0 ? r.indptr_entries : r.num_nodes + 1);
   s.node_score_bytes = r.node_score_bytes_per_node * r.num_nodes;
   s.table_bytes = s.indptr_bytes + s.node_score_bytes;
@@ -503,6 +510,8 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   // the next is gathered); float16 features also need one raw batch buffer.
   const int64_t raw_row_bytes = r.feature_row_bytes == 4 * r.feature_dim ? 0 : r.feature_row_bytes;
   s.staging_bytes = s.estimated_batch_rows * (r.pipeline_depth * 4 * r.feature_dim + raw_row_bytes);
+  // Cached by units (typed, by bytes): the gatherer's float buffer of the batch's units too.
+  if (r.feature_cache_rows_max > 0) s.staging_bytes += s.estimated_batch_rows * 4 * r.feature_dim;
   if (r.read_block_bytes > 0 && r.feature_row_bytes > 0) {
     // The blocks of a batch's misses (misses are rows of the batch; a row touches at most
     // ceil(row / B) + 1 blocks), no more than the file has, and the admitted rows copied
@@ -549,14 +558,14 @@ Status SplitCacheMemory(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   const int64_t nc_cap = r.topology_bytes > 0 ? r.topology_bytes : std::numeric_limits<int64_t>::max();
   // (An automatic share pays the slot index too; an explicit --fcache-budget is the rows.)
   const int64_t fc_cap = !r.feature_cache_used ? 0
-                         : r.feature_row_bytes > 0 && r.num_nodes > 0
-                             ? (fc_auto ? FeatureCacheBytes(r.num_nodes, r.feature_row_bytes, r.policy_bytes_per_row)
-                                        : r.feature_row_bytes * r.num_nodes)
+                         : r.feature_row_bytes > 0 && FeatureRows(r) > 0
+                             ? (fc_auto ? FeatureCacheBytes(FeatureRows(r), r.feature_row_bytes, r.policy_bytes_per_row)
+                                        : r.feature_row_bytes * FeatureRows(r))
                              : std::numeric_limits<int64_t>::max();
   // An explicit --fcache-budget's rows bring their slot index on top.
   auto explicit_fc_index = [&](int64_t fcache_bytes) -> int64_t {
     return !fc_auto && r.feature_row_bytes > 0
-               ? SlotIndexBytes(r, std::min(r.num_nodes, fcache_bytes / r.feature_row_bytes))
+               ? SlotIndexBytes(r, std::min(FeatureRows(r), fcache_bytes / r.feature_row_bytes))
                : 0;
   };
   if (!nc_auto && !fc_auto) {
@@ -612,7 +621,7 @@ Status PayReservations(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   const int64_t ncache_table = NeighborCache::TableBytes(r.num_nodes);
   const int64_t reserved = s->model_bytes + s->inspector_bytes;
   const int64_t fc_index = r.fcache_budget_bytes >= 0 && r.feature_row_bytes > 0
-                               ? SlotIndexBytes(r, std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes))
+                               ? SlotIndexBytes(r, std::min(FeatureRows(r), s->fcache_bytes / r.feature_row_bytes))
                                : 0;  // an explicit --fcache-budget's slot index (on top of its rows)
   int64_t owed =
       std::max<int64_t>(0, reserved - std::max<int64_t>(0, left - s->ncache_bytes - s->fcache_bytes - fc_index));
@@ -650,10 +659,10 @@ void FinishFeatureCache(const MemoryBudgetRequest& r, MemoryBudgetSplit* s) {
   if (r.feature_row_bytes <= 0) {
     s->fcache_rows = 0;
   } else if (r.fcache_budget_bytes >= 0) {
-    s->fcache_rows = std::min(r.num_nodes, s->fcache_bytes / r.feature_row_bytes);  // the rows; index on top
+    s->fcache_rows = std::min(FeatureRows(r), s->fcache_bytes / r.feature_row_bytes);  // the rows; index on top
   } else {
     s->fcache_rows =
-        std::min(r.num_nodes, FeatureCacheRowsFor(s->fcache_bytes, r.feature_row_bytes, r.policy_bytes_per_row));
+        std::min(FeatureRows(r), FeatureCacheRowsFor(s->fcache_bytes, r.feature_row_bytes, r.policy_bytes_per_row));
   }
   s->fcache_bytes = s->fcache_rows * r.feature_row_bytes;
   s->fcache_index_bytes = SlotIndexBytes(r, s->fcache_rows);

@@ -125,6 +125,9 @@ struct MemoryBudgetRequest {
   // Entries of the in-RAM indptr(s): 0 = num_nodes + 1 (one CSC); a typed dataset's
   // relations hold one CSC each over their destination type (sum of count_dst + 1).
   int64_t indptr_entries = 0;
+  // The feature cache's row space: 0 = num_nodes rows of feature_row_bytes; a typed dataset
+  // cached by bytes (storage/dataset/feature_units.h): its units (feature_row_bytes = U).
+  int64_t feature_cache_rows_max = 0;
   // false (--feature-cache none): the feature cache is never read, so it gets nothing
   // and an automatic neighbor cache may take its share.
   bool feature_cache_used = true;
@@ -214,6 +217,7 @@ struct MemoryBudgetSplit {
   int64_t inspector_bytes = 0;      // superbatch traces in flight + the planner's working set
   int64_t planner_working_bytes = 0; // of which Belady's sort buffer (what the planner is given; 0 = none)
   int64_t fcache_rows = 0;          // = fcache_bytes / feature_row_bytes
+  bool cache_units = false;         // typed, by bytes: fcache_rows are units (storage/dataset/feature_units.h)
   int64_t estimated_batch_rows = 0; // the staging estimate's rows per batch
   int64_t measured_batches = 0;     // > 0: estimated_batch_rows comes from that many pilot batches
   int64_t superbatch = 0;           // batches per superbatch the split was made for

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "cache/degrees.h"
+#include "cache/feature_unit_ids.h"
 
 namespace seer {
 namespace {
@@ -48,8 +49,12 @@ Result<ReadIds> ReadFirstUses(BatchIdSource& batches, int64_t capacity) {
 
 }  // namespace
 
-SuperbatchCachePlanner::SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy, BeladyPlannerOptions belady)
-    : policy_(std::move(policy)), belady_(std::move(belady)), slots_(EmptyCacheState(policy_->capacity_rows())) {}
+SuperbatchCachePlanner::SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy, BeladyPlannerOptions belady,
+                                               const FeatureUnits* units)
+    : policy_(std::move(policy)),
+      belady_(std::move(belady)),
+      units_(units != nullptr && !units->identity() ? units : nullptr),
+      slots_(EmptyCacheState(policy_->capacity_rows())) {}
 
 Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(const SuperbatchTrace& trace) {
   std::vector<IdSpan> spans;
@@ -62,6 +67,12 @@ Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(const SuperbatchTrace& trace
 }
 
 Result<SuperbatchPlan> SuperbatchCachePlanner::Plan(BatchIdSource& batches) {
+  if (units_ == nullptr) return PlanCacheRows(batches);
+  UnitIdSource units(batches, *units_);
+  return PlanCacheRows(units);
+}
+
+Result<SuperbatchPlan> SuperbatchCachePlanner::PlanCacheRows(BatchIdSource& batches) {
   const auto start = std::chrono::steady_clock::now();
   SuperbatchPlan plan;
   if (!started_) {
@@ -133,6 +144,7 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
     options.ranking = RankNodesByScore(visits, options.capacity_rows);
   }
+  if (spec.units != nullptr) MapPolicyOptionsToUnits(*spec.units, options.capacity_rows, &options);
   if (spec.kind == PolicyKind::kBelady && spec.read_block_bytes > 0) {
     const DatasetManifest& m = dataset.manifest();
     options.planner.read_blocks = ReadBlocks{m.feature_row_bytes(), spec.read_block_bytes, m.num_nodes};
@@ -141,7 +153,7 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
   belady.working_memory_bytes = spec.planner_working_bytes;
   belady.runtime_dir = spec.spill_dir;
   SEER_ASSIGN_OR_RETURN(std::unique_ptr<CachePolicy> policy, MakeCachePolicy(spec.kind, std::move(options)));
-  return SuperbatchCachePlanner(std::move(policy), std::move(belady));
+  return SuperbatchCachePlanner(std::move(policy), std::move(belady), spec.units);
 }
 
 }  // namespace seer

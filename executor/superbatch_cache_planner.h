@@ -33,6 +33,7 @@
 #include "inspector/trace.h"
 #include "storage/base/status.h"
 #include "storage/dataset/dataset.h"
+#include "storage/dataset/feature_units.h"
 
 namespace seer {
 
@@ -50,7 +51,10 @@ class SuperbatchCachePlanner {
   // policy: from MakeCachePolicy; its capacity is the FeatureCache's capacity.
   // belady: the planner's options (node scores, working memory, runtime dir) for the
   // streaming plan below; other policies ignore them.
-  explicit SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy, BeladyPlannerOptions belady = {});
+  // units: a typed dataset's layout (borrowed; null or identity = ids are the cache's rows):
+  // every batch's nodes are planned as their units.
+  explicit SuperbatchCachePlanner(std::unique_ptr<CachePolicy> policy, BeladyPlannerOptions belady = {},
+                                  const FeatureUnits* units = nullptr);
 
   Result<SuperbatchPlan> Plan(const SuperbatchTrace& trace);
   // The same plan from a superbatch read batch by batch (a trace file on the runtime
@@ -66,7 +70,9 @@ class SuperbatchCachePlanner {
 
  private:
   std::unique_ptr<CachePolicy> policy_;
+  Result<SuperbatchPlan> PlanCacheRows(BatchIdSource& batches);
   BeladyPlannerOptions belady_;
+  const FeatureUnits* units_ = nullptr;
   bool started_ = false;
   std::vector<int64_t> slots_;
 };
@@ -77,6 +83,9 @@ struct CachePolicySpec {
   PlannerDevice planner = PlannerDevice::kAuto;
   int64_t changeset_budget_bytes = 0;    // RAM for Belady changesets before they spill
   std::string spill_dir;                 // where they spill (and Belady's next-use runs)
+  // A typed dataset's cache layout (DataPath::feature_units()); non-identity layouts plan
+  // over units (cache/feature_unit_ids.h): capacity_rows is then in units. Borrowed.
+  const FeatureUnits* units = nullptr;
   int64_t planner_working_bytes = int64_t{8} << 20;  // Belady's streaming sort buffer (bench/RESULTS.md: 4-64 MiB plan equally fast)
   bool show_progress = false;            // progress line of the out-degree pass (minutes at 10^9 nodes)
   // Block-granular reads (cache/read_blocks.h): belady plans the block rule

@@ -130,6 +130,9 @@ DataIoOptions TrainingIo(const TrainOptions& o) {
   io.read_block_bytes = o.read_block_bytes;
   io.target_type = o.target_type;
   io.relation_fanouts = o.relation_fanouts;
+  // The device tier caches whole rows of one size: a typed dataset's rows padded then.
+  io.pad_typed_rows =
+      o.typed_rows_padded || o.device_cache_bytes > 0 || (o.device_cache_bytes < 0 && io.pin_feature_cache);
   return io;
 }
 
@@ -153,11 +156,15 @@ std::string DescribeTypedRun(const DataPath& data, const TypedTarget& target) {
   const DatasetManifest& m = data.dataset().manifest();
   int64_t featured = 0;
   for (const DatasetNodeType& t : m.node_types) featured += t.feature_dim > 0 ? 1 : 0;
+  std::vector<std::string> names;
+  for (const DatasetNodeType& t : m.node_types) names.push_back(t.name);
+  const FeatureUnits* units = data.feature_units();
   return fmt::format("typed dataset: {}; classifying {} ({} nodes, {} classes); one feature cache over the {} types "
-                     "with features ({} {} columns per row{}){}",
+                     "with features (the model's rows: {} {} columns{}), {}{}",
                      m.TypedShape(), target.name, target.count, data.manifest().num_classes, featured,
                      data.manifest().feature_dim, FeatureDtypeName(data.manifest().feature_dtype),
-                     featured < static_cast<int64_t>(m.node_types.size()) ? "; featureless types read zeros" : "",
+                     featured < static_cast<int64_t>(m.node_types.size()) ? ", featureless types' zeros" : "",
+                     units != nullptr ? units->Describe(names) : std::string("rows of one size"),
                      data.relation_fanouts().empty() ? "" : "; per-relation fan-outs");
 }
 
@@ -581,6 +588,7 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   policy_spec.spill_dir = runtime_dir.path();
   policy_spec.show_progress = o.show_progress && env.rank == 0;
   policy_spec.read_block_bytes = o.read_block_bytes;
+  policy_spec.units = data->feature_units();
   if (o.read_block_bytes > 0) {
     const bool gpu_asked = o.cache_policy == PolicyKind::kBelady && o.planner == PlannerDevice::kGpu;
     reporter->Say(fmt::format("feature reads: {}-byte aligned blocks (--read-block), one read per distinct block of a "

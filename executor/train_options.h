@@ -101,6 +101,9 @@ struct TrainOptions {
   // Block-granular feature reads (cache/read_blocks.h): 0 = per-row reads; B > 0 (a power
   // of two) = a miss reads its B-aligned blocks and Belady admits their free rows.
   int64_t read_block_bytes = 0;
+  // Typed datasets: the feature cache's rows padded to the widest type's (--typed-cache
+  // padded) instead of cached by bytes (storage/dataset/feature_units.h).
+  bool typed_rows_padded = false;
   int64_t device_cache_bytes = 0;    // device feature-cache tier (executor/device_feature_tier.h): 0 = off, -1 = auto
   double ncache_share = -1;          // neighbor cache's share of the cache memory; -1 = auto
   int64_t trace_budget_bytes = -1;   // -1 = from the split (tests force spilling with 0)

@@ -28,24 +28,26 @@ Result<LabelTable> LoadTargetLabels(const Dataset& dataset, const TypedTarget& t
 // ---- TypedFeatureReader -----------------------------------------------------------------
 
 Result<std::unique_ptr<TypedFeatureReader>> TypedFeatureReader::Create(
-    const Dataset& dataset, std::vector<std::unique_ptr<BlockReader>> readers, int64_t row_bytes) {
+    const Dataset& dataset, std::vector<std::unique_ptr<BlockReader>> readers, const FeatureUnits& units) {
   const DatasetManifest& m = dataset.manifest();
-  if (readers.size() != m.node_types.size()) {
-    return InvalidArgument("TypedFeatureReader: one reader per node type expected");
+  if (readers.size() != m.node_types.size() || units.num_types() != static_cast<int64_t>(m.node_types.size())) {
+    return InvalidArgument("TypedFeatureReader: one reader and one unit layout per node type expected");
   }
   std::unique_ptr<TypedFeatureReader> r(new TypedFeatureReader());
-  r->offsets_ = NodeTypeOffsets(m);
-  r->row_bytes_ = row_bytes;
+  r->units_ = units;
+  r->unit_bytes_ = units.unit_bytes();
   r->description_ = dataset.dir() + " (features of " + std::to_string(m.node_types.size()) + " node types)";
   bool first = true;
   for (size_t t = 0; t < m.node_types.size(); ++t) {
     const DatasetNodeType& type = m.node_types[t];
     const int64_t bytes = type.feature_dim > 0 ? type.feature_row_bytes() : 0;
-    if (bytes > row_bytes) return InvalidArgument("TypedFeatureReader: a row wider than the view's");
+    if (bytes != units.type_row_bytes(static_cast<int64_t>(t)) ||
+        bytes > units.units_per_row(static_cast<int64_t>(t)) * units.unit_bytes()) {
+      return InvalidArgument("TypedFeatureReader: the unit layout does not hold node type " + type.name + "'s rows");
+    }
     if (bytes > 0 && readers[t] == nullptr) {
       return InvalidArgument("TypedFeatureReader: no reader for the features of node type " + type.name);
     }
-    r->type_row_bytes_.push_back(bytes);
     if (readers[t] != nullptr && first) {
       r->alignment_ = readers[t]->alignment_bytes();
       r->mode_ = readers[t]->mode();
@@ -58,33 +60,40 @@ Result<std::unique_ptr<TypedFeatureReader>> TypedFeatureReader::Create(
 }
 
 Status TypedFeatureReader::ReadBatch(const ReadRequest* requests, size_t count, ReadStats* stats) {
+  const int64_t u = unit_bytes_;
+  const std::vector<int64_t>& offsets = units_.unit_offsets();
   std::vector<std::vector<ReadRequest>> per_type(readers_.size());
   for (size_t i = 0; i < count; ++i) {
     const ReadRequest& q = requests[i];
-    if (q.offset_bytes % row_bytes_ != 0 || q.length_bytes % row_bytes_ != 0 || q.offset_bytes < 0 ||
+    if (q.offset_bytes % u != 0 || q.length_bytes % u != 0 || q.offset_bytes < 0 ||
         q.offset_bytes + q.length_bytes > file_size_bytes()) {
-      return InvalidArgument(fmt::format("{}: read of {} bytes at offset {} is not whole rows of {} bytes", description_,
-                                         q.length_bytes, q.offset_bytes, row_bytes_));
+      return InvalidArgument(fmt::format("{}: read of {} bytes at offset {} is not whole cache rows of {} bytes",
+                                         description_, q.length_bytes, q.offset_bytes, u));
     }
-    int64_t g = q.offset_bytes / row_bytes_;
-    const int64_t end = g + q.length_bytes / row_bytes_;
+    int64_t k = q.offset_bytes / u;
+    const int64_t end = k + q.length_bytes / u;
     char* dest = static_cast<char*>(q.dest);
-    while (g < end) {
-      const size_t t = static_cast<size_t>(std::upper_bound(offsets_.begin(), offsets_.end(), g) - offsets_.begin()) - 1;
-      const int64_t run = std::min(end, offsets_[t + 1]) - g;  // rows of type t
-      const int64_t own = type_row_bytes_[t];
-      const int64_t local = g - offsets_[t];
-      if (own == row_bytes_) {
-        per_type[t].push_back(ReadRequest{local * own, run * own, dest});
+    while (k < end) {
+      const int64_t t = units_.TypeOfUnit(k);
+      const int64_t run = std::min(end, offsets[static_cast<size_t>(t) + 1]) - k;  // units of type t
+      const int64_t own = units_.type_row_bytes(t);
+      const int64_t per_row = units_.units_per_row(t);
+      const int64_t first = k - offsets[static_cast<size_t>(t)];  // unit index within the type
+      std::vector<ReadRequest>& out = per_type[static_cast<size_t>(t)];
+      if (own == per_row * u) {
+        // The type's units tile its file exactly: one request for the run.
+        out.push_back(ReadRequest{first * u, run * u, dest});
       } else {
-        for (int64_t k = 0; k < run; ++k) {
-          char* row = dest + k * row_bytes_;
-          std::memset(row + own, 0, static_cast<size_t>(row_bytes_ - own));
-          if (own > 0) per_type[t].push_back(ReadRequest{(local + k) * own, own, row});
+        for (int64_t x = 0; x < run; ++x) {
+          const int64_t row = (first + x) / per_row, j = (first + x) % per_row;
+          const int64_t lo = j * u, len = std::max<int64_t>(0, std::min(own, lo + u) - lo);
+          char* unit = dest + x * u;
+          std::memset(unit + len, 0, static_cast<size_t>(u - len));
+          if (len > 0) out.push_back(ReadRequest{row * own + lo, len, unit});
         }
       }
-      dest += run * row_bytes_;
-      g += run;
+      dest += run * u;
+      k += run;
     }
   }
   ReadStats total;

@@ -646,6 +646,7 @@ class Loader {
     CachePolicySpec spec;
     spec.kind = policy;
     spec.capacity_rows = data_->split().fcache_rows;
+    spec.units = data_->feature_units();
     spec.planner = planner;
     if (data_->split().planner_working_bytes > 0) spec.planner_working_bytes = data_->split().planner_working_bytes;
     spec.changeset_budget_bytes = std::min<int64_t>(kChangesetRamBytes, std::max<int64_t>(0, data_->split().trace_bytes / 2));

@@ -62,6 +62,9 @@ void AddStatsFlags(CLI::App* cmd, StatsFiles* files, ReplayGridOptions* o) {
   AddBytesOption(cmd, "--read-block", &o->read_block_bytes,
                  "Block-granular reads as `seer train --read-block`: reads counted in blocks of this size, and "
                  "belady caches a block's other rows used before what they would evict (0 = per-row reads)");
+  AddEnumOption(cmd, "--typed-cache", &o->typed_rows_padded, kTypedCacheNames, "typed feature cache",
+                "Typed datasets: the feature cache's rows as `seer train --typed-cache` lays them out (bytes: units "
+                "of one size, counts in units; padded: one row per node, padded to the widest type's)");
   cmd->add_option("--json", files->json, "Also write the results as JSON to this file")->capture_default_str();
   cmd->add_option("--svg", files->svg, "Also write a hit-ratio chart (SVG) to this file")->capture_default_str();
 }
@@ -183,6 +186,13 @@ Status WriteResultsJson(const std::string& path, const StatsFiles& files, const 
                     {"presc_epochs", o.presc_epochs},
                     {"results", rows}};
   Json out = doc;
+  if (grid.units().num_types() > 0) {
+    // Typed datasets: what a cache row is (num_nodes/row_bytes above are the cache's rows).
+    out["typed_cache"] = {{"layout", grid.units().by_bytes() ? "bytes" : "padded"},
+                          {"unit_bytes", grid.units().unit_bytes()},
+                          {"units", grid.units().num_units()},
+                          {"nodes", grid.units().num_nodes()}};
+  }
   if (!device_tier.is_null()) out["device_tier"] = device_tier;
   return WriteJsonFileAtomically(path, out);
 }
@@ -208,11 +218,13 @@ Status RunStats(const StatsFiles& files, const ReplayGridOptions& o, const Devic
     SEER_ASSIGN_OR_RETURN(device_result, RunDeviceTierGrid(dataset, trace, device_options));
   }
   SEER_ASSIGN_OR_RETURN(ReplayGrid grid, ReplayGrid::Create(dataset, view, std::move(trace), o, trace_dir));
-  if (typed) fmt::print("seer stats: typed dataset ({}), cache rows of its training view over global ids\n",
-                        dataset.manifest().TypedShape());
-  fmt::print("seer stats: {}, trace {}: {} superbatches, {} batches, {} accesses; {} nodes x {} B rows, {} B blocks{}\n",
+  if (typed) {
+    fmt::print("seer stats: typed dataset ({}), feature cache {}\n", dataset.manifest().TypedShape(),
+               grid.units().Describe(grid.type_names()));
+  }
+  fmt::print("seer stats: {}, trace {}: {} superbatches, {} batches, {} accesses; {} {} x {} B rows, {} B blocks{}\n",
              files.dataset, trace_dir, grid.num_superbatches(), grid.num_batches(), grid.num_accesses(),
-             grid.num_nodes(), grid.row_bytes(), grid.block_bytes(),
+             grid.num_nodes(), grid.units().identity() ? "nodes" : "units", grid.row_bytes(), grid.block_bytes(),
              o.read_block_bytes > 0 ? " (--read-block: one read per distinct block of a batch's misses; belady caches "
                                       "a block's other rows used before what they would evict)"
                                     : " (per-row reads, counted as the distinct aligned blocks of a batch's misses)");

@@ -32,6 +32,10 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 # CPU-only training tests that take 0.2 s alone ran 60-150 s).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 supp="$SEER_ROOT/tools/sanitizers"
+# The sanitizer builds need line tables for their reports, not full debug info: -g1 keeps
+# file:line in every stack and compiles a third faster than -g (measured: 26.8 s -> 17.4 s
+# for executor/model_runner.cc); GCC's -Wodr check of SEER_ODR_CHECK does not need -g.
+lean_debug=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 
 if [ "${1:-}" = "--sanitize" ]; then
   shift
@@ -59,7 +63,7 @@ if [ "${1:-}" = "--tsan" ]; then
   build="${SEER_TSAN_BUILD:-$default_build}"
   echo "seer: ThreadSanitizer build (libtorch $torch) in $build"
   if [ ! -f "$build/CMakeCache.txt" ]; then
-    cmake -S "$SEER_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEER_WITH_TORCH="$torch" \
+    cmake -S "$SEER_ROOT" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${lean_debug[@]}" -DSEER_WITH_TORCH="$torch" \
       -DSEER_WITH_CUDA=OFF -DSEER_SANITIZE=thread -DSEER_BUILD_BENCH=OFF
   fi
   targets=(seer_storage_tests seer_cache_tests seer_inspector_tests)
@@ -83,7 +87,7 @@ if [ "${SEER_TEST_CHECKS:-1}" != "0" ]; then
   check_build="${SEER_CHECK_BUILD:-$SEER_ROOT/build-check}"
   echo "seer: check build (no libtorch, -Werror, address+undefined sanitizers) in $check_build"
   if [ ! -f "$check_build/CMakeCache.txt" ]; then
-    cmake -S "$SEER_ROOT" -B "$check_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    cmake -S "$SEER_ROOT" -B "$check_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${lean_debug[@]}" \
       -DSEER_WITH_TORCH=OFF -DSEER_WERROR=ON -DSEER_SANITIZE=address,undefined -DSEER_ODR_CHECK=ON \
       -DSEER_BUILD_BENCH=OFF
   fi

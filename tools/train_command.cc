@@ -29,6 +29,7 @@
 #include "storage/base/atomic_file.h"
 #include "storage/base/parse_number.h"
 #include "storage/base/stale_temp.h"
+#include "storage/dataset/feature_units.h"
 #include "flag_binding.h"
 #include "local_launch.h"
 #include "train_flags.h"
@@ -337,6 +338,10 @@ void AddMemoryFlags(CLI::App* cmd, TrainOptions* o) {
                  "Feature reads in aligned blocks of this size (a power of two, e.g. 4K): a miss reads its "
                  "blocks, and belady caches the block's other rows used before what they would evict "
                  "(0 = one read per missed row)");
+  AddEnumOption(cmd, "--typed-cache", &o->typed_rows_padded, kTypedCacheNames, "typed feature cache",
+                "Typed datasets: how the feature cache holds node types whose rows differ in size (bytes: units of "
+                "one size, a featureless type never cached; padded: one row per node, padded to the widest type's; "
+                "the device tier, --device-cache, always pads)");
   AddBytesOrAutoOption(cmd, "--device-cache", &o->device_cache_bytes,
                        "Device feature-cache tier in front of the host cache, in bytes of float32 rows (0 = off; auto = "
                        "what the device has left after the model, 0 without a CUDA device); a CPU tensor without one");

@@ -5,6 +5,7 @@
 // end to end on a generated IGBH-like graph.
 #include <cstring>
 #include <map>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,9 @@
 #include "executor/typed_data.h"
 #include "storage/base/file_io.h"
 #include "storage/prep/hetero_graph.h"
+#include "storage/prep/npy.h"
+#include "storage/prep/typed_prep.h"
+#include "executor/superbatch_cache_planner.h"
 #include "storage/io/mmap_reader.h"
 #include "support/belady_oracle.h"
 #include "support/temp_dir.h"
@@ -62,7 +66,9 @@ TEST(TypedDataTest, FeatureReaderReadsEachTypesRowsZeroPadded) {
   // A view row wider than any type's: every featured row is padded.
   const int64_t own = FeatureRowBytes(FeatureDtype::kFloat32, 12);
   const int64_t row = own + 20;
-  auto reader = TypedFeatureReader::Create(*ds, std::move(readers), row);
+  auto padded = FeatureUnits::Padded(m, row);
+  ASSERT_TRUE(padded.ok()) << padded.status().ToString();
+  auto reader = TypedFeatureReader::Create(*ds, std::move(readers), *padded);
   ASSERT_TRUE(reader.ok()) << reader.status().ToString();
   const std::vector<int64_t> offsets = NodeTypeOffsets(m);
   // Single rows of every type, and one request of 5 rows straddling each type boundary.
@@ -179,6 +185,151 @@ TEST(TypedDataTest, BeladyOverTypeRowPairsMatchesTheOracle) {
       ASSERT_TRUE(got.ok());
       EXPECT_EQ(got->num_misses, want.changesets[i].num_misses) << "batch " << i;
     }
+  }
+}
+
+// Node types whose rows differ: paper 8 float32 columns (32 B), author 3 (12 B), topic
+// none; papers labeled (3 classes). *paper / *author: the features as written.
+std::string MakeMixedWidthGraph(const std::string& name, std::vector<float>* paper, std::vector<float>* author) {
+  const std::string in = testing::MakeTempDir(name);
+  std::mt19937_64 rng(11);
+  auto edges = [&](const std::string& file, int64_t n, int64_t num_src, int64_t num_dst) {
+    std::vector<int64_t> flat;
+    for (int64_t i = 0; i < n; ++i) {
+      flat.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(num_src)));
+      flat.push_back(static_cast<int64_t>(rng() % static_cast<uint64_t>(num_dst)));
+    }
+    EXPECT_TRUE(WriteNpy(in + "/" + file, "<i8", {n, 2}, flat.data()).ok());
+  };
+  edges("cites.npy", 1500, 300, 300);
+  edges("writes.npy", 900, 200, 300);
+  edges("tags.npy", 600, 20, 300);
+  paper->resize(300 * 8);
+  for (size_t i = 0; i < paper->size(); ++i) (*paper)[i] = 0.5f * static_cast<float>(i) - 7.0f;
+  author->resize(200 * 3);
+  for (size_t i = 0; i < author->size(); ++i) (*author)[i] = 1000.0f + 0.25f * static_cast<float>(i);
+  EXPECT_TRUE(WriteNpy(in + "/paper.npy", "<f4", {300, 8}, paper->data()).ok());
+  EXPECT_TRUE(WriteNpy(in + "/author.npy", "<f4", {200, 3}, author->data()).ok());
+  std::vector<int64_t> labels(300);
+  for (size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<int64_t>(i % 3);
+  EXPECT_TRUE(WriteNpy(in + "/labels.npy", "<i8", {300}, labels.data()).ok());
+  TypedPrepInputs inputs;
+  inputs.relations = {{"paper", "cites", "paper", in + "/cites.npy"},
+                      {"author", "writes", "paper", in + "/writes.npy"},
+                      {"topic", "tags", "paper", in + "/tags.npy"}};
+  TypedNodeTypeInput p{"paper", 300};
+  p.features = in + "/paper.npy";
+  p.labels = in + "/labels.npy";
+  TypedNodeTypeInput a{"author", 200};
+  a.features = in + "/author.npy";
+  inputs.node_types = {p, a, TypedNodeTypeInput{"topic", 20}};
+  inputs.split_fractions = {0.6, 0.2, 0.2};
+  TypedPrepOptions options;
+  options.reverse = true;
+  options.threads = 2;
+  auto summary = PrepareTypedDataset(inputs, options, in + "/d");
+  EXPECT_TRUE(summary.ok()) << summary.status().ToString();
+  return in + "/d";
+}
+
+// Cached by bytes (storage/dataset/feature_units.h) or padded, under one byte budget: the
+// model gets the same rows, each the type's own columns then zeros (against the input
+// arrays), featureless nodes are never cached, and Belady over the units is the oracle's.
+TEST(TypedDataTest, ByBytesGathersThePaddedRowsAndPlansBeladyOverUnits) {
+  std::vector<float> paper, author;
+  const std::string dir = MakeMixedWidthGraph("typed_bytes", &paper, &author);
+  std::unique_ptr<DataPath> paths[2];  // [0] by bytes, [1] padded
+  for (int padded = 0; padded < 2; ++padded) {
+    MemoryBudgetRequest request;
+    request.budget_bytes = 32 << 20;
+    request.batch_size = 32;
+    request.fanouts = {4, 4};
+    request.fcache_budget_bytes = 40 * 32;  // 40 padded rows, or 106 units of 12 B
+    DataIoOptions io;
+    io.direct = false;
+    io.quiet = true;
+    io.pad_typed_rows = padded == 1;
+    auto data = DataPath::Open(dir, request, io, /*pilot=*/nullptr);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    paths[padded] = std::move(data).value();
+  }
+  const FeatureUnits& units = *paths[0]->feature_units();
+  ASSERT_TRUE(units.by_bytes());
+  ASSERT_EQ(units.unit_bytes(), 12);  // 32 B and 12 B rows: see FeatureUnitsTest
+  ASSERT_FALSE(units.identity());
+  EXPECT_TRUE(paths[1]->feature_units()->identity());
+  EXPECT_EQ(paths[0]->split().fcache_rows, 106);
+  EXPECT_EQ(paths[1]->split().fcache_rows, 40);
+  EXPECT_EQ(paths[0]->manifest().feature_dim, 8);
+
+  auto train = paths[0]->LoadSplit("train");
+  ASSERT_TRUE(train.ok()) << train.status().ToString();
+  const SuperbatchOptions options = MakeSuperbatchOptions(32, 6, 2, {4, 4}, 3, /*shuffle=*/true);
+  auto sampler = SuperbatchSampler::Create(paths[0]->topology_view(), *train, options);
+  ASSERT_TRUE(sampler.ok()) << sampler.status().ToString();
+  auto trace = sampler->Sample(0, 0);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  const std::vector<int64_t>& offsets = units.node_offsets();  // paper, author, topic
+  int64_t topics_seen = 0;
+  for (int padded = 0; padded < 2; ++padded) {
+    SCOPED_TRACE(padded ? "padded" : "by bytes");
+    DataPath& data = *paths[padded];
+    CachePolicySpec spec;
+    spec.kind = PolicyKind::kBelady;
+    spec.capacity_rows = data.split().fcache_rows;
+    spec.planner = PlannerDevice::kCpu;
+    spec.spill_dir = testing::MakeTempDir("typed_bytes_spill");
+    spec.units = data.feature_units();
+    auto planner = MakeSuperbatchCachePlanner(spec, data.dataset(), *sampler);
+    ASSERT_TRUE(planner.ok()) << planner.status().ToString();
+    auto plan = planner->Plan(*trace);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    GatherStats stats;
+    if (!plan->fill_slots.empty()) ASSERT_TRUE(data.gatherer().Fill(plan->fill_slots, &stats).ok());
+    std::vector<float> rows;
+    for (size_t i = 0; i < trace->batches.size(); ++i) {
+      const BatchTrace& batch = trace->batches[i];
+      auto cs = plan->changesets->Get(static_cast<int64_t>(i));
+      ASSERT_TRUE(cs.ok());
+      Status st = data.gatherer().Gather(batch, &*cs, &rows, &stats);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      ASSERT_EQ(rows.size(), batch.node_ids.size() * 8);
+      for (size_t p = 0; p < batch.node_ids.size(); ++p) {
+        const int64_t g = batch.node_ids[p];
+        std::vector<float> want(8, 0.0f);
+        if (g < offsets[1]) {
+          std::copy_n(paper.begin() + g * 8, 8, want.begin());
+        } else if (g < offsets[2]) {
+          std::copy_n(author.begin() + (g - offsets[1]) * 3, 3, want.begin());
+        } else if (padded == 0) {
+          ++topics_seen;
+        }
+        ASSERT_EQ(std::vector<float>(rows.begin() + static_cast<int64_t>(p) * 8, rows.begin() + static_cast<int64_t>(p + 1) * 8), want)
+            << "batch " << i << " node " << g;
+      }
+    }
+    for (int64_t slot_node : planner->slots()) {
+      if (padded == 0 && slot_node != kFreeSlot) EXPECT_LT(slot_node, units.num_units());
+    }
+  }
+  EXPECT_GT(topics_seen, 0) << "the batches should reach topics";
+  // Belady over the units is the oracle's over the same accesses keyed (type, node, unit).
+  Batches expanded, keys;
+  for (const BatchTrace& b : trace->batches) {
+    expanded.emplace_back();
+    units.Expand(b.node_ids.data(), static_cast<int64_t>(b.node_ids.size()), &expanded.back());
+    keys.emplace_back();
+    for (int64_t u : expanded.back()) {
+      const int64_t t = units.TypeOfUnit(u);
+      keys.back().push_back((t << 40) + (units.NodeOfUnit(u) - offsets[static_cast<size_t>(t)]) * 8 +
+                            (u - units.FirstUnit(units.NodeOfUnit(u))));
+    }
+  }
+  for (int64_t capacity : {int64_t{7}, int64_t{106}, int64_t{600}}) {
+    auto plan = PlanBelady(EmptyCacheState(capacity), MakeIdSpans(expanded), testing::CpuPlannerOptions());
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    const testing::OraclePlan want = testing::BruteForceBelady(EmptyCacheState(capacity), keys);
+    EXPECT_EQ(plan->num_misses, want.num_misses) << "capacity " << capacity;
   }
 }
 
