@@ -6,7 +6,7 @@
 //   - stats replays it: the per-type rows (printed for belady, "by_type" in --json for
 //     every row) hold the accesses an independent count over the trace finds per type,
 //     and sum to each row's totals;
-//   - the key check: `seer train --model sage` with the same batch size, fan-outs, seed
+//   - the key check (both --typed-cache layouts): `seer train --model sage` with the same batch size, fan-outs, seed
 //     and superbatch counts the same feature-cache misses, fill and block reads as
 //     `seer stats --belady-scope superbatch` at its capacity in rows (belady and
 //     static-degree);
@@ -101,44 +101,61 @@ std::vector<int64_t> CountAccessesByType(const std::string& trace_dir, const Dat
   return counts;
 }
 
+// By bytes (the default) every featured type's node is one unit here (one width, 24
+// columns) and the featureless institutes none; padded, every node is one row.
 TEST_F(TypedStatsCliTest, StatsReportsEveryNodeTypeAndTheRowsSumToTheTotals) {
-  const std::string json = root_ + "/all.json";
-  const CliRun run = RunSeer("stats " + root_ + "/g --trace " + root_ + "/t --planner cpu --capacities 2%,10% --json " +
-                             json);
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_NE(run.output.find("belady per node type:"), std::string::npos) << run.output;
-  for (const char* type : {"paper", "author", "institute", "fos"}) {
-    EXPECT_NE(run.output.find(" " + std::string(type) + " "), std::string::npos) << type << "\n" << run.output;
-  }
   auto dataset = Dataset::OpenAnyKind(root_ + "/g");
   ASSERT_TRUE(dataset.ok()) << dataset.status().ToString();
-  const std::vector<int64_t> expected = CountAccessesByType(root_ + "/t", dataset->manifest());
-  EXPECT_GT(expected[2], 0);  // the featureless institutes are sampled and cached too
-  auto doc = ReadJsonFile(json);
-  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
-  EXPECT_EQ(IntField(*doc, "num_nodes", json), 6033);
-  std::map<std::string, int> rows_by_policy;
-  for (const Json& r : (*doc)["results"]) {
-    const std::string policy = r.value("policy", "");
-    ++rows_by_policy[policy];
-    ASSERT_TRUE(r.contains("by_type")) << r.dump();
-    const Json& types = r["by_type"];
-    ASSERT_EQ(types.size(), 4u) << r.dump();
-    int64_t accesses = 0, misses = 0;
-    for (size_t t = 0; t < types.size(); ++t) {
-      EXPECT_EQ(types[t].value("type", ""), dataset->manifest().node_types[t].name);
-      EXPECT_EQ(IntField(types[t], "accesses", json), expected[t]) << policy << " type " << t;
-      const int64_t type_misses = IntField(types[t], "misses", json);
-      EXPECT_GE(type_misses, 0);
-      EXPECT_LE(type_misses, expected[t]);
-      accesses += IntField(types[t], "accesses", json);
-      misses += type_misses;
+  const DatasetManifest& m = dataset->manifest();
+  const std::vector<int64_t> nodes = CountAccessesByType(root_ + "/t", m);
+  EXPECT_GT(nodes[2], 0);  // the featureless institutes are sampled
+  for (const std::string layout : {"bytes", "padded"}) {
+    SCOPED_TRACE(layout);
+    const bool padded = layout == "padded";
+    const std::string json = root_ + "/all_" + layout + ".json";
+    const CliRun run = RunSeer("stats " + root_ + "/g --trace " + root_ + "/t --planner cpu --capacities 2%,10% --json " +
+                               json + " --typed-cache " + layout);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_NE(run.output.find("belady per node type:"), std::string::npos) << run.output;
+    for (const char* type : {"paper", "author", "institute", "fos"}) {
+      EXPECT_NE(run.output.find(" " + std::string(type) + " "), std::string::npos) << type << "\n" << run.output;
     }
-    EXPECT_EQ(accesses, IntField(r, "accesses", json)) << r.dump();
-    EXPECT_EQ(misses, IntField(r, "misses", json)) << r.dump();
+    std::vector<int64_t> expected = nodes;
+    int64_t cache_rows = 0;
+    for (size_t t = 0; t < m.node_types.size(); ++t) {
+      if (!padded && m.node_types[t].feature_dim == 0) expected[t] = 0;
+      if (padded || m.node_types[t].feature_dim > 0) cache_rows += m.node_types[t].count;
+    }
+    auto doc = ReadJsonFile(json);
+    ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+    EXPECT_EQ(IntField(*doc, "num_nodes", json), cache_rows);
+    EXPECT_EQ(padded ? 6033 : 6033 - m.node_types[2].count, cache_rows);
+    ASSERT_TRUE(doc->contains("typed_cache")) << doc->dump();
+    EXPECT_EQ((*doc)["typed_cache"].value("layout", ""), layout);
+    EXPECT_EQ(IntField((*doc)["typed_cache"], "units", json), cache_rows);
+    std::map<std::string, int> rows_by_policy;
+    for (const Json& r : (*doc)["results"]) {
+      const std::string policy = r.value("policy", "");
+      ++rows_by_policy[policy];
+      ASSERT_TRUE(r.contains("by_type")) << r.dump();
+      const Json& types = r["by_type"];
+      ASSERT_EQ(types.size(), 4u) << r.dump();
+      int64_t accesses = 0, misses = 0;
+      for (size_t t = 0; t < types.size(); ++t) {
+        EXPECT_EQ(types[t].value("type", ""), m.node_types[t].name);
+        EXPECT_EQ(IntField(types[t], "accesses", json), expected[t]) << policy << " type " << t;
+        const int64_t type_misses = IntField(types[t], "misses", json);
+        EXPECT_GE(type_misses, 0);
+        EXPECT_LE(type_misses, expected[t]);
+        accesses += IntField(types[t], "accesses", json);
+        misses += type_misses;
+      }
+      EXPECT_EQ(accesses, IntField(r, "accesses", json)) << r.dump();
+      EXPECT_EQ(misses, IntField(r, "misses", json)) << r.dump();
+    }
+    EXPECT_EQ(rows_by_policy["belady"], 2);
+    EXPECT_EQ(rows_by_policy["static-degree"], 2);
   }
-  EXPECT_EQ(rows_by_policy["belady"], 2);
-  EXPECT_EQ(rows_by_policy["static-degree"], 2);
 }
 
 // Feature-cache counts of one epoch of `seer train --metrics` (start + epoch lines).
@@ -170,26 +187,34 @@ TEST_F(TypedStatsCliTest, TrainMissesEqualStatsSuperbatchScope) {
   const std::string trainer = binary.substr(0, binary.find_last_of('/') + 1) + "seer-train";
   if (::access(trainer.c_str(), X_OK) != 0) GTEST_SKIP() << "no seer-train next to " << binary;
   const std::string ds = root_ + "/g";
-  for (const char* policy : {"belady", "static-degree"}) {
-    SCOPED_TRACE(policy);
+  // Both layouts of the typed cache (by bytes, the default: the featureless institutes are
+  // never cached; padded: one row per node).
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"belady", "bytes"}, {"static-degree", "bytes"}, {"belady", "padded"}};
+  for (const auto& [policy_name, layout] : runs) {
+    const char* policy = policy_name.c_str();
+    SCOPED_TRACE(policy_name + " " + layout);
     // 24 float32 features = 96 B rows: 30K = 320 rows, fewer than a superbatch's distinct nodes.
-    const std::string metrics = root_ + "/m_" + policy + ".jsonl";
+    const std::string metrics = root_ + "/m_" + policy + "_" + layout + ".jsonl";
     const CliRun train = RunSeer("train " + ds + " --model sage --feature-cache " + policy +
                                  " --fcache-budget 30K --memory-budget 256M --buffered --quiet --epochs 1 --metrics " +
-                                 metrics + " " + kShared + " --relation-fanouts " + kRelationFanouts);
+                                 metrics + " " + kShared + " --relation-fanouts " + kRelationFanouts +
+                                 " --typed-cache " + layout);
     ASSERT_EQ(train.exit_code, 0) << train.output;
     const TrainCounts t = ReadTrainCounts(metrics);
     ASSERT_GT(t.rows, 0) << ReadFileBytes(metrics);
-    const std::string json = root_ + "/s_" + policy + ".json";
+    const std::string json = root_ + "/s_" + policy + "_" + layout + ".json";
     const CliRun stats = RunSeer("stats " + ds + " --trace " + root_ + "/t --planner cpu --belady-scope superbatch " +
-                                 "--policies " + policy + " --capacities " + std::to_string(t.rows) + " --json " + json);
+                                 "--policies " + policy + " --capacities " + std::to_string(t.rows) + " --json " + json +
+                                 " --typed-cache " + layout);
     ASSERT_EQ(stats.exit_code, 0) << stats.output;
     auto doc = ReadJsonFile(json);
     ASSERT_TRUE(doc.ok()) << doc.status().ToString();
     ASSERT_EQ((*doc)["results"].size(), 1u);
     const Json& s = (*doc)["results"][0];
-    std::printf("%s at %lld rows: train %lld misses of %lld (fill %lld), stats %lld\n", policy,
-                static_cast<long long>(t.rows), static_cast<long long>(t.misses), static_cast<long long>(t.accesses),
+    std::printf("%s %s at %lld rows: train %lld misses of %lld (fill %lld), stats %lld\n", policy,
+                layout.c_str(), static_cast<long long>(t.rows), static_cast<long long>(t.misses),
+                static_cast<long long>(t.accesses),
                 static_cast<long long>(t.fill_rows), static_cast<long long>(IntField(s, "misses", json)));
     EXPECT_EQ(IntField(s, "capacity_rows", json), t.rows);
     EXPECT_EQ(IntField(s, "accesses", json), t.accesses);
