@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -199,11 +201,18 @@ Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, P
   constexpr int64_t kExact = 32;  // DegreeBucket(d) == d below this
   std::vector<int64_t> per_degree(kExact, 0);    // nodes of each degree < 32
   std::vector<std::pair<int64_t, int64_t>> high;  // (degree, node) for degree >= 32
+  const auto& ranges = scan.ranked_ranges;
+  auto ranked = [&ranges](int64_t v) {
+    if (ranges.empty()) return true;
+    auto it = std::upper_bound(ranges.begin(), ranges.end(), std::make_pair(v, std::numeric_limits<int64_t>::max()));
+    return it != ranges.begin() && v < std::prev(it)->second;
+  };
   SEER_RETURN_IF_ERROR(ScanOutDegreesByRange(dataset, scan, "out-degrees", [&](int64_t lo, int64_t hi,
                                                                                const uint32_t* counts) {
     for (int64_t v = lo; v < hi; ++v) {
       const int64_t d = counts[v - lo];
       buckets[static_cast<size_t>(v)] = DegreeBucket(d);
+      if (!ranked(v)) continue;
       if (d < kExact) {
         ++per_degree[static_cast<size_t>(d)];
       } else {
@@ -238,7 +247,7 @@ Status MakeBeladyNodeScores(const Dataset& dataset, int64_t max_capacity_rows, P
   if (at > static_cast<int64_t>(start[kExact - 1])) {
     for (int64_t v = 0; v < n; ++v) {
       const uint8_t d = buckets[static_cast<size_t>(v)];
-      if (d < kExact && filled[d] < taken[d]) ranking[static_cast<size_t>(start[d] + filled[d]++)] = v;
+      if (d < kExact && filled[d] < taken[d] && ranked(v)) ranking[static_cast<size_t>(start[d] + filled[d]++)] = v;
     }
   }
   options->ranking = std::move(ranking);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/node_scores.h"
@@ -34,6 +35,10 @@ struct DegreeScanOptions {
   // over indices.bin (4 B per node of a node range; fewer than 4 B x num_nodes = more
   // passes, no per-node int64).
   int64_t scan_memory_bytes = int64_t{1} << 30;
+  // MakeBeladyNodeScores: the nodes its ranking may hold, as ascending [lo, hi) ranges of
+  // node ids; empty = every node. (A typed dataset cached by bytes ranks only the nodes
+  // that own cache units: FeatureUnits::NodesWithUnits, storage/dataset/feature_units.h.)
+  std::vector<std::pair<int64_t, int64_t>> ranked_ranges;
 };
 
 // One sequential pass over the dataset's indices.bin in chunks of about chunk_bytes that

@@ -234,7 +234,7 @@ Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
     // RankNodesByScore(ComputeOutDegrees(dataset), K), streamed, as training ranks it
     // (and over every relation of a typed dataset, in global ids).
     PolicyOptions degree_order;
-    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, max_capacity, &degree_order));
+    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, max_capacity, &degree_order, RankedScan()));
     if (!units_.identity()) return units_.ExpandRanking(degree_order.ranking, max_capacity);
     return std::move(degree_order.ranking);
   }
@@ -248,6 +248,12 @@ Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
     }
   }
   return RankNodesByScore(CountVisits(presc_batches, view_.num_nodes), max_capacity);
+}
+
+DegreeScanOptions ReplayGrid::RankedScan() const {
+  DegreeScanOptions scan;
+  if (!units_.identity()) scan.ranked_ranges = units_.NodesWithUnits();
+  return scan;
 }
 
 std::vector<std::string> ReplayGrid::type_names() const {
@@ -271,7 +277,7 @@ Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
     SEER_ASSIGN_OR_RETURN(policy_options.ranking, Ranking(kind));
     if (kind == PolicyKind::kBelady) {
       // The tie rule's scores and fill ranking, exactly as training sets them.
-      SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, capacity_rows_.back(), &policy_options));
+      SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, capacity_rows_.back(), &policy_options, RankedScan()));
       MapPolicyOptionsToUnits(units_, capacity_rows_.back(), &policy_options);
     }
     policy_options.planner.device = options_.planner;

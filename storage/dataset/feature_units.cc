@@ -125,6 +125,19 @@ std::vector<int64_t> FeatureUnits::ExpandRanking(const std::vector<int64_t>& nod
   return units;
 }
 
+std::vector<std::pair<int64_t, int64_t>> FeatureUnits::NodesWithUnits() const {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t t = 0; t < units_per_row_.size(); ++t) {
+    if (units_per_row_[t] == 0 || node_offsets_[t] == node_offsets_[t + 1]) continue;
+    if (!ranges.empty() && ranges.back().second == node_offsets_[t]) {
+      ranges.back().second = node_offsets_[t + 1];
+    } else {
+      ranges.emplace_back(node_offsets_[t], node_offsets_[t + 1]);
+    }
+  }
+  return ranges;
+}
+
 DatasetManifest FeatureUnits::CacheRows(const DatasetManifest& view) const {
   DatasetManifest rows = view;
   rows.num_nodes = num_units();

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "storage/base/name_table.h"
@@ -81,6 +82,10 @@ class FeatureUnits {
   // Every node's units in node order, truncated to at most max_units (a ranking of nodes
   // as a ranking of cache rows).
   std::vector<int64_t> ExpandRanking(const std::vector<int64_t>& nodes, int64_t max_units) const;
+
+  // The global node ids that own units, as ascending [lo, hi) ranges (every node for a
+  // padded layout; the featured types' ranges by bytes).
+  std::vector<std::pair<int64_t, int64_t>> NodesWithUnits() const;
 
   // The manifest of the cache's rows: num_nodes = num_units, features of unit_bytes in the
   // view's dtype (int8: whole rows). `view` is the TypedTrainingView.

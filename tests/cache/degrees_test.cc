@@ -70,6 +70,17 @@ TEST(DegreesTest, StreamingBeladyScoresEqualTheInRamDefinition) {
       PolicyOptions got;
       ASSERT_TRUE(MakeBeladyNodeScores(ds, rows, &got, scan).ok());
       EXPECT_EQ(got.ranking, RankNodesByScore(*degrees, rows)) << "rows " << rows << ", scan " << scan_memory;
+      // Ranked ranges (a typed cache by bytes ranks only nodes that own cache units): the
+      // definition over the other nodes' degrees set below every real one.
+      scan.ranked_ranges = {{3, 40}, {40, 77}, {150, 180}};
+      PolicyOptions ranged;
+      ASSERT_TRUE(MakeBeladyNodeScores(ds, rows, &ranged, scan).ok());
+      std::vector<int64_t> only = *degrees;
+      for (int64_t v = 0; v < 200; ++v) {
+        if (!((v >= 3 && v < 77) || (v >= 150 && v < 180))) only[static_cast<size_t>(v)] = -1;
+      }
+      std::vector<int64_t> want = RankNodesByScore(only, std::min<int64_t>(rows, 104));
+      EXPECT_EQ(ranged.ranking, want) << "rows " << rows << ", ranged";
       std::vector<uint32_t> scores(200);
       got.planner.node_scores(ids.data(), 200, scores.data());
       for (int64_t v = 0; v < 200; ++v) {
