@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "cache/read_blocks.h"
 #include "storage/base/parallel.h"
 
 namespace seer::belady_internal {
@@ -33,17 +34,27 @@ Result<BeladyPlan> PlanBeladyWithBackend(const std::vector<int64_t>& initial_slo
   for (size_t b = 0; b < batches.size(); ++b) offsets[b + 1] = offsets[b] + batches[b].size;
   std::vector<int64_t> flat(static_cast<size_t>(offsets.back()));
   std::atomic<bool> negative{false};
+  std::atomic<int64_t> beyond{-1};  // block rule: an id at or past the features' rows
+  const ReadBlocks& blocks = options.read_blocks;
   ParallelFor(size_t{0}, batches.size(), [&](size_t b) {
     const int64_t n = batches[b].size;
     if (n <= 0) return;
     const int64_t* src = batches[b].data;
     int64_t* dst = flat.data() + offsets[b];
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(int64_t));
-    int64_t low = 0;
-    for (int64_t k = 0; k < n; ++k) low = std::min(low, dst[k]);
+    int64_t low = 0, high = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      low = std::min(low, dst[k]);
+      high = std::max(high, dst[k]);
+    }
     if (low < 0) negative.store(true, std::memory_order_relaxed);
+    if (blocks.enabled() && high >= blocks.num_rows) beyond.store(high, std::memory_order_relaxed);
   });
   if (negative.load()) return InvalidArgument("Belady planner: negative node id in a batch");
+  if (beyond.load() >= 0) {
+    return InvalidArgument("Belady planner: node " + std::to_string(beyond.load()) + " outside the " +
+                           std::to_string(blocks.num_rows) + " rows of the block reads");
+  }
   // initial_slots, capacity, ids, batch_offsets, num_batches (scores below).
   kernels::BeladyGpuInput in{initial_slots.data(), static_cast<int64_t>(initial_slots.size()), flat.data(),
                              offsets.data(), static_cast<int64_t>(batches.size())};
@@ -58,6 +69,12 @@ Result<BeladyPlan> PlanBeladyWithBackend(const std::vector<int64_t>& initial_slo
     FillScores(options.node_scores, slot_ids.data(), static_cast<int64_t>(slot_ids.size()), initial_scores.data());
     in.scores = scores.data();
     in.initial_scores = initial_scores.data();
+  }
+  if (blocks.enabled()) {
+    // The block rule (cache/belady_planner.h "Block-granular reads"), on the device too.
+    in.block_row_bytes = blocks.row_bytes;
+    in.block_bytes = blocks.block_bytes;
+    in.block_num_rows = blocks.num_rows;
   }
   kernels::BeladyGpuOutput out;
   std::string message;
@@ -82,6 +99,7 @@ Result<BeladyPlan> PlanBeladyWithBackend(const std::vector<int64_t>& initial_slo
   for (Changeset& cs : changesets) {
     plan.num_accesses += cs.num_accesses;
     plan.num_misses += cs.num_misses;
+    plan.num_block_admits += static_cast<int64_t>(cs.block_ids.size());
     SEER_RETURN_IF_ERROR(plan.changesets.Append(std::move(cs)));
   }
   plan.final_slots = std::move(out.final_slots);

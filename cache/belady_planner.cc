@@ -348,8 +348,10 @@ Result<BeladyPlan> PlanBelady(const std::vector<int64_t>& initial_slots,
                               const std::vector<IdSpan>& batches,
                               const BeladyPlannerOptions& options) {
   const PlannerDevice device = ResolvePlannerDevice(options.device);
-  // Block-granular reads are planned on the CPU only (plan.device_used says so).
-  if (device == PlannerDevice::kGpu && !options.read_blocks.enabled()) {
+  if (device == PlannerDevice::kGpu) {
+    if (options.read_blocks.enabled() && options.read_blocks.num_rows <= 0) {
+      return InvalidArgument("Belady planner: block reads need the number of rows");
+    }
     SEER_RETURN_IF_ERROR(belady_internal::ValidateInitialSlots(initial_slots));
     for (size_t b = 0; b < batches.size(); ++b) {
       if (batches[b].size < 0 || batches[b].size > std::numeric_limits<int32_t>::max()) {

@@ -45,9 +45,10 @@
 // whose block would have brought more later) — it is the rule, and the oracle
 // (tests/support/belady_oracle.h BruteForceBeladyBlocks) simulates exactly it.
 // Changeset: admitted misses in in_ids (as above), admitted free rows in block_ids
-// (ascending id) taking the free slots after the misses'. Planned on the CPU only (a
-// kGpu/kAuto device is ignored; plan.device_used = kCpu), in RAM: the superbatch's ids
-// are read once from the source (PlanBeladyStreaming too), ~24 B per access.
+// (ascending id) taking the free slots after the misses'. On the CPU in RAM: the
+// superbatch's ids are read once from the source (PlanBeladyStreaming too), ~24 B per
+// access; on a GPU (kGpu, or kAuto with a device) by the Thrust planner's block rule
+// (kernels/belady_gpu.h), byte-identical; block reads need ids below read_blocks.num_rows.
 //
 // Changeset i (what turns C_i into C_{i+1}; cache/changeset_store.h), all deterministic:
 //  * out_slots / out_ids: the evicted nodes and the slots they held, ascending slot.

@@ -83,10 +83,10 @@ Result<SuperbatchPlan> SuperbatchCachePlanner::PlanCacheRows(BatchIdSource& batc
       plan.fill_slots = slots_;
     }
   }
-  // Belady streams on the CPU; the GPU planner needs the superbatch's ids in RAM. Block
-  // reads are planned on the CPU only, whatever the device (PlanBelady would fall back).
+  // Belady streams on the CPU; the GPU planner (block rule included) needs the
+  // superbatch's ids in RAM.
   if (policy_->kind() == PolicyKind::kBelady && policy_->capacity_rows() > 0 &&
-      (ResolvePlannerDevice(belady_.device) == PlannerDevice::kCpu || belady_.read_blocks.enabled())) {
+      ResolvePlannerDevice(belady_.device) == PlannerDevice::kCpu) {
     SEER_RETURN_IF_ERROR(batches.Rewind());
     SEER_ASSIGN_OR_RETURN(BeladyPlan belady, PlanBeladyStreaming(slots_, batches, belady_));
     slots_ = std::move(belady.final_slots);

@@ -590,14 +590,12 @@ Result<TrainSummary> RunTraining(const TrainOptions& o) {
   policy_spec.read_block_bytes = o.read_block_bytes;
   policy_spec.units = data->feature_units();
   if (o.read_block_bytes > 0) {
-    const bool gpu_asked = o.cache_policy == PolicyKind::kBelady && o.planner == PlannerDevice::kGpu;
     reporter->Say(fmt::format("feature reads: {}-byte aligned blocks (--read-block), one read per distinct block of a "
-                              "batch's misses{}{}",
+                              "batch's misses{}",
                               o.read_block_bytes,
                               o.cache_policy == PolicyKind::kBelady
                                   ? "; belady caches a block's other rows used before what they would evict"
-                                  : "",
-                              gpu_asked ? "; the GPU planner does not implement block reads: planning on the CPU" : ""));
+                                  : ""));
   }
   SEER_ASSIGN_OR_RETURN(SuperbatchCachePlanner policy,
                         MakeSuperbatchCachePlanner(policy_spec, data->dataset(), *samplers.train));

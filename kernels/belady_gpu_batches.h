@@ -52,6 +52,11 @@ void CopyBatchChanges(const BeladyGpuOutput& out, size_t i, ChangesetT* cs) {
   cs->in_slots.assign(out.in_slots.begin() + ib, out.in_slots.begin() + ie);
   cs->out_ids.assign(out.out_ids.begin() + ob, out.out_ids.begin() + oe);
   cs->out_slots.assign(out.out_slots.begin() + ob, out.out_slots.begin() + oe);
+  if (!out.block_offsets.empty()) {  // the block rule's admitted free rows
+    const auto bb = out.block_offsets[i], be = out.block_offsets[i + 1];
+    cs->block_ids.assign(out.block_ids.begin() + bb, out.block_ids.begin() + be);
+    cs->block_slots.assign(out.block_slots.begin() + bb, out.block_slots.begin() + be);
+  }
 }
 
 }  // namespace seer::kernels

@@ -21,6 +21,7 @@
 
 #include "cache/belady_gpu_plan_internal.h"
 #include "cache/belady_planner.h"
+#include "cache/read_blocks.h"
 #include "kernels/belady_gpu.h"
 #include "kernels/belady_gpu_batches.h"
 #include "kernels/device.h"
@@ -56,13 +57,30 @@ struct ThrustResult {
   Plan plan;
 };
 
-// changeset_chunk: BeladyGpuInput's (0 = the planner's default).
+// The block rule's geometry (BeladyGpuInput::block_*; cache/read_blocks.h): off when
+// block_bytes is 0.
+struct BlockShape {
+  int64_t row_bytes = 0;
+  int64_t block_bytes = 0;
+  int64_t num_rows = 0;
+};
+std::string DescribeShape(const BlockShape& g) {
+  return "row " + std::to_string(g.row_bytes) + " block " + std::to_string(g.block_bytes) + " rows " +
+         std::to_string(g.num_rows);
+}
+
+// changeset_chunk: BeladyGpuInput's (0 = the planner's default). `raw`, when set, gets the
+// planner's output as it came (diagnostics: host_syncs).
 ThrustResult RunThrust(Backend backend, const std::vector<int64_t>& c0, const Batches& batches,
-                       const ScoreFn& score, int64_t changeset_chunk = 0) {
+                       const ScoreFn& score, int64_t changeset_chunk = 0, const BlockShape& blocks = {},
+                       kernels::BeladyGpuOutput* raw = nullptr) {
   kernels::FlatBatches flat;
   for (const auto& b : batches) flat.Add(b.data(), static_cast<int64_t>(b.size()));
   kernels::BeladyGpuInput in = flat.Input(c0, NodeScoresOf(score));
   in.changeset_chunk = changeset_chunk;
+  in.block_row_bytes = blocks.row_bytes;
+  in.block_bytes = blocks.block_bytes;
+  in.block_num_rows = blocks.num_rows;
   kernels::BeladyGpuOutput out;
   ThrustResult r;
   r.code = backend == Backend::kThrustHost ? kernels::PlanBeladyThrustHost(in, &out, &r.message)
@@ -70,20 +88,49 @@ ThrustResult RunThrust(Backend backend, const std::vector<int64_t>& c0, const Ba
   if (r.code != kernels::GpuPlanCode::kOk) return r;
   EXPECT_EQ(out.in_offsets.size(), batches.size() + 1);
   EXPECT_EQ(out.out_offsets.size(), batches.size() + 1);
+  const bool block_rule = blocks.block_bytes > 0 && blocks.row_bytes > 0;
+  // The block rule's arrays: one offset per batch + 1 when it is on, all empty when off.
+  EXPECT_EQ(out.block_offsets.size(), block_rule ? batches.size() + 1 : 0);
+  EXPECT_EQ(out.block_ids.size(), out.block_slots.size());
+  if (block_rule && out.block_offsets.size() == batches.size() + 1) {
+    EXPECT_EQ(out.block_offsets.front(), 0);
+    EXPECT_EQ(out.block_offsets.back(), static_cast<int64_t>(out.block_ids.size()));
+  }
   for (size_t i = 0; i < batches.size(); ++i) {
     Changeset cs;
     cs.num_accesses = static_cast<int64_t>(batches[i].size());
-    kernels::CopyBatchChanges(out, i, &cs);
+    kernels::CopyBatchChanges(out, i, &cs);  // block_ids/block_slots too
     r.plan.num_misses += cs.num_misses;
     r.plan.changesets.push_back(std::move(cs));
   }
   r.plan.final_slots = std::move(out.final_slots);
+  if (raw != nullptr) *raw = std::move(out);
   return r;
 }
 
 Plan CpuPlan(const std::vector<int64_t>& c0, const Batches& batches, const ScoreFn& score) {
   BeladyPlannerOptions options = testing::CpuPlannerOptions();
   options.node_scores = NodeScoresOf(score);
+  auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
+  Plan out;
+  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+  if (!plan.ok()) return out;
+  for (int64_t i = 0; i < plan->changesets.size(); ++i) {
+    auto c = plan->changesets.Get(i);
+    EXPECT_TRUE(c.ok());
+    if (c.ok()) out.changesets.push_back(*c);
+  }
+  out.final_slots = plan->final_slots;
+  out.num_misses = plan->num_misses;
+  return out;
+}
+
+// The CPU block planner (cache/belady_block_planner.cc: PlanBelady with read_blocks).
+Plan CpuBlockPlan(const std::vector<int64_t>& c0, const Batches& batches, const ScoreFn& score,
+                  const BlockShape& g) {
+  BeladyPlannerOptions options = testing::CpuPlannerOptions();
+  options.node_scores = NodeScoresOf(score);
+  options.read_blocks = ReadBlocks{g.row_bytes, g.block_bytes, g.num_rows};
   auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
   Plan out;
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
@@ -449,6 +496,239 @@ TEST_P(BeladyThrustTest, ChangesetsCopiedOutInChunks) {
                             if (HasFatalFailure()) return;
                           }
                         });
+}
+
+// ---- the block rule (BeladyGpuInput::block_*) ------------------------------------------------
+
+// Batches of rows < num_rows; `local` ones cluster around a centre, so a batch's blocks hold
+// rows that later batches use (free rows that matter).
+Batches RandomBlockTrace(std::mt19937_64& rng, int num_batches, int max_size, int64_t num_rows, bool local) {
+  Batches batches(static_cast<size_t>(num_batches));
+  for (auto& b : batches) {
+    const int size = static_cast<int>(rng() % static_cast<uint64_t>(max_size + 1));
+    const int64_t centre = static_cast<int64_t>(rng() % static_cast<uint64_t>(num_rows));
+    std::set<int64_t> seen;
+    for (int t = 0; t < size * 3 && static_cast<int>(seen.size()) < size; ++t) {
+      const int64_t v = local ? (centre + static_cast<int64_t>(rng() % 9)) % num_rows
+                              : static_cast<int64_t>(rng() % static_cast<uint64_t>(num_rows));
+      if (seen.insert(v).second) b.push_back(v);
+    }
+  }
+  return batches;
+}
+
+// A C0 of k slots holding distinct rows < num_rows (the CPU block planner's requirement),
+// free slots scattered.
+std::vector<int64_t> RandomRowState(std::mt19937_64& rng, int64_t k, int64_t num_rows) {
+  std::vector<int64_t> slots = EmptyCacheState(k);
+  std::set<int64_t> used;
+  for (auto& s : slots) {
+    if (rng() % 3 == 0) continue;
+    const int64_t v = static_cast<int64_t>(rng() % static_cast<uint64_t>(num_rows));
+    if (used.insert(v).second) s = v;
+  }
+  return slots;
+}
+
+// Geometries: rows smaller than blocks (several per block), rows straddling block
+// boundaries (48 B rows in 64 B blocks, 12 in 16, 20 in 64), rows as large as a block,
+// rows larger than blocks (36 in 16, 100 in 32), huge blocks.
+const BlockShape kShapes[] = {{4, 8, 0},   {12, 16, 0}, {48, 64, 0},  {20, 64, 0},
+                              {16, 16, 0}, {36, 16, 0}, {100, 32, 0}, {4, 4096, 0}};
+
+int64_t TotalFreeRows(const Plan& plan) {
+  int64_t total = 0;
+  for (const auto& c : plan.changesets) total += static_cast<int64_t>(c.block_ids.size());
+  return total;
+}
+
+// The acceptance test of the block rule: random small traces against the brute-force
+// oracle (blocks and free rows found byte by byte) and the CPU block planner, every
+// changeset field (block_ids / block_slots included) and the final slots; every geometry,
+// num_rows often leaving a partial last block, capacities from 0 to past the rows, with
+// and without scores, cold and carried caches.
+TEST_P(BeladyThrustTest, BlockRuleMatchesOracleAndCpuBlockPlanner) {
+  std::mt19937_64& rng = seed_.rng;
+  int64_t admitted = 0, cut_free_rows = 0;  // the rule must both admit and refuse free rows
+  for (int round = 0; round < 120; ++round) {
+    BlockShape shape = kShapes[static_cast<size_t>(round) % (sizeof(kShapes) / sizeof(kShapes[0]))];
+    shape.num_rows = 2 + static_cast<int64_t>(rng() % 70);
+    const int num_batches = 1 + static_cast<int>(rng() % 20);
+    const int max_size = static_cast<int>(std::min<int64_t>(shape.num_rows, 1 + static_cast<int64_t>(rng() % 9)));
+    const Batches batches = RandomBlockTrace(rng, num_batches, max_size, shape.num_rows, round % 2 == 0);
+    const ScoreFn score = round % 3 == 1 ? MakeScore(rng(), 4u) : nullptr;
+    std::set<int64_t> distinct;
+    for (const auto& b : batches) distinct.insert(b.begin(), b.end());
+    for (int64_t k : {int64_t{0}, int64_t{1}, int64_t{3}, static_cast<int64_t>(rng() % (shape.num_rows + 1)),
+                      static_cast<int64_t>(distinct.size()) + 1, shape.num_rows + 2}) {
+      for (const auto& c0 : {EmptyCacheState(k), RandomRowState(rng, k, shape.num_rows)}) {
+        const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k) + " " +
+                                  DescribeShape(shape) + (score ? " scores" : "");
+        const Plan want = testing::BruteForceBeladyBlocks(c0, batches, shape.row_bytes, shape.block_bytes,
+                                                          shape.num_rows, score);
+        ThrustResult got = RunThrust(GetParam(), c0, batches, score, 0, shape);
+        ASSERT_EQ(got.code, kernels::GpuPlanCode::kOk) << label << ": " << got.message;
+        ExpectSame(want, got.plan, label + " vs oracle");
+        ExpectSame(CpuBlockPlan(c0, batches, score, shape), got.plan, label + " vs CPU block planner");
+        if (HasFatalFailure()) return;
+        admitted += TotalFreeRows(want);
+        // Free rows the rule refused: F_i minus the admitted ones, counted by the plan
+        // with unlimited capacity (where every free row is admitted).
+        if (k > 0 && k < static_cast<int64_t>(distinct.size())) {
+          const Plan roomy = testing::BruteForceBeladyBlocks(EmptyCacheState(shape.num_rows + 2), batches,
+                                                             shape.row_bytes, shape.block_bytes, shape.num_rows,
+                                                             score);
+          cut_free_rows += TotalFreeRows(roomy) > TotalFreeRows(want) ? 1 : 0;
+        }
+      }
+    }
+  }
+  // The random cases did exercise the rule: free rows admitted, and free rows refused.
+  EXPECT_GT(admitted, 0);
+  EXPECT_GT(cut_free_rows, 0);
+}
+
+// Hand-made cases where F_i is not empty and the rule admits only part of it; a plan that
+// admitted every free row (or none) would fail.
+TEST_P(BeladyThrustTest, BlockRuleAdmitsOnlyWhatTheRuleKeeps) {
+  auto plan = [&](const std::vector<int64_t>& c0, const Batches& batches, const BlockShape& shape,
+                  const std::string& label) -> Plan {
+    ThrustResult got = RunThrust(GetParam(), c0, batches, nullptr, 0, shape);
+    EXPECT_EQ(got.code, kernels::GpuPlanCode::kOk) << label << ": " << got.message;
+    ExpectSame(testing::BruteForceBeladyBlocks(c0, batches, shape.row_bytes, shape.block_bytes, shape.num_rows),
+               got.plan, label + " vs oracle");
+    ExpectSame(CpuBlockPlan(c0, batches, nullptr, shape), got.plan, label + " vs CPU block planner");
+    return got.plan;
+  };
+  // 4 rows per 16-byte block. Batch 0 misses row 0: F_0 = {1, 2, 3} (next uses 1, 2, 3),
+  // row 0 is never used again. K = 2 keeps rows 1 and 2 (free, soonest), not row 3 nor the
+  // miss; they take slots 0 and 1.
+  {
+    const Plan p = plan(EmptyCacheState(2), {{0}, {1}, {2}, {3}}, {4, 16, 8}, "K 2 of F = {1, 2, 3}");
+    ASSERT_EQ(p.changesets.size(), 4u);
+    EXPECT_TRUE(p.changesets[0].in_ids.empty());
+    EXPECT_EQ(p.changesets[0].block_ids, (std::vector<int64_t>{1, 2}));
+    EXPECT_EQ(p.changesets[0].block_slots, (std::vector<int32_t>{0, 1}));
+    EXPECT_EQ(p.num_misses, 2);  // rows 0 and 3
+  }
+  // The misses take the first free slots, the free rows the next ones, ascending id: batch
+  // 0 = {5, 0} (rows 5 and 0 used again in batch 2); F_0 = rows 1, 4, 6, 7 used later, row
+  // 2 and 3 never: not admitted though there is room.
+  {
+    const Plan p = plan(EmptyCacheState(10), {{5, 0}, {7, 1, 4}, {0, 5, 6}}, {4, 16, 8}, "slot order");
+    ASSERT_EQ(p.changesets.size(), 3u);
+    EXPECT_EQ(p.changesets[0].in_ids, (std::vector<int64_t>{5, 0}));
+    EXPECT_EQ(p.changesets[0].in_slots, (std::vector<int32_t>{0, 1}));
+    EXPECT_EQ(p.changesets[0].block_ids, (std::vector<int64_t>{1, 4, 6, 7}));
+    EXPECT_EQ(p.changesets[0].block_slots, (std::vector<int32_t>{2, 3, 4, 5}));
+    EXPECT_EQ(p.num_misses, 2);
+  }
+  // A free row does not displace a cached row used sooner (C0 = {5}, used in batch 1; the
+  // free row 1 is next used in batch 2), and at equal next use the cached row stays.
+  {
+    const Plan p = plan({5}, {{0}, {5}, {1}}, {4, 8, 8}, "sooner cached row stays");
+    EXPECT_TRUE(p.changesets[0].block_ids.empty());
+    EXPECT_TRUE(p.changesets[0].out_ids.empty());
+    const Plan q = plan({5}, {{1}, {0}, {5}}, {4, 8, 8}, "sooner free row enters");
+    EXPECT_EQ(q.changesets[0].block_ids, (std::vector<int64_t>{0}));
+    EXPECT_EQ(q.changesets[0].out_ids, (std::vector<int64_t>{5}));
+    const Plan r = plan({5}, {{0}, {1, 5}}, {4, 8, 8}, "equal next use: cached row stays");
+    EXPECT_TRUE(r.changesets[0].block_ids.empty());
+  }
+  // Rows straddling blocks: 48-byte rows, 64-byte blocks. A miss of row 1 (bytes
+  // [48, 96): blocks 0 and 1) reads bytes [0, 128): row 0 is inside, row 2 ([96, 144))
+  // is not. Row 5 ([240, 288): blocks 3 and 4) with row 1: blocks 0, 1, 3, 4; row 4
+  // ([192, 240)) lies in block 3 only: free; row 3 ([144, 192)) needs block 2: not.
+  {
+    const Plan p = plan(EmptyCacheState(8), {{1, 5}, {0, 2, 3, 4}}, {48, 64, 8}, "straddling rows");
+    EXPECT_EQ(p.changesets[0].block_ids, (std::vector<int64_t>{0, 4}));
+    // Runs of blocks are one byte range: misses 1 and 2 read blocks 0-2 = bytes [0, 192),
+    // so row 3 ([144, 192)) is inside although no single block holds it.
+    const Plan q = plan(EmptyCacheState(8), {{1, 2}, {0, 3, 4}}, {48, 64, 8}, "a run of blocks");
+    EXPECT_EQ(q.changesets[0].block_ids, (std::vector<int64_t>{0, 3}));
+  }
+  // A partial last block: 5 rows of 12 bytes = 60 bytes, 32-byte blocks; the miss of row 4
+  // ([48, 60)) reads block 1 = bytes [32, 64): row 3 ([36, 48)) is inside, no row 5 exists.
+  {
+    const Plan p = plan(EmptyCacheState(4), {{4}, {3, 4}}, {12, 32, 5}, "partial last block");
+    EXPECT_EQ(p.changesets[0].block_ids, (std::vector<int64_t>{3}));
+  }
+  // Rows larger than blocks: 40-byte rows, 16-byte blocks. A miss of row 0 reads blocks
+  // 0-2 ([0, 48)): row 1 ([40, 80)) is not inside; a miss of row 1 reads blocks 2-4
+  // ([32, 80)), of row 2 ([80, 120)) blocks 5-7 ([80, 128)): only the missed row inside.
+  {
+    const Plan p = plan(EmptyCacheState(4), {{0}, {1}, {0, 2}, {1}}, {40, 16, 4}, "rows larger than blocks");
+    for (const auto& c : p.changesets) EXPECT_TRUE(c.block_ids.empty());
+  }
+  // Cached and requested rows of a batch's blocks are not free rows: batch 0 misses row 0
+  // and hits row 2; row 1 is cached; of block 0 only row 3 is free.
+  {
+    const Plan p = plan({2, 1, -1, -1}, {{0, 2}, {2, 3}, {1, 3}}, {4, 16, 4}, "cached and hit rows");
+    EXPECT_EQ(p.changesets[0].block_ids, (std::vector<int64_t>{3}));
+  }
+}
+
+// One row per block: no row is ever free, so the block rule's plan is the plain rule's, and
+// the block arrays are all empty (offsets zero) — while the plain rule's are absent.
+TEST_P(BeladyThrustTest, BlockRuleWithoutFreeRowsEqualsPlainRule) {
+  std::mt19937_64& rng = seed_.rng;
+  for (int round = 0; round < 10; ++round) {
+    const int64_t num_rows = 50 + static_cast<int64_t>(rng() % 400);
+    const Batches batches = RandomBlockTrace(rng, 30, 40, num_rows, round % 2 == 0);
+    const ScoreFn score = round % 2 == 0 ? nullptr : MakeScore(rng(), 3u);
+    for (int64_t k : {int64_t{0}, int64_t{5}, num_rows / 4, num_rows}) {
+      const auto c0 = RandomRowState(rng, k, num_rows);
+      const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k);
+      ThrustResult plain = RunThrust(GetParam(), c0, batches, score);
+      ASSERT_EQ(plain.code, kernels::GpuPlanCode::kOk) << plain.message;
+      kernels::BeladyGpuOutput raw;
+      ThrustResult blocks = RunThrust(GetParam(), c0, batches, score, 0, {16, 16, num_rows}, &raw);
+      ASSERT_EQ(blocks.code, kernels::GpuPlanCode::kOk) << blocks.message;
+      ExpectSame(plain.plan, blocks.plan, label);
+      EXPECT_TRUE(raw.block_ids.empty()) << label;
+      EXPECT_EQ(raw.block_offsets, std::vector<int64_t>(batches.size() + 1, 0)) << label;
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Larger traces against the CPU block planner (the oracle is too slow there), with the
+// changesets copied out in chunks smaller than one batch's rows (the buffers grow) and the
+// host's waits: at most two per batch (the rows' count, the cut) plus a constant.
+TEST_P(BeladyThrustTest, BlockRuleMatchesCpuBlockPlannerOnLargerTraces) {
+  std::mt19937_64& rng = seed_.rng;
+  for (int round = 0; round < 8; ++round) {
+    BlockShape shape = kShapes[static_cast<size_t>(round)];
+    shape.num_rows = 500 + static_cast<int64_t>(rng() % 3000);
+    const int num_batches = 20 + static_cast<int>(rng() % 40);
+    const Batches batches = RandomBlockTrace(rng, num_batches, 200, shape.num_rows, round % 2 == 0);
+    const ScoreFn score = round % 2 == 1 ? MakeScore(rng(), 4u) : nullptr;
+    for (int64_t k : {int64_t{7}, shape.num_rows / 10, shape.num_rows / 2}) {
+      const auto c0 = RandomRowState(rng, k, shape.num_rows);
+      const Plan want = CpuBlockPlan(c0, batches, score, shape);
+      for (int64_t chunk : {int64_t{0}, int64_t{1}, int64_t{300}}) {
+        const std::string label = "round " + std::to_string(round) + " K " + std::to_string(k) + " " +
+                                  DescribeShape(shape) + " chunk " + std::to_string(chunk);
+        kernels::BeladyGpuOutput raw;
+        ThrustResult got = RunThrust(GetParam(), c0, batches, score, chunk, shape, &raw);
+        ASSERT_EQ(got.code, kernels::GpuPlanCode::kOk) << label << ": " << got.message;
+        ExpectSame(want, got.plan, label);
+        if (chunk == 0) {
+          EXPECT_LE(raw.host_syncs, 2 * num_batches + 12) << label;
+        }
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// A batch whose blocks hold 2^31 rows or more is refused (positions are int32), before
+// anything of that size is allocated.
+TEST_P(BeladyThrustTest, BlockRuleRefusesBlocksOfTooManyRows) {
+  ThrustResult got = RunThrust(GetParam(), EmptyCacheState(2), {{0}, {1}}, nullptr, 0,
+                               {1, int64_t{1} << 31, int64_t{1} << 32});
+  EXPECT_EQ(got.code, kernels::GpuPlanCode::kError);
+  EXPECT_NE(got.message.find("below 2^31"), std::string::npos) << got.message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, BeladyThrustTest, ::testing::Values(Backend::kThrustHost, Backend::kCuda),
