@@ -270,6 +270,9 @@ planner() {
     --json "$RES/planner.json" 2>&1 | tee "$RES/planner.log" || rc=$?
   run_for "$(step_left)" "$BUILD/bench/planner_bench" "${size[@]}" --planner cpu,thrust-host,gpu --repeats 3 --scores \
     --json "$RES/planner_scores.json" 2>&1 | tee -a "$RES/planner.log" || rc=$?
+  # The block rule of --read-block (4 KiB blocks of 512 B rows): the GPU's block planner.
+  run_for "$(step_left)" "$BUILD/bench/planner_bench" "${size[@]}" --planner cpu,thrust-host,gpu --repeats 1 --scores \
+    --read-block 4K --row-bytes 512 --json "$RES/planner_blocks.json" 2>&1 | tee -a "$RES/planner.log" || rc=$?
   if [[ $DRY == 0 ]] && (( $(left) > 300 )); then  # Ginex-size superbatch: S = 1000 (~15 s)
     run_for "$(step_left)" "$BUILD/bench/planner_bench" --batches 1000 --batch-ids 100000 --nodes 100000000 \
       --planner cpu,gpu --json "$RES/planner_large.json" 2>&1 | tee -a "$RES/planner.log" || rc=$?
@@ -416,7 +419,8 @@ else:
         p("  not run: " + ", ".join(notrun[:8]) + (" ..." if len(notrun) > 8 else ""))
 
 # Planner: accesses/s GPU over CPU, byte-identical plans.
-for name, what in (("planner.json", "S=100"), ("planner_scores.json", "S=100 scores"), ("planner_large.json", "S=1000")):
+for name, what in (("planner.json", "S=100"), ("planner_scores.json", "S=100 scores"),
+                   ("planner_blocks.json", "S=100 scores, 4K blocks"), ("planner_large.json", "S=1000")):
     j = load(name)
     if not j:
         continue

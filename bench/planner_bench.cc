@@ -133,6 +133,8 @@ class PlanDigest {
     Add(cs.in_slots);
     Add(cs.out_ids);
     Add(cs.out_slots);
+    Add(cs.block_ids);
+    Add(cs.block_slots);
   }
   uint64_t value() const { return h_; }
 
@@ -171,11 +173,15 @@ PlanTiming TimePlanWith(const PlanFn& plan_fn, const std::vector<int64_t>& c0, c
   return t;
 }
 
+// The block rule's geometry (--read-block; off by default), for every planner timed.
+ReadBlocks g_read_blocks;
+
 PlanTiming TimePlan(const std::vector<int64_t>& c0, const std::vector<IdSpan>& spans, PlannerDevice device,
                     const NodeScoreFn& scores) {
   BeladyPlannerOptions options;
   options.device = device;
   options.node_scores = scores;
+  options.read_blocks = g_read_blocks;
   return TimePlanWith(PlanBelady, c0, spans, options);
 }
 
@@ -185,6 +191,7 @@ PlanTiming TimeThrustHost(const std::vector<int64_t>& c0, const std::vector<IdSp
                           const NodeScoreFn& scores) {
   BeladyPlannerOptions options;
   options.node_scores = scores;
+  options.read_blocks = g_read_blocks;
   return TimePlanWith(
       [](const std::vector<int64_t>& initial, const std::vector<IdSpan>& batches, const BeladyPlannerOptions& o) {
         return belady_internal::PlanBeladyWithBackend(initial, batches, o, kernels::PlanBeladyThrustHost);
@@ -203,6 +210,11 @@ void PrintPhases(const char* name, ThrustPlanFn plan, const std::vector<int64_t>
   for (const IdSpan& b : spans) flat.Add(b.data, b.size);
   kernels::BeladyGpuInput in = flat.Input(c0, scores);
   in.time_phases = true;
+  if (g_read_blocks.enabled()) {
+    in.block_row_bytes = g_read_blocks.row_bytes;
+    in.block_bytes = g_read_blocks.block_bytes;
+    in.block_num_rows = g_read_blocks.num_rows;
+  }
   kernels::BeladyGpuOutput out;
   std::string error;
   const auto start = std::chrono::steady_clock::now();
@@ -240,6 +252,8 @@ struct BenchConfig : bench::SamplingFlags {
   std::string changeset_budget_text;  // "" = the working memory
   std::string runtime_dir = "/tmp";
   bool degree_scores = false;
+  std::string read_block_text = "0";  // the block rule's block size (0 = per-row reads)
+  int64_t row_bytes = 512;            // with --read-block: bytes per feature row
 };
 
 // Parses the flags; returns the exit code when the bench should not run.
@@ -268,6 +282,10 @@ std::optional<int> ParseFlags(int argc, char** argv, BenchConfig* c) {
   app.add_option("--runtime-dir", c->runtime_dir, "With --streaming: where runs and changesets spill")
       ->capture_default_str();
   app.add_flag("--scores", c->degree_scores, "Give the planner node scores (tie rule) from a synthetic table");
+  app.add_option("--read-block", c->read_block_text,
+                 "Plan the block rule of --read-block with blocks of this size (e.g. 4K; 0 = per-row reads)")
+      ->capture_default_str();
+  app.add_option("--row-bytes", c->row_bytes, "With --read-block: bytes per feature row")->capture_default_str();
   return bench::ParseCommandLine(app, argc, argv);
 }
 
@@ -424,6 +442,11 @@ Result<Results> TimePlanners(const BenchConfig& c, const Superbatch& sb) {
   const auto c0 = EmptyCacheState(r.capacity);
 
   const NodeScoreFn scores = c.degree_scores ? SyntheticScores(sb.num_nodes, c.seed) : NodeScoreFn();
+  SEER_ASSIGN_OR_RETURN(const int64_t block_bytes, ParseBytes(c.read_block_text));
+  g_read_blocks = block_bytes > 0 ? ReadBlocks{c.row_bytes, block_bytes, sb.num_nodes} : ReadBlocks{};
+  if (g_read_blocks.enabled()) {
+    fmt::print("block rule: {} B rows, {} B blocks (--read-block)\n", c.row_bytes, block_bytes);
+  }
   bool want_thrust_host = false, want_gpu = false;
   for (const std::string& name : SplitCommas(c.planners)) {
     if (name == "thrust-host") want_thrust_host = true;
@@ -460,6 +483,8 @@ bench::ReportJson ReportOf(const BenchConfig& c, const Superbatch& sb, const Res
           {"accesses", r.accesses},
           {"num_nodes", sb.num_nodes},
           {"capacity_rows", r.capacity},
+          {"read_block_bytes", g_read_blocks.block_bytes},
+          {"row_bytes", g_read_blocks.enabled() ? g_read_blocks.row_bytes : 0},
           {"cpu_seconds", bench::Rounded(r.cpu.seconds, 6)},
           {"cpu_accesses_per_s", bench::Rounded(r.accesses / r.cpu.seconds, 1)},
           {"misses", r.cpu.misses},
