@@ -151,14 +151,12 @@ int64_t FeatureCache::Gather(const int64_t* ids, int64_t count, char* batch_buff
   return hits;
 }
 
-void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
-                         const char* batch_buffer, const char* block_rows) {
+void FeatureCache::CheckChangeset(const Changeset& cs, const int64_t* ids, int64_t count) const {
   auto fail = [](const std::string& what) { throw std::logic_error("feature cache: bad changeset: " + what); };
   if (cs.out_ids.size() != cs.out_slots.size() || cs.in_ids.size() != cs.in_positions.size() ||
       cs.in_ids.size() != cs.in_slots.size() || cs.block_ids.size() != cs.block_slots.size()) {
     fail("array lengths differ");
   }
-  if (!cs.block_ids.empty() && row_bytes_ > 0 && block_rows == nullptr) fail("block rows without their data");
   // Validate everything before touching state, so a bad changeset leaves the cache as
   // is. Cost O(n log n) in the changeset size, never O(capacity).
   std::vector<int32_t> freed(cs.out_slots.begin(), cs.out_slots.end());
@@ -209,10 +207,36 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
       fail(fmt::format("admits block row {} into occupied or invalid slot {}", node, slot));
     }
   }
+}
+
+void FeatureCache::ApplyEvictions(const Changeset& cs) {
   for (size_t k = 0; k < cs.out_ids.size(); ++k) {
     slot_index_.Erase(cs.out_ids[k]);
     slot_nodes_[static_cast<size_t>(cs.out_slots[k])] = kFreeSlot;
     --num_cached_;
+  }
+}
+
+void FeatureCache::WriteFreeSlot(int32_t slot, const char* row) {
+  if (slot < 0 || slot >= capacity_rows_ || slot_nodes_[static_cast<size_t>(slot)] != kFreeSlot) {
+    throw std::logic_error(fmt::format("feature cache: WriteFreeSlot({}) on an occupied or invalid slot", slot));
+  }
+  if (row_bytes_ > 0) {
+    std::memcpy(slots_.get() + static_cast<int64_t>(slot) * row_bytes_, row, static_cast<size_t>(row_bytes_));
+  }
+}
+
+void FeatureCache::ApplyInsertions(const Changeset& cs, const char* batch_buffer) {
+  // Every target slot free (after ApplyEvictions of this changeset), checked before any
+  // change; the rest was checked by CheckChangeset.
+  auto occupied = [this](int32_t slot) {
+    return slot < 0 || slot >= capacity_rows_ || slot_nodes_[static_cast<size_t>(slot)] != kFreeSlot;
+  };
+  if (cs.in_ids.size() != cs.in_slots.size() || cs.in_ids.size() != cs.in_positions.size() ||
+      cs.block_ids.size() != cs.block_slots.size() ||
+      std::any_of(cs.in_slots.begin(), cs.in_slots.end(), occupied) ||
+      std::any_of(cs.block_slots.begin(), cs.block_slots.end(), occupied)) {
+    throw std::logic_error("feature cache: bad changeset: ApplyInsertions into an occupied or invalid slot");
   }
   for (size_t k = 0; k < cs.in_ids.size(); ++k) {
     slot_index_.Insert(cs.in_ids[k], cs.in_slots[k]);
@@ -225,10 +249,6 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
     ++num_cached_;
   }
   if (row_bytes_ > 0) {
-    for (size_t k = 0; k < cs.block_ids.size(); ++k) {
-      std::memcpy(slots_.get() + static_cast<int64_t>(cs.block_slots[k]) * row_bytes_,
-                  block_rows + static_cast<int64_t>(k) * row_bytes_, static_cast<size_t>(row_bytes_));
-    }
     ParallelFor(tbb::blocked_range<size_t>(0, cs.in_ids.size(), 256), [&](const auto& r) {
       for (size_t k = r.begin(); k != r.end(); ++k) {
         std::memcpy(slots_.get() + static_cast<int64_t>(cs.in_slots[k]) * row_bytes_,
@@ -237,6 +257,19 @@ void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
       }
     });
   }
+}
+
+void FeatureCache::Apply(const Changeset& cs, const int64_t* ids, int64_t count,
+                         const char* batch_buffer, const char* block_rows) {
+  CheckChangeset(cs, ids, count);
+  if (!cs.block_ids.empty() && row_bytes_ > 0 && block_rows == nullptr) {
+    throw std::logic_error("feature cache: bad changeset: block rows without their data");
+  }
+  ApplyEvictions(cs);
+  for (size_t k = 0; k < cs.block_ids.size(); ++k) {
+    WriteFreeSlot(cs.block_slots[k], block_rows == nullptr ? nullptr : block_rows + static_cast<int64_t>(k) * row_bytes_);
+  }
+  ApplyInsertions(cs, batch_buffer);
 }
 
 void FeatureCache::Install(int32_t slot, int64_t node, const void* row) {

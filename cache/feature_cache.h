@@ -134,6 +134,26 @@ class FeatureCache {
   void Apply(const Changeset& changeset, const int64_t* ids, int64_t count,
              const char* batch_buffer, const char* block_rows = nullptr);
 
+  // Apply in steps, for a caller that writes the admitted block rows into their slots as
+  // it reads them (FeatureGatherer with --read-block: no buffer of the batch's block
+  // rows). CheckChangeset validates everything Apply does and changes nothing (throws
+  // std::logic_error on a contradiction); then ApplyEvictions evicts out_ids (their slots
+  // become free); WriteFreeSlot copies block_ids[k]'s row into block_slots[k] (any order,
+  // each once); ApplyInsertions enters in_ids and block_ids into the table and copies the
+  // inserted rows from batch_buffer. CheckChangeset + ApplyEvictions + the writes +
+  // ApplyInsertions end in Apply's state, byte for byte (table, slot list and slot bytes).
+  // The steps take the same changeset, with nothing else mutating the cache in between.
+  // Between the steps the cache is consistent: a slot written but not yet inserted is free,
+  // so a caller that stops after ApplyEvictions (an I/O error) leaves a cache that has
+  // lost the evicted rows and holds no unfinished ones.
+  void CheckChangeset(const Changeset& changeset, const int64_t* ids, int64_t count) const;
+  void ApplyEvictions(const Changeset& changeset);
+  // `slot` must be free (std::logic_error otherwise); `row` holds row_bytes bytes.
+  void WriteFreeSlot(int32_t slot, const char* row);
+  // The slots of in_ids and block_ids must be free (std::logic_error otherwise, nothing
+  // changed): call after ApplyEvictions of the same, checked changeset.
+  void ApplyInsertions(const Changeset& changeset, const char* batch_buffer);
+
   // Puts `node` into `slot` with the given row bytes (initial fill; row may be null when
   // row_bytes == 0). Whatever the slot held is evicted; a node cached elsewhere is a
   // logic_error.

@@ -5,8 +5,7 @@
 //      the requests sorted by offset (the reader merges same-block requests and keeps
 //      a deep queue); with block reads (read_block_bytes > 0, `--read-block`,
 //      cache/read_blocks.h) one request per distinct block the misses touch (a row
-//      straddling a boundary = both blocks), into a block buffer from which the missed
-//      rows and the changeset's block_ids (free rows admitted to the cache) are copied,
+//      straddling a boundary = both blocks), read in waves (below),
 //   3. the batch's changeset is applied (inserted rows copied from the batch buffer
 //      into their slots, evictions),
 //   4. the buffer is converted to float32 rows (float16 features are widened).
@@ -17,6 +16,22 @@
 // stats all count units) and lays each node's units out as its row of `row_dim` floats
 // (zeros past the type's own columns, a featureless node all zeros): the same rows the
 // padded layout gives.
+// Block reads in waves: the distinct blocks of a batch's misses (ascending) go through
+// one wave buffer of BlockWaveBufferBytes (kBlockWaveBytes by default, at least the
+// blocks one row can touch), so the buffer does not grow with the batch. Each block is
+// read exactly once per batch: after a wave, the rows whose blocks are all in the buffer
+// are delivered — misses copied into the batch buffer, the changeset's block_ids (free
+// rows admitted to the cache) written straight into their cache slots — and the
+// blocks a row not yet complete needs (a row straddling the wave's last boundary) are
+// carried to the front of the buffer for the next wave. With a changeset the cache
+// takes the steps of FeatureCache::Apply one by one: the changeset is checked (and the
+// block rows found in the batch's blocks) before anything changes, evictions follow
+// (the batch's hits were copied already), the block rows are written as their waves
+// land, the inserts come last. When it can, a wave ends where the reader's aligned unit
+// changes, so blocks smaller than the unit do not make two waves fetch the same unit.
+// On an error status (a read failed, a row is not finite) the changeset is not applied;
+// with block reads its evictions may have been, the cache then lacks the evicted rows
+// (what it holds stays right).
 // Every row read from features.bin (misses and fills) is checked for NaN/Inf before it
 // is used or cached: a non-finite value is kCorrupt naming features.bin, the node and
 // the byte offsets. Cached rows were checked when read, so hits cost nothing.
@@ -66,12 +81,20 @@ struct GatherStats {
   double hit_ratio() const { return rows == 0 ? 0.0 : static_cast<double>(hits) / rows; }
 };
 
+// The block reads' wave buffer (see above): 8 MiB, ~2K reads of 4 KiB in flight per wave.
+constexpr int64_t kBlockWaveBytes = int64_t{8} << 20;
+
+// Bytes of the wave buffer for rows of row_bytes read in blocks of block_bytes (> 0):
+// wave_bytes rounded down to whole blocks, at least the most blocks one row touches.
+int64_t BlockWaveBufferBytes(int64_t row_bytes, int64_t block_bytes, int64_t wave_bytes = kBlockWaveBytes);
+
 class FeatureGatherer {
  public:
   // cache may be null (no cache: everything is a miss). read_block_bytes 0 = per-row
-  // reads; > 0 = block reads of that size.
+  // reads; > 0 = block reads of that size, in waves of wave_bytes (BlockWaveBufferBytes;
+  // tests pass tiny ones).
   FeatureGatherer(BlockReader* features, const DatasetManifest& manifest, FeatureCache* cache,
-                  int64_t read_block_bytes = 0);
+                  int64_t read_block_bytes = 0, int64_t wave_bytes = kBlockWaveBytes);
   // A typed dataset's cache rows: `cache_rows` = units.CacheRows(view), rows_out of
   // row_dim (the view's feature_dim) floats per node. Identity layouts gather directly.
   FeatureGatherer(BlockReader* features, const DatasetManifest& cache_rows, FeatureCache* cache,
@@ -95,16 +118,23 @@ class FeatureGatherer {
   Status GatherUnits(const BatchTrace& batch, const Changeset* changeset, std::vector<float>* rows_out,
                      GatherStats* stats);
   Status CheckFinite(const char* row, int64_t node) const;
-  // Block reads of the misses at miss_positions_ into block_buffer_ (blocks_ ascending),
-  // then the missed rows copied into `buffer`.
-  Status ReadMissBlocks(const BatchTrace& batch, char* buffer, GatherStats* local);
-  // The bytes of `node`'s row inside block_buffer_; null when a block is not read.
-  const char* RowInBlocks(int64_t node) const;
+  // Block reads (read_block_bytes_ > 0) of the misses at miss_positions_ in waves
+  // through block_buffer_: the missed rows copied into `buffer`, and with a changeset
+  // (cache_ set) its steps applied around the waves (block rows into their slots).
+  // A block row that is not finite is not cached and its error goes to *block_row_error
+  // (reported after the misses' check); other errors are returned.
+  Status GatherMissBlocks(const BatchTrace& batch, const Changeset* changeset, char* buffer,
+                          GatherStats* local, Status* block_row_error);
+  // Index in blocks_ of `node`'s first block when every block of its row is in blocks_
+  // (they are then consecutive there); -1 otherwise.
+  int64_t HeldFirstBlock(int64_t node) const;
   int64_t num_rows_;
   int64_t read_block_bytes_;
-  std::vector<int64_t> blocks_;
-  std::vector<char> block_buffer_;
-  std::vector<char> block_rows_;
+  int64_t wave_bytes_;
+  std::vector<int64_t> blocks_;           // distinct blocks of the batch's misses, ascending
+  std::vector<char> block_buffer_;        // one wave (BlockWaveBufferBytes at most)
+  std::vector<int32_t> miss_order_;       // miss positions by node id
+  std::vector<int32_t> block_order_;      // changeset block_ids indices by id (when not ascending)
   std::vector<int64_t> miss_rows_;
   BlockReader* features_;
   FeatureCache* cache_;

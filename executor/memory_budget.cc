@@ -11,6 +11,7 @@
 #include "cache/changeset_store.h"
 #include "cache/feature_cache.h"
 #include "cache/neighbor_cache.h"
+#include "executor/feature_gather.h"
 #include "inspector/trace_stream.h"
 #include "storage/base/byte_size.h"
 #include "storage/dataset/compact_indptr.h"
@@ -348,7 +349,8 @@ std::string MemoryBudgetSplit::ToString() const {
       "~" + std::to_string(estimated_batch_rows) + " rows/batch (" +
           (measured_batches > 0 ? "measured on " + std::to_string(measured_batches) + " pilot batches)"
                                 : std::string("estimated)")) +
-          (block_buffer_bytes > 0 ? ", block buffers " + FormatBytes(block_buffer_bytes) : std::string()));
+          (block_buffer_bytes > 0 ? ", block reads " + FormatBytes(block_buffer_bytes) + " (wave buffer + block list)"
+                                  : std::string()));
   if (model_bytes > 0) {
     row("model", model_bytes, "parameters + Adam " + FormatBytes(model_parameter_bytes) + ", activations " +
                                   FormatBytes(model_activation_bytes));
@@ -494,6 +496,23 @@ Status TooSmallForTheFixedParts(const MemoryBudgetRequest& r, const MemoryBudget
 
 }  // namespace
 
+int64_t BlockReadStagingBytes(int64_t row_bytes, int64_t block_bytes, int64_t num_rows, int64_t batch_rows,
+                              int64_t wave_bytes) {
+  if (row_bytes <= 0 || block_bytes <= 0) return 0;
+  if (wave_bytes < 0) wave_bytes = kBlockWaveBytes;
+  const int64_t b = block_bytes;
+  // The blocks one row touches at most (BlockWaveBufferBytes: rows start at multiples
+  // of gcd(row, B) inside a block), no more than the file has.
+  const int64_t row_blocks = BlockWaveBufferBytes(row_bytes, b, 0) / b;
+  const int64_t file_blocks = (num_rows * row_bytes + b - 1) / b;
+  const int64_t wave_blocks = std::min(BlockWaveBufferBytes(row_bytes, b, wave_bytes) / b, file_blocks);
+  const int64_t batch_blocks = std::min(batch_rows * row_blocks, file_blocks);
+  // One wave buffer and its read requests, plus per batch the sorted list of its blocks
+  // (8 B each) and the misses by id (4 B each); the admitted rows go straight into the
+  // cache's slots (no buffer).
+  return wave_blocks * (b + static_cast<int64_t>(sizeof(ReadRequest))) + 8 * batch_blocks + 4 * batch_rows;
+}
+
 MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   MemoryBudgetSplit s;
   s.budget_bytes = r.budget_bytes;
@@ -513,14 +532,8 @@ MemoryBudgetSplit SizeFixedParts(const MemoryBudgetRequest& r) {
   // Cached by units (typed, by bytes): the gatherer's float buffer of the batch's units too.
   if (r.feature_cache_rows_max > 0) s.staging_bytes += s.estimated_batch_rows * 4 * r.feature_dim;
   if (r.read_block_bytes > 0 && r.feature_row_bytes > 0) {
-    // The blocks of a batch's misses (misses are rows of the batch; a row touches at most
-    // ceil(row / B) + 1 blocks), no more than the file has, and the admitted rows copied
-    // out of them (rows wholly inside those blocks: at most as many bytes).
-    const int64_t b = r.read_block_bytes;
-    const bool aligned_rows = r.feature_row_bytes <= b && b % r.feature_row_bytes == 0;  // no row straddles
-    const int64_t blocks_per_row = aligned_rows ? 1 : (r.feature_row_bytes + b - 1) / b + 1;
-    const int64_t file_blocks = (r.num_nodes * r.feature_row_bytes + b - 1) / b;
-    s.block_buffer_bytes = 2 * b * std::min(s.estimated_batch_rows * blocks_per_row, file_blocks);
+    s.block_buffer_bytes = BlockReadStagingBytes(r.feature_row_bytes, r.read_block_bytes, r.num_nodes,
+                                                 s.estimated_batch_rows);
     s.staging_bytes += s.block_buffer_bytes;
   }
   if (r.reserve_model) {

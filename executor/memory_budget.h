@@ -7,7 +7,9 @@
 //                     the split line shows the total per node (PerNodeBytes)
 //   staging           batch buffers of the gather pipeline: `pipeline_depth` float32
 //                     batches (one trains while the next is gathered), + one raw batch
-//                     for float16 features, sized by the estimated rows of a batch (below)
+//                     for float16 features, sized by the estimated rows of a batch (below);
+//                     with --read-block the block reads' wave buffer and block list
+//                     (BlockReadStagingBytes: fixed, plus ~20 B per row of a batch)
 //   model             training only (--no-train reserves nothing): the trainer's host
 //                     working set, EstimateModelFootprint below — parameters, their
 //                     gradients, Adam's two moments and the best-validation copy, plus on
@@ -76,8 +78,9 @@ struct MemoryBudgetRequest {
   std::vector<int> fanouts = {10, 10, 10};
   int64_t pipeline_depth = kPipelineRowBuffers;  // float32 batch buffers alive at once
   // --read-block B (0 = per-row reads): the gather reads whole B-byte blocks of a batch's
-  // misses into one buffer and copies the admitted rows out of it, so staging adds up to
-  // two such buffers; and the block planner keeps a superbatch's accesses in RAM
+  // misses in waves through one fixed buffer and writes the admitted rows straight into
+  // their cache slots, so staging adds BlockReadStagingBytes (the wave buffer and the
+  // batch's block list); and the block planner keeps a superbatch's accesses in RAM
   // (kBeladyInRamBytesPerAccess each) even when the inspector streams.
   int64_t read_block_bytes = 0;
   int64_t ncache_budget_bytes = -1;      // -1 = auto
@@ -153,6 +156,15 @@ int64_t PlannerWorkingBytesFor(int64_t budget_bytes);
 // Headroom over the largest pilot batch (batches of the same size vary by a few %).
 constexpr double kPilotMargin = 1.2;
 
+// --read-block's part of staging (FeatureGatherer, executor/feature_gather.h): the wave
+// buffer (BlockWaveBufferBytes of wave_bytes, at most the file's blocks) with its read
+// requests, and per batch of `batch_rows` rows the sorted list of its miss blocks
+// (8 B each, at most the blocks those rows touch) and the misses' order (4 B per row).
+// It no longer grows with the blocks' bytes: at 4 KiB blocks ~8 MiB + 20 B per row.
+// wave_bytes -1 = the gatherer's kBlockWaveBytes.
+int64_t BlockReadStagingBytes(int64_t row_bytes, int64_t block_bytes, int64_t num_rows, int64_t batch_rows,
+                              int64_t wave_bytes = -1);
+
 // The feature cache's RAM for `rows` rows of `row_bytes`: the rows plus its slot index
 // (FeatureCache::IndexBytes) plus `policy_bytes_per_row` per row (0 for 0 rows).
 int64_t FeatureCacheBytes(int64_t rows, int64_t row_bytes, int64_t policy_bytes_per_row = 0);
@@ -206,7 +218,7 @@ struct MemoryBudgetSplit {
   int64_t indptr_bytes = 0;         // the compact indptr (CompactIndptr::EstimateBytes)
   int64_t node_score_bytes = 0;     // the planner's static per-node scores (Belady's tie rule)
   int64_t staging_bytes = 0;
-  int64_t block_buffer_bytes = 0;  // part of staging_bytes: --read-block's block buffers
+  int64_t block_buffer_bytes = 0;  // part of staging_bytes: --read-block's BlockReadStagingBytes
   int64_t trace_bytes = 0;
   int64_t ncache_bytes = 0;         // neighbor cache budget (its table included)
   int64_t fcache_bytes = 0;         // feature cache slots (rows × row bytes)

@@ -16,6 +16,7 @@
 #include "cache/belady_planner.h"
 #include "cache/feature_cache.h"
 #include "cache/policies.h"
+#include "cache/read_blocks.h"
 #include "storage/base/file_io.h"
 #include "storage/base/unique_fd.h"
 #include "support/random_seed.h"
@@ -184,6 +185,155 @@ TEST_F(FeatureCacheTest, RejectsContradictingChangesets) {
   EXPECT_EQ(cache.num_cached(), 1);
   EXPECT_EQ(cache.SlotOf(7), 0);
   EXPECT_EQ(cache.SlotOf(5), -1);
+}
+
+// Apply in steps (CheckChangeset, ApplyEvictions, WriteFreeSlot, ApplyInsertions: the
+// gatherer's path for --read-block) against Apply: block-rule Belady changesets with
+// admitted block rows, replayed in both caches, end in the same table, slot list and
+// slot bytes; every row served is the file's.
+TEST_F(FeatureCacheTest, StepsEndWhereApplyEnds) {
+  testing::RandomTestSeed seed;
+  std::mt19937_64& rng = seed.rng;
+  // Local batches (ids near a centre) so the 4 KiB blocks hold rows of later batches.
+  std::vector<std::vector<int64_t>> batches(40);
+  for (auto& b : batches) {
+    std::set<int64_t> seen;
+    const int64_t centre = static_cast<int64_t>(rng() % kNumNodes);
+    const int size = 1 + static_cast<int>(rng() % 60);
+    while (static_cast<int>(seen.size()) < size) {
+      const int64_t v = (rng() % 4) ? (centre + static_cast<int64_t>(rng() % 120)) % kNumNodes
+                                    : static_cast<int64_t>(rng() % kNumNodes);
+      if (seen.insert(v).second) b.push_back(v);
+    }
+  }
+  BeladyPlannerOptions planner;
+  planner.device = PlannerDevice::kCpu;
+  planner.read_blocks = ReadBlocks{kRowBytes, 4096, kNumNodes};
+  const int64_t capacity = 150;
+  auto plan = PlanBelady(std::vector<int64_t>(capacity, kFreeSlot), MakeIdSpans(batches), planner);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  ASSERT_GT(plan->num_block_admits, 0);  // the steps write block rows
+  FeatureCache whole = MakeCache(capacity), steps = MakeCache(capacity);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    const auto& ids = batches[i];
+    const int64_t n = static_cast<int64_t>(ids.size());
+    auto cs = plan->changesets.Get(static_cast<int64_t>(i));
+    ASSERT_TRUE(cs.ok());
+    std::vector<char> buffer(ids.size() * kRowBytes), other(ids.size() * kRowBytes);
+    std::vector<int32_t> misses, other_misses;
+    whole.Gather(ids.data(), n, buffer.data(), &misses);
+    steps.Gather(ids.data(), n, other.data(), &other_misses);
+    ASSERT_EQ(misses, other_misses) << "batch " << i;
+    for (int32_t p : misses) {
+      const std::vector<char> row = DirectRow(ids[p]);
+      std::memcpy(buffer.data() + p * kRowBytes, row.data(), kRowBytes);
+      std::memcpy(other.data() + p * kRowBytes, row.data(), kRowBytes);
+    }
+    ASSERT_EQ(buffer, other) << "batch " << i;
+    std::vector<char> block_rows;
+    for (int64_t v : cs->block_ids) {
+      const std::vector<char> row = DirectRow(v);
+      block_rows.insert(block_rows.end(), row.begin(), row.end());
+    }
+    whole.Apply(*cs, ids.data(), n, buffer.data(), block_rows.data());
+    steps.CheckChangeset(*cs, ids.data(), n);
+    steps.ApplyEvictions(*cs);
+    for (size_t k = cs->block_ids.size(); k-- > 0;) {  // any order
+      steps.WriteFreeSlot(cs->block_slots[k], DirectRow(cs->block_ids[k]).data());
+    }
+    steps.ApplyInsertions(*cs, other.data());
+    ASSERT_EQ(whole.SlotContents(), steps.SlotContents()) << "batch " << i;
+    ASSERT_EQ(whole.num_cached(), steps.num_cached()) << "batch " << i;
+  }
+  EXPECT_EQ(steps.SlotContents(), plan->final_slots);
+  for (int32_t s = 0; s < capacity; ++s) {
+    const int64_t v = steps.NodeInSlot(s);
+    if (v == kFreeSlot) continue;
+    EXPECT_EQ(steps.SlotOf(v), s);
+    EXPECT_EQ(whole.SlotOf(v), s);
+    EXPECT_EQ(std::memcmp(steps.Row(s), whole.Row(s), kRowBytes), 0) << "slot " << s;
+    EXPECT_EQ(std::memcmp(steps.Row(s), DirectRow(v).data(), kRowBytes), 0) << "slot " << s;
+  }
+}
+
+// The steps keep Apply's contract: a contradicting changeset is refused by CheckChangeset
+// before anything changes, and a write or insert into an occupied slot throws unchanged.
+TEST_F(FeatureCacheTest, StepsRejectContradictingChangesetsUnchanged) {
+  FeatureCache cache = MakeCache(/*capacity=*/3, /*num_nodes=*/100, /*row_bytes=*/8);
+  const int64_t ids[] = {5, 6};
+  const char buffer[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  const char seven[8] = {7, 7, 7, 7, 7, 7, 7, 7};
+  cache.Install(0, 7, seven);
+  cache.Install(1, 8, seven);
+  auto unchanged = [&] {
+    EXPECT_EQ(cache.num_cached(), 2);
+    EXPECT_EQ(cache.SlotOf(7), 0);
+    EXPECT_EQ(cache.SlotOf(8), 1);
+    EXPECT_EQ(cache.SlotOf(5), -1);
+    EXPECT_EQ(cache.SlotOf(40), -1);
+    EXPECT_EQ(cache.SlotContents(), (std::vector<int64_t>{7, 8, kFreeSlot}));
+    EXPECT_EQ(std::memcmp(cache.Row(0), seven, 8), 0);
+    EXPECT_EQ(std::memcmp(cache.Row(1), seven, 8), 0);
+  };
+  // Admits a block row into slot 1, which it does not evict.
+  Changeset block_into_occupied;
+  block_into_occupied.out_ids = {7};
+  block_into_occupied.out_slots = {0};
+  block_into_occupied.block_ids = {40};
+  block_into_occupied.block_slots = {1};
+  EXPECT_THROW(cache.CheckChangeset(block_into_occupied, ids, 2), std::logic_error);
+  unchanged();
+  // Admits a cached node as a block row.
+  Changeset block_cached;
+  block_cached.block_ids = {8};
+  block_cached.block_slots = {2};
+  EXPECT_THROW(cache.CheckChangeset(block_cached, ids, 2), std::logic_error);
+  unchanged();
+  // Inserts a miss and a block row into the same slot.
+  Changeset twice;
+  twice.in_ids = {5};
+  twice.in_positions = {0};
+  twice.in_slots = {2};
+  twice.block_ids = {40};
+  twice.block_slots = {2};
+  EXPECT_THROW(cache.CheckChangeset(twice, ids, 2), std::logic_error);
+  unchanged();
+  // Evicts a node from a slot that holds another.
+  Changeset wrong_evict;
+  wrong_evict.out_ids = {8};
+  wrong_evict.out_slots = {0};
+  wrong_evict.block_ids = {40};
+  wrong_evict.block_slots = {0};
+  EXPECT_THROW(cache.CheckChangeset(wrong_evict, ids, 2), std::logic_error);
+  unchanged();
+  // Steps out of order: writing or inserting into a slot still occupied throws, unchanged.
+  EXPECT_THROW(cache.WriteFreeSlot(0, buffer), std::logic_error);
+  EXPECT_THROW(cache.WriteFreeSlot(3, buffer), std::logic_error);
+  Changeset evict_then_insert;
+  evict_then_insert.out_ids = {7};
+  evict_then_insert.out_slots = {0};
+  evict_then_insert.in_ids = {6};
+  evict_then_insert.in_positions = {1};
+  evict_then_insert.in_slots = {0};
+  evict_then_insert.block_ids = {40};
+  evict_then_insert.block_slots = {2};
+  EXPECT_NO_THROW(cache.CheckChangeset(evict_then_insert, ids, 2));
+  EXPECT_THROW(cache.ApplyInsertions(evict_then_insert, buffer), std::logic_error);  // slot 0 not evicted yet
+  unchanged();
+  // The same changeset through the steps: what Apply does.
+  cache.ApplyEvictions(evict_then_insert);
+  EXPECT_EQ(cache.SlotOf(7), -1);
+  EXPECT_EQ(cache.num_cached(), 1);
+  const char forty[8] = {40, 40, 40, 40, 40, 40, 40, 40};
+  cache.WriteFreeSlot(2, forty);
+  EXPECT_EQ(cache.SlotOf(40), -1);  // written, not yet inserted
+  cache.ApplyInsertions(evict_then_insert, buffer);
+  EXPECT_EQ(cache.SlotContents(), (std::vector<int64_t>{6, 8, 40}));
+  EXPECT_EQ(cache.num_cached(), 3);
+  EXPECT_EQ(cache.SlotOf(6), 0);
+  EXPECT_EQ(cache.SlotOf(40), 2);
+  EXPECT_EQ(std::memcmp(cache.Row(0), buffer + 8, 8), 0);
+  EXPECT_EQ(std::memcmp(cache.Row(2), forty, 8), 0);
 }
 
 TEST(FeatureCacheSizingTest, CapacityFromBudgetAndAllocatorHook) {

@@ -23,6 +23,7 @@
 
 #include "cache/degrees.h"
 #include "cache/feature_cache.h"
+#include "executor/feature_gather.h"
 #include "executor/model_runner.h"
 #include "storage/dataset/compact_indptr.h"
 #include "storage/base/byte_size.h"
@@ -300,6 +301,58 @@ TEST(MemoryBudgetTest, MeasuredBatchShapesReplaceTheEstimate) {
   auto mismatched = SplitMemoryBudget(r);
   ASSERT_TRUE(mismatched.ok());
   EXPECT_EQ(mismatched->estimated_batch_rows, estimated->estimated_batch_rows);
+}
+
+// --read-block: the gather reads a batch's miss blocks in waves through one fixed buffer
+// (FeatureGatherer, kBlockWaveBytes) and writes the admitted rows straight into their
+// cache slots, so staging charges BlockReadStagingBytes — the wave buffer and its
+// requests plus ~20 B per row of a batch (its block list and miss order) — where it
+// charged two blocks per row of a batch (int8 rows, 4 KiB blocks, 170K-row batches: up to
+// 2.6 GiB, capped at twice the file; ~11 MiB now).
+TEST(MemoryBudgetTest, BlockReadsChargeOneWaveBufferNotTheBatchsBlocks) {
+  const int64_t b = 4096, req = static_cast<int64_t>(sizeof(ReadRequest));
+  const int64_t wave_blocks = kBlockWaveBytes / b;
+  const int64_t big_file = 1'000'000'000;  // rows: the file never caps below
+  // 136 B rows (int8, 128 codes + scale + bias) straddle 4 KiB blocks: 2 blocks per row.
+  EXPECT_EQ(BlockReadStagingBytes(136, b, big_file, 170'000), wave_blocks * (b + req) + 8 * 2 * 170'000 + 4 * 170'000);
+  EXPECT_LT(BlockReadStagingBytes(136, b, big_file, 170'000), int64_t{12} << 20);
+  // Twice the batch: 20 B more per row, not two more blocks.
+  EXPECT_EQ(BlockReadStagingBytes(136, b, big_file, 340'000) - BlockReadStagingBytes(136, b, big_file, 170'000),
+            20 * 170'000);
+  // Aligned rows touch one block each.
+  EXPECT_EQ(BlockReadStagingBytes(512, b, big_file, 1000), wave_blocks * (b + req) + 8 * 1000 + 4 * 1000);
+  // A small file caps the wave buffer and the block list at its blocks.
+  const int64_t file_blocks = (1000 * 136 + b - 1) / b;
+  EXPECT_EQ(BlockReadStagingBytes(136, b, 1000, 1000), file_blocks * (b + req) + 8 * file_blocks + 4 * 1000);
+  // Blocks larger than the wave: the wave holds one row's blocks.
+  const int64_t huge = int64_t{16} << 20;
+  EXPECT_EQ(BlockReadStagingBytes(136, huge, big_file, 10), 2 * (huge + req) + 8 * 20 + 4 * 10);
+  // Rows over three blocks, the smallest wave (what the gather tests use).
+  EXPECT_EQ(BlockReadStagingBytes(100, 64, big_file, 10, 0), 3 * (64 + req) + 8 * 30 + 4 * 10);
+  EXPECT_EQ(BlockReadStagingBytes(0, b, big_file, 10), 0);
+  EXPECT_EQ(BlockReadStagingBytes(136, 0, big_file, 10), 0);
+
+  // In the split: staging grows by exactly the term, named on its line; the rest of the
+  // budget still goes to the caches. (Two blocks per row made this request need more
+  // than its 256 MiB: the file's 34K blocks twice, 272 MiB.)
+  MemoryBudgetRequest r = BenchLikeRequest();
+  r.feature_row_bytes = 136;
+  auto per_row = SplitMemoryBudget(r);
+  ASSERT_TRUE(per_row.ok()) << per_row.status().message();
+  r.read_block_bytes = b;
+  auto blocks = SplitMemoryBudget(r);
+  ASSERT_TRUE(blocks.ok()) << blocks.status().message();
+  EXPECT_EQ(per_row->block_buffer_bytes, 0);
+  EXPECT_EQ(blocks->block_buffer_bytes, BlockReadStagingBytes(136, b, r.num_nodes, blocks->estimated_batch_rows));
+  EXPECT_EQ(blocks->staging_bytes, per_row->staging_bytes + blocks->block_buffer_bytes);
+  EXPECT_LT(blocks->block_buffer_bytes, int64_t{12} << 20);
+  EXPECT_NE(blocks->ToString().find("block reads " + FormatBytes(blocks->block_buffer_bytes)), std::string::npos)
+      << blocks->ToString();
+  EXPECT_EQ(per_row->ToString().find("block reads"), std::string::npos) << per_row->ToString();
+  EXPECT_NEAR(static_cast<double>(FcacheAll(*blocks) + blocks->ncache_bytes + blocks->trace_bytes + blocks->block_buffer_bytes),
+              static_cast<double>(FcacheAll(*per_row) + per_row->ncache_bytes + per_row->trace_bytes),
+              4.0 * (136 + 20));
+  std::printf("%s\n", blocks->ToString().c_str());
 }
 
 TEST(MemoryBudgetTest, ModelBeyondTheFeatureCacheTakesTheNeighborCacheThenTraces) {
