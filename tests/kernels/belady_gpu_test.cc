@@ -108,9 +108,13 @@ ThrustResult RunThrust(Backend backend, const std::vector<int64_t>& c0, const Ba
   return r;
 }
 
-Plan CpuPlan(const std::vector<int64_t>& c0, const Batches& batches, const ScoreFn& score) {
+// The CPU planner; with `blocks`, its block rule (cache/belady_block_planner.cc: PlanBelady
+// with read_blocks).
+Plan CpuPlan(const std::vector<int64_t>& c0, const Batches& batches, const ScoreFn& score,
+             const BlockShape* blocks = nullptr) {
   BeladyPlannerOptions options = testing::CpuPlannerOptions();
   options.node_scores = NodeScoresOf(score);
+  if (blocks != nullptr) options.read_blocks = ReadBlocks{blocks->row_bytes, blocks->block_bytes, blocks->num_rows};
   auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
   Plan out;
   EXPECT_TRUE(plan.ok()) << plan.status().ToString();
@@ -125,24 +129,9 @@ Plan CpuPlan(const std::vector<int64_t>& c0, const Batches& batches, const Score
   return out;
 }
 
-// The CPU block planner (cache/belady_block_planner.cc: PlanBelady with read_blocks).
 Plan CpuBlockPlan(const std::vector<int64_t>& c0, const Batches& batches, const ScoreFn& score,
                   const BlockShape& g) {
-  BeladyPlannerOptions options = testing::CpuPlannerOptions();
-  options.node_scores = NodeScoresOf(score);
-  options.read_blocks = ReadBlocks{g.row_bytes, g.block_bytes, g.num_rows};
-  auto plan = PlanBelady(c0, MakeIdSpans(batches), options);
-  Plan out;
-  EXPECT_TRUE(plan.ok()) << plan.status().ToString();
-  if (!plan.ok()) return out;
-  for (int64_t i = 0; i < plan->changesets.size(); ++i) {
-    auto c = plan->changesets.Get(i);
-    EXPECT_TRUE(c.ok());
-    if (c.ok()) out.changesets.push_back(*c);
-  }
-  out.final_slots = plan->final_slots;
-  out.num_misses = plan->num_misses;
-  return out;
+  return CpuPlan(c0, batches, score, &g);
 }
 
 void ExpectSame(const Plan& want, const Plan& got, const std::string& label) {
