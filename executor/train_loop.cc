@@ -115,7 +115,7 @@ MemoryBudgetRequest TrainingBudgetRequest(const TrainOptions& o) {
   request.sampling_threads = o.num_threads;
   request.planner_working_bytes = o.cache_policy == PolicyKind::kBelady ? kPlannerWorkingAuto : 0;  // scaled with the budget
   request.node_score_bytes_per_node = o.cache_policy == PolicyKind::kBelady ? kBeladyScoreBytesPerNode : 0;
-  request.policy_bytes_per_row = PolicyBytesPerCachedRow(o.cache_policy);
+  request.policy_bytes_per_row = PolicyBytesPerCachedRow(o.cache_policy, o.read_block_bytes > 0);
   request.planner_bytes_per_access = o.cache_policy == PolicyKind::kLru ? kLruPlannerBytesPerAccess : 0;
   return request;
 }
