@@ -12,6 +12,14 @@ Result<IdSpan> UnitIdSource::Next() {
   return IdSpan{buffer_.data(), static_cast<int64_t>(buffer_.size())};
 }
 
+Status MakeCacheRowScores(const Dataset& dataset, const FeatureUnits& units, int64_t max_rows, PolicyOptions* options,
+                          DegreeScanOptions scan) {
+  if (!units.identity()) scan.ranked_ranges = units.NodesWithUnits();  // nodes that own cache rows
+  SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, max_rows, options, scan));
+  MapPolicyOptionsToUnits(units, max_rows, options);
+  return Status::Ok();
+}
+
 void MapPolicyOptionsToUnits(const FeatureUnits& units, int64_t max_units, PolicyOptions* options) {
   if (units.identity()) return;
   if (options->planner.node_scores) {

@@ -14,6 +14,7 @@
 
 #include <vector>
 
+#include "cache/degrees.h"
 #include "cache/planner_input.h"
 #include "cache/policies.h"
 #include "storage/dataset/feature_units.h"
@@ -32,6 +33,12 @@ class UnitIdSource : public BatchIdSource {
   const FeatureUnits& units_;
   std::vector<int64_t> buffer_;
 };
+
+// MakeBeladyNodeScores (cache/degrees.h) for the cache's rows: out-degree scores and a
+// ranking of the nodes that own cache rows (scan.ranked_ranges set from `units`), then
+// MapPolicyOptionsToUnits. Identity layouts: MakeBeladyNodeScores itself.
+Status MakeCacheRowScores(const Dataset& dataset, const FeatureUnits& units, int64_t max_rows, PolicyOptions* options,
+                          DegreeScanOptions scan = {});
 
 // options->node_scores and options->ranking, from node-keyed to unit-keyed (the ranking cut
 // at max_units: the largest capacity it serves). No-op for identity layouts.

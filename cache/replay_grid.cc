@@ -163,11 +163,8 @@ Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, const DatasetManif
   grid.type_offsets_ = TypeOffsets(dataset.manifest());
   if (dataset.manifest().typed()) {
     // The feature cache's layout, as training lays it out (DataPath::OpenTypedReaders).
-    Result<FeatureUnits> units = options.typed_rows_padded ? FeatureUnits::Padded(dataset.manifest(), view.feature_row_bytes())
-                                                           : FeatureUnits::ByBytes(dataset.manifest());
-    if (!units.ok()) units = FeatureUnits::Padded(dataset.manifest(), view.feature_row_bytes());
-    SEER_RETURN_IF_ERROR(units.status());
-    grid.units_ = std::move(units).value();
+    SEER_ASSIGN_OR_RETURN(grid.units_,
+                          FeatureUnits::ForRun(dataset.manifest(), view.feature_row_bytes(), options.typed_rows_padded));
     if (!grid.units_.identity()) {
       // Node ids are checked against the nodes, then replaced by their units.
       SEER_RETURN_IF_ERROR(CheckTraceIds(trace, view.num_nodes, trace_name));
@@ -222,7 +219,8 @@ Result<ReplayGrid> ReplayGrid::Create(const Dataset& dataset, const DatasetManif
     grid.whole_.insert(grid.whole_.end(), grid.per_superbatch_.back().begin(), grid.per_superbatch_.back().end());
   }
   for (const IdSpan& b : grid.whole_) grid.accesses_ += b.size;
-  SEER_RETURN_IF_ERROR(CheckTraceIds(grid.trace_, m.num_nodes, trace_name));
+  // (Units were checked as nodes before they were expanded.)
+  if (grid.units_.identity()) SEER_RETURN_IF_ERROR(CheckTraceIds(grid.trace_, m.num_nodes, trace_name));
   return grid;
 }
 
@@ -234,8 +232,7 @@ Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
     // RankNodesByScore(ComputeOutDegrees(dataset), K), streamed, as training ranks it
     // (and over every relation of a typed dataset, in global ids).
     PolicyOptions degree_order;
-    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, max_capacity, &degree_order, RankedScan()));
-    if (!units_.identity()) return units_.ExpandRanking(degree_order.ranking, max_capacity);
+    SEER_RETURN_IF_ERROR(MakeCacheRowScores(*dataset_, units_, max_capacity, &degree_order));
     return std::move(degree_order.ranking);
   }
   if (kind != PolicyKind::kPresc) return std::vector<int64_t>{};
@@ -248,12 +245,6 @@ Result<std::vector<int64_t>> ReplayGrid::Ranking(PolicyKind kind) const {
     }
   }
   return RankNodesByScore(CountVisits(presc_batches, view_.num_nodes), max_capacity);
-}
-
-DegreeScanOptions ReplayGrid::RankedScan() const {
-  DegreeScanOptions scan;
-  if (!units_.identity()) scan.ranked_ranges = units_.NodesWithUnits();
-  return scan;
 }
 
 std::vector<std::string> ReplayGrid::type_names() const {
@@ -277,8 +268,7 @@ Result<std::vector<PolicyStats>> ReplayGrid::Run() const {
     SEER_ASSIGN_OR_RETURN(policy_options.ranking, Ranking(kind));
     if (kind == PolicyKind::kBelady) {
       // The tie rule's scores and fill ranking, exactly as training sets them.
-      SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(*dataset_, capacity_rows_.back(), &policy_options, RankedScan()));
-      MapPolicyOptionsToUnits(units_, capacity_rows_.back(), &policy_options);
+      SEER_RETURN_IF_ERROR(MakeCacheRowScores(*dataset_, units_, capacity_rows_.back(), &policy_options));
     }
     policy_options.planner.device = options_.planner;
     if (kind == PolicyKind::kBelady && options_.read_block_bytes > 0) {

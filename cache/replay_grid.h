@@ -30,7 +30,6 @@
 #include <vector>
 
 #include "cache/belady_planner.h"
-#include "cache/degrees.h"
 #include "cache/hit_simulator.h"
 #include "cache/policies.h"
 #include "storage/base/name_table.h"
@@ -126,8 +125,6 @@ class ReplayGrid {
  private:
   ReplayGrid() = default;
   Result<std::vector<int64_t>> Ranking(PolicyKind kind) const;
-  // The degree scan's options: only nodes with cache rows are ranked (typed, by bytes).
-  DegreeScanOptions RankedScan() const;
 
   const Dataset* dataset_ = nullptr;
   DatasetManifest view_;               // the cache's rows (the dataset's manifest, a typed view, or its units)

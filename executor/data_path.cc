@@ -437,11 +437,8 @@ Status DataPath::OpenTypedReaders(const DataIoOptions& io, MemoryBudgetRequest r
   SEER_ASSIGN_OR_RETURN(typed_topology_, OpenTypedTopology(ds, io, {}));
   const DatasetManifest& v = *view_;
   // The cache's rows: by bytes unless padded rows are asked for (or nothing has features).
-  Result<FeatureUnits> units =
-      io.pad_typed_rows ? FeatureUnits::Padded(m, v.feature_row_bytes()) : FeatureUnits::ByBytes(m);
-  if (!units.ok()) units = FeatureUnits::Padded(m, v.feature_row_bytes());
-  SEER_RETURN_IF_ERROR(units.status());
-  units_.emplace(std::move(units).value());
+  SEER_ASSIGN_OR_RETURN(FeatureUnits units, FeatureUnits::ForRun(m, v.feature_row_bytes(), io.pad_typed_rows));
+  units_.emplace(std::move(units));
   request.num_nodes = v.num_nodes;
   request.feature_dim = v.feature_dim;
   request.feature_row_bytes = v.feature_row_bytes();

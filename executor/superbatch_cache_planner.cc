@@ -133,28 +133,28 @@ Result<SuperbatchCachePlanner> MakeSuperbatchCachePlanner(const CachePolicySpec&
   options.planner.spill_dir = spec.spill_dir;
   DegreeScanOptions scan;
   scan.show_progress = spec.show_progress;
-  const bool by_units = spec.units != nullptr && !spec.units->identity();
-  if (by_units) scan.ranked_ranges = spec.units->NodesWithUnits();  // rank nodes that own cache rows
+  const FeatureUnits no_units;  // identity: the cache's rows are the nodes
+  const FeatureUnits& units = spec.units != nullptr ? *spec.units : no_units;
   if (spec.kind == PolicyKind::kStaticDegree && options.capacity_rows > 0) {
     // RankNodesByScore(ComputeOutDegrees(dataset), rows), streamed: no int64 per node.
-    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options, scan));
+    SEER_RETURN_IF_ERROR(MakeCacheRowScores(dataset, units, options.capacity_rows, &options, scan));
     options.planner.node_scores = NodeScoreFn();
   } else if (spec.kind == PolicyKind::kBelady && options.capacity_rows > 0) {
     // The tie rule's scores and fill ranking, as `seer stats` sets them (same misses).
-    SEER_RETURN_IF_ERROR(MakeBeladyNodeScores(dataset, options.capacity_rows, &options, scan));
+    SEER_RETURN_IF_ERROR(MakeCacheRowScores(dataset, units, options.capacity_rows, &options, scan));
   } else if (spec.kind == PolicyKind::kPresc && options.capacity_rows > 0) {
     SEER_ASSIGN_OR_RETURN(std::vector<int64_t> visits, CountPresamplingVisits(sampler, dataset.manifest().num_nodes));
-    if (by_units) {
+    if (!units.identity()) {
       // Nodes without cache rows (featureless types) rank last.
       std::vector<int64_t> keep(visits.size(), 0);
-      for (const auto& [lo, hi] : spec.units->NodesWithUnits()) {
+      for (const auto& [lo, hi] : units.NodesWithUnits()) {
         std::copy(visits.begin() + lo, visits.begin() + hi, keep.begin() + lo);
       }
       visits = std::move(keep);
     }
     options.ranking = RankNodesByScore(visits, options.capacity_rows);
+    MapPolicyOptionsToUnits(units, options.capacity_rows, &options);
   }
-  if (by_units) MapPolicyOptionsToUnits(*spec.units, options.capacity_rows, &options);
   if (spec.kind == PolicyKind::kBelady && spec.read_block_bytes > 0) {
     const DatasetManifest& m = dataset.manifest();
     options.planner.read_blocks = ReadBlocks{m.feature_row_bytes(), spec.read_block_bytes, m.num_nodes};

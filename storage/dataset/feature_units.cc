@@ -79,6 +79,11 @@ Result<FeatureUnits> FeatureUnits::ByBytes(const DatasetManifest& typed) {
   return u;
 }
 
+Result<FeatureUnits> FeatureUnits::ForRun(const DatasetManifest& typed, int64_t view_row_bytes, bool padded) {
+  if (padded || ChooseUnitBytes(typed) == 0) return Padded(typed, view_row_bytes);
+  return ByBytes(typed);
+}
+
 int64_t FeatureUnits::TypeOfNode(int64_t node) const {
   return static_cast<int64_t>(std::upper_bound(node_offsets_.begin(), node_offsets_.end(), node) -
                               node_offsets_.begin()) - 1;

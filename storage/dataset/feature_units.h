@@ -54,6 +54,9 @@ class FeatureUnits {
   static Result<FeatureUnits> Padded(const DatasetManifest& typed, int64_t row_bytes);
   // Units of ChooseUnitBytes(typed). kInvalidArgument when no type has features.
   static Result<FeatureUnits> ByBytes(const DatasetManifest& typed);
+  // The layout of a typed run: Padded(typed, view_row_bytes) when `padded` or when no type
+  // has features, else ByBytes (what DataPath and `seer stats` both use).
+  static Result<FeatureUnits> ForRun(const DatasetManifest& typed, int64_t view_row_bytes, bool padded);
   // The unit size ByBytes picks (see above); 0 when no type has features.
   static int64_t ChooseUnitBytes(const DatasetManifest& typed);
 
